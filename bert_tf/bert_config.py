@@ -1,0 +1,154 @@
+"""`BertConfig`: google-research/bert's `bert_config.json`, read, validated and written."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any
+
+from bert_tf import io_utils
+
+# `hidden_act` values we implement. "gelu" is the exact erf form, as in
+# google-research/bert; "gelu_new" and "gelu_pytorch_tanh" are Hugging Face's
+# names for the tanh approximation.
+HIDDEN_ACTIVATIONS = (
+    "gelu",
+    "gelu_approximate",
+    "gelu_new",
+    "gelu_pytorch_tanh",
+    "relu",
+    "silu",
+    "swish",
+    "tanh",
+    "linear",
+)
+
+
+class ConfigError(ValueError):
+    """A `bert_config.json` that cannot be used, with the file and field named."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BertConfig:
+    """The size and regularisation of a BERT encoder, in google-research/bert's names.
+
+    The field names are the keys of a released `bert_config.json`, and they are
+    also the constructor arguments of `bert_tf.BertEncoder`, so
+    `BertEncoder(**config.encoder_kwargs())` builds the network. Keys that a
+    config file carries beyond these (some released multilingual configs have
+    `directionality` or `pooler_*`) are kept in `extra` and written back.
+
+    Example:
+    >>> config = BertConfig.from_json_file("configs/tiny/bert_config.json")
+    >>> config.hidden_size, config.num_hidden_layers
+    (128, 2)
+    """
+
+    vocab_size: int
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 16
+    initializer_range: float = 0.02
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        self.validate()
+
+    # -- validation -----------------------------------------------------------------
+
+    def validate(self, source: str = "bert_config") -> None:
+        """Raises `ConfigError` naming `source` and the first bad field."""
+
+        def fail(field: str, problem: str):
+            raise ConfigError(f"{source}: field '{field}' {problem}")
+
+        for field in ("vocab_size", "hidden_size", "num_hidden_layers",
+                      "num_attention_heads", "intermediate_size",
+                      "max_position_embeddings", "type_vocab_size"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                fail(field, f"must be a positive integer, got {value!r}")
+        for field in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+                fail(field, f"must be a probability in [0, 1), got {value!r}")
+        if (isinstance(self.initializer_range, bool)
+                or not isinstance(self.initializer_range, (int, float))
+                or self.initializer_range <= 0):
+            fail("initializer_range", f"must be a positive number, got {self.initializer_range!r}")
+        if self.hidden_act not in HIDDEN_ACTIVATIONS:
+            fail("hidden_act", f"must be one of {', '.join(HIDDEN_ACTIVATIONS)}; got {self.hidden_act!r}")
+        if self.hidden_size % self.num_attention_heads:
+            fail("num_attention_heads",
+                 f"({self.num_attention_heads}) must divide hidden_size ({self.hidden_size})")
+
+    # -- dict and JSON ---------------------------------------------------------------
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """The bert_config.json keys, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], source: str = "bert_config") -> "BertConfig":
+        """Builds a config from bert_config.json keys; unknown keys go to `extra`."""
+        if not isinstance(values, dict):
+            raise ConfigError(f"{source}: must be a JSON object, got {type(values).__name__}")
+        if "vocab_size" not in values:
+            raise ConfigError(f"{source}: field 'vocab_size' is missing")
+        known = {k: v for k, v in values.items() if k in cls.field_names()}
+        extra = {k: v for k, v in values.items() if k not in cls.field_names()}
+        config = object.__new__(cls)
+        for name, field in cls.__dataclass_fields__.items():
+            if name == "extra":
+                continue
+            default = field.default
+            object.__setattr__(config, name, known.get(name, default))
+        object.__setattr__(config, "extra", extra)
+        config.validate(source)
+        return config
+
+    @classmethod
+    def from_json_file(cls, path: str | os.PathLike) -> "BertConfig":
+        """Reads a google-research/bert `bert_config.json`."""
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such config file") from None
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot read config file: {e.strerror}") from None
+        try:
+            values = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+        return cls.from_dict(values, source=path)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The bert_config.json keys and values, `extra` included."""
+        values = {name: getattr(self, name) for name in self.field_names()}
+        values.update(self.extra)
+        return values
+
+    def to_json_string(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def to_json_file(self, path: str | os.PathLike) -> None:
+        """Writes the config atomically (temporary name, then rename)."""
+        io_utils.atomic_write_text(path, self.to_json_string())
+
+    def encoder_kwargs(self) -> dict[str, Any]:
+        """The arguments of `bert_tf.BertEncoder` (all fields but `extra`)."""
+        return {name: getattr(self, name) for name in self.field_names()}
+
+    def replace(self, **changes) -> "BertConfig":
+        """A copy with some fields changed, validated again."""
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,1 @@
+"""Data formats and input pipelines."""

@@ -1,0 +1,60 @@
+"""The pretraining TFRecord schema: the one place that names the features, their types and lengths.
+
+It is google-research/bert's schema, so its readers, Model Garden's
+`BertPretrainDataLoader` and ours read the same files. Every feature is int64
+except `masked_lm_weights` (float32). `next_sentence_labels` is 0 when segment
+B really follows A and 1 when B is random.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+SEQUENCE_FEATURES = ("input_ids", "input_mask", "segment_ids")
+PREDICTION_FEATURES = ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
+LABEL_FEATURES = ("next_sentence_labels",)
+FEATURE_NAMES = SEQUENCE_FEATURES + PREDICTION_FEATURES + LABEL_FEATURES
+FLOAT_FEATURES = frozenset({"masked_lm_weights"})
+
+
+def feature_lengths(max_seq_length: int, max_predictions_per_seq: int) -> dict[str, int]:
+    """The fixed length of each feature, in schema order."""
+    lengths = {name: max_seq_length for name in SEQUENCE_FEATURES}
+    lengths.update({name: max_predictions_per_seq for name in PREDICTION_FEATURES})
+    lengths["next_sentence_labels"] = 1
+    return lengths
+
+
+def feature_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict[str, tf.io.FixedLenFeature]:
+    """The `tf.io.parse_example` spec of one record."""
+    return {
+        name: tf.io.FixedLenFeature([length], tf.float32 if name in FLOAT_FEATURES else tf.int64)
+        for name, length in feature_lengths(max_seq_length, max_predictions_per_seq).items()
+    }
+
+
+def parse_examples(serialized: tf.Tensor, max_seq_length: int,
+                   max_predictions_per_seq: int) -> dict[str, tf.Tensor]:
+    """Parses a batch of serialized records into the model's feature dict.
+
+    int64 features become int32 (what TPUs and the encoder take); the label is
+    squeezed to `[batch]`.
+    """
+    parsed = tf.io.parse_example(serialized, feature_spec(max_seq_length, max_predictions_per_seq))
+    features = {
+        name: value if value.dtype == tf.float32 else tf.cast(value, tf.int32)
+        for name, value in parsed.items()
+    }
+    features["next_sentence_labels"] = tf.squeeze(features["next_sentence_labels"], axis=-1)
+    return features
+
+
+def to_example(values: dict[str, list]) -> tf.train.Example:
+    """Builds one `tf.train.Example` from per-feature lists (already padded)."""
+    feature = {}
+    for name in FEATURE_NAMES:
+        if name in FLOAT_FEATURES:
+            feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=values[name]))
+        else:
+            feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=values[name]))
+    return tf.train.Example(features=tf.train.Features(feature=feature))

@@ -1,0 +1,78 @@
+"""`MaskedLMHead`: BERT's masked-LM output layer, tied to the word embeddings."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from bert_tf.layers.activations import get_activation
+from bert_tf.layers.bert_embeddings import LAYER_NORM_EPSILON
+from bert_tf.layers.initializers import bert_initializer
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class MaskedLMHead(keras.layers.Layer):
+    """Gathers the masked positions, transforms them and scores them against the vocab.
+
+    The transform is dense + activation + LayerNorm (`cls/predictions/transform/...`
+    in TF1), and the logits are the transformed vectors times the word-embedding
+    matrix, transposed, plus a per-token bias (`cls/predictions/output_bias`).
+    The embedding matrix is passed at call time, not owned, so it stays tied to
+    the encoder's.
+
+    Call arguments:
+        sequence_output: `[batch, seq, hidden]`.
+        masked_lm_positions: int `[batch, num_predictions]`.
+        word_embeddings: the encoder's embedding matrix `[vocab_size, hidden]`.
+
+    Returns float32 logits `[batch, num_predictions, vocab_size]`.
+
+    Example:
+    >>> head = MaskedLMHead(vocab_size=100, hidden_size=16, hidden_act="gelu")
+    >>> logits = head(keras.ops.ones((2, 8, 16)), keras.ops.zeros((2, 3), "int32"),
+    ...               keras.ops.ones((100, 16)))
+    >>> tuple(logits.shape)
+    (2, 3, 100)
+    """
+
+    def __init__(self, vocab_size, hidden_size, hidden_act="gelu", initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+        self.hidden_act = hidden_act
+        self.initializer_range = initializer_range
+        self._activation = get_activation(hidden_act)
+        self.transform = keras.layers.Dense(
+            self.hidden_size, kernel_initializer=bert_initializer(initializer_range),
+            dtype=self.dtype_policy, name="transform")
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=LAYER_NORM_EPSILON, dtype="float32", name="layer_norm")
+
+    def build(self, sequence_output_shape, masked_lm_positions_shape=None, word_embeddings_shape=None):
+        self.transform.build((None, None, self.hidden_size))
+        self.layer_norm.build((None, None, self.hidden_size))
+        self.output_bias = self.add_weight(shape=(self.vocab_size,), initializer="zeros",
+                                           name="output_bias")
+
+    def call(self, sequence_output, masked_lm_positions, word_embeddings):
+        positions = ops.cast(masked_lm_positions, "int32")[..., None]  # [batch, predictions, 1]
+        masked = ops.take_along_axis(sequence_output, positions, axis=1)  # [batch, predictions, hidden]
+        masked = self.layer_norm(self._activation(self.transform(masked)))  # float32
+        masked = ops.cast(masked, self.compute_dtype)
+        embeddings = ops.cast(word_embeddings, self.compute_dtype)  # [vocab, hidden]
+        logits = ops.matmul(masked, ops.transpose(embeddings))  # [batch, predictions, vocab]
+        return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
+
+    def compute_output_shape(self, sequence_output_shape, masked_lm_positions_shape,
+                             word_embeddings_shape=None):
+        return tuple(masked_lm_positions_shape) + (self.vocab_size,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "vocab_size": self.vocab_size,
+            "hidden_size": self.hidden_size,
+            "hidden_act": self.hidden_act,
+            "initializer_range": self.initializer_range,
+        })
+        return config

@@ -1,0 +1,101 @@
+"""`TransformerBlock`: one post-LayerNorm Transformer encoder layer, as in BERT."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from bert_tf.layers.activations import get_activation
+from bert_tf.layers.bert_embeddings import LAYER_NORM_EPSILON
+from bert_tf.layers.initializers import bert_initializer
+from bert_tf.layers.self_attention import SelfAttention
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class TransformerBlock(keras.layers.Layer):
+    """Self-attention and a feed-forward network, each followed by residual + LayerNorm.
+
+    Sub-layers and their TF1 names under `bert/encoder/layer_N/`:
+        `self_attention`        attention/self/{query,key,value}
+        `attention_output`      attention/output/dense
+        `attention_layer_norm`  attention/output/LayerNorm
+        `intermediate`          intermediate/dense
+        `output_dense`          output/dense
+        `output_layer_norm`     output/LayerNorm
+
+    Example:
+    >>> block = TransformerBlock(hidden_size=16, num_attention_heads=2, intermediate_size=64)
+    >>> x = keras.ops.ones((2, 5, 16))
+    >>> tuple(block(x, keras.ops.zeros((2, 1, 1, 5))).shape)
+    (2, 5, 16)
+    """
+
+    def __init__(self, hidden_size, num_attention_heads, intermediate_size, hidden_act="gelu",
+                 hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
+                 initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.num_attention_heads = num_attention_heads
+        self.intermediate_size = intermediate_size
+        self.hidden_act = hidden_act
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.attention_probs_dropout_prob = attention_probs_dropout_prob
+        self.initializer_range = initializer_range
+
+        self._activation = get_activation(hidden_act)
+        initializer = bert_initializer(initializer_range)
+
+        def dense(units, name):
+            return keras.layers.Dense(units, kernel_initializer=initializer,
+                                      dtype=self.dtype_policy, name=name)
+
+        def layer_norm(name):
+            return keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, dtype="float32", name=name)
+
+        self.self_attention = SelfAttention(
+            hidden_size, num_attention_heads, attention_probs_dropout_prob, initializer_range,
+            dtype=self.dtype_policy, name="self_attention")
+        self.attention_output = dense(hidden_size, "attention_output")
+        self.attention_layer_norm = layer_norm("attention_layer_norm")
+        self.intermediate = dense(intermediate_size, "intermediate")
+        self.output_dense = dense(hidden_size, "output_dense")
+        self.output_layer_norm = layer_norm("output_layer_norm")
+        self.attention_dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
+        self.output_dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
+
+    def build(self, hidden_states_shape, attention_bias_shape=None):
+        hidden_shape = (None, None, self.hidden_size)
+        self.self_attention.build(hidden_shape)
+        self.attention_output.build(hidden_shape)
+        self.attention_layer_norm.build(hidden_shape)
+        self.intermediate.build(hidden_shape)
+        self.output_dense.build((None, None, self.intermediate_size))
+        self.output_layer_norm.build(hidden_shape)
+
+    def call(self, hidden_states, attention_bias, training=False):
+        # hidden_states: [batch, seq, hidden]
+        attention = self.self_attention(hidden_states, attention_bias, training=training)
+        attention = self.attention_dropout(self.attention_output(attention), training=training)
+        attention = self.attention_layer_norm(hidden_states + attention)  # float32
+        attention = ops.cast(attention, self.compute_dtype)
+
+        intermediate = self._activation(self.intermediate(attention))  # [batch, seq, intermediate]
+        output = self.output_dropout(self.output_dense(intermediate), training=training)
+        output = self.output_layer_norm(attention + output)  # float32
+        return ops.cast(output, self.compute_dtype)
+
+    def compute_output_shape(self, hidden_states_shape, attention_bias_shape=None):
+        return tuple(hidden_states_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "hidden_size": self.hidden_size,
+            "num_attention_heads": self.num_attention_heads,
+            "intermediate_size": self.intermediate_size,
+            "hidden_act": self.hidden_act,
+            "hidden_dropout_prob": self.hidden_dropout_prob,
+            "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
+            "initializer_range": self.initializer_range,
+        })
+        return config

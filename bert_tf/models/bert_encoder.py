@@ -1,0 +1,133 @@
+"""`BertEncoder`: the BERT Transformer encoder as a Keras 3 functional model."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from bert_tf.bert_config import BertConfig
+from bert_tf.layers.bert_embeddings import BertEmbeddings
+from bert_tf.layers.initializers import bert_initializer
+from bert_tf.layers.transformer_block import TransformerBlock
+
+# Added to the attention scores of padding keys (float32), as in google-research/bert.
+_MASK_ADDER = -10000.0
+
+
+def attention_bias_from_mask(input_mask):
+    """`input_mask` `[batch, seq]` (1 = real token) to a float32 bias `[batch, 1, 1, seq]`."""
+    mask = ops.cast(input_mask, "float32")
+    return (1.0 - mask)[:, None, None, :] * _MASK_ADDER
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertEncoder(keras.Model):
+    """BERT (Devlin et al., 2018): embeddings, post-LN Transformer blocks and a tanh pooler.
+
+    The constructor arguments are the fields of google-research/bert's
+    `bert_config.json`, so `BertEncoder.from_config_file(path)` and
+    `BertEncoder(**BertConfig.from_json_file(path).encoder_kwargs())` are the same.
+
+    Inputs, a dict of int32 `[batch, seq]` tensors, any `seq` up to
+    `max_position_embeddings`:
+        `input_word_ids`: WordPiece ids.
+        `input_mask`: 1 for real tokens, 0 for padding.
+        `input_type_ids`: segment ids, 0 or 1.
+
+    Outputs, a dict:
+        `sequence_output`: `[batch, seq, hidden]`, the last block's output.
+        `pooled_output`: `[batch, hidden]`, tanh dense on the `[CLS]` vector.
+        `encoder_outputs`: list of `num_hidden_layers` tensors `[batch, seq, hidden]`.
+
+    Example:
+    >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=2,
+    ...                       num_attention_heads=2, intermediate_size=32)
+    >>> ids = keras.ops.ones((2, 8), "int32")
+    >>> outputs = encoder({"input_word_ids": ids, "input_mask": ids,
+    ...                    "input_type_ids": keras.ops.zeros((2, 8), "int32")})
+    >>> tuple(outputs["pooled_output"].shape), len(outputs["encoder_outputs"])
+    ((2, 16), 2)
+    """
+
+    def __init__(self, vocab_size, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                 intermediate_size=3072, hidden_act="gelu", hidden_dropout_prob=0.1,
+                 attention_probs_dropout_prob=0.1, max_position_embeddings=512,
+                 type_vocab_size=16, initializer_range=0.02, dtype=None, **kwargs):
+        # Checks every argument the way a bert_config.json is checked.
+        BertConfig(vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
+                   intermediate_size, hidden_act, hidden_dropout_prob,
+                   attention_probs_dropout_prob, max_position_embeddings, type_vocab_size,
+                   initializer_range)
+
+        # === Layers ===
+        self.embeddings = BertEmbeddings(
+            vocab_size, hidden_size, max_position_embeddings, type_vocab_size,
+            hidden_dropout_prob, initializer_range, dtype=dtype, name="embeddings")
+        self.transformer_layers = [
+            TransformerBlock(hidden_size, num_attention_heads, intermediate_size, hidden_act,
+                             hidden_dropout_prob, attention_probs_dropout_prob, initializer_range,
+                             dtype=dtype, name=f"transformer_layer_{i}")
+            for i in range(num_hidden_layers)
+        ]
+        self.pooler = keras.layers.Dense(
+            hidden_size, activation="tanh", kernel_initializer=bert_initializer(initializer_range),
+            dtype=dtype, name="pooler")
+
+        # === Functional graph ===
+        inputs = {
+            name: keras.Input(shape=(None,), dtype="int32", name=name)
+            for name in ("input_word_ids", "input_mask", "input_type_ids")
+        }
+        x = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])  # [batch, seq, hidden]
+        attention_bias = attention_bias_from_mask(inputs["input_mask"])  # [batch, 1, 1, seq]
+        encoder_outputs = []
+        for block in self.transformer_layers:
+            x = block(x, attention_bias)
+            encoder_outputs.append(x)
+        pooled_output = self.pooler(x[:, 0, :])  # [batch, hidden]
+        super().__init__(
+            inputs=inputs,
+            outputs={
+                "sequence_output": x,
+                "pooled_output": pooled_output,
+                "encoder_outputs": encoder_outputs,
+            },
+            dtype=dtype,
+            **kwargs,
+        )
+
+        # === Config ===
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+        self.num_hidden_layers = num_hidden_layers
+        self.num_attention_heads = num_attention_heads
+        self.intermediate_size = intermediate_size
+        self.hidden_act = hidden_act
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.attention_probs_dropout_prob = attention_probs_dropout_prob
+        self.max_position_embeddings = max_position_embeddings
+        self.type_vocab_size = type_vocab_size
+        self.initializer_range = initializer_range
+
+    @classmethod
+    def from_bert_config(cls, config: BertConfig, **kwargs) -> "BertEncoder":
+        """Builds an encoder with freshly initialised weights from a `BertConfig`."""
+        return cls(**config.encoder_kwargs(), **kwargs)
+
+    @classmethod
+    def from_config_file(cls, path, **kwargs) -> "BertEncoder":
+        """Builds an encoder from a google-research/bert `bert_config.json`."""
+        return cls.from_bert_config(BertConfig.from_json_file(path), **kwargs)
+
+    @property
+    def bert_config(self) -> BertConfig:
+        """The encoder's sizes as a `BertConfig` (what `bert_config.json` holds)."""
+        return BertConfig(**{name: getattr(self, name) for name in BertConfig.field_names()})
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            **self.bert_config.encoder_kwargs(),
+        }

@@ -1,0 +1,122 @@
+"""`BertPretrainer`: a `BertEncoder` with the masked-LM and next-sentence heads."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from bert_tf.layers.initializers import bert_initializer
+from bert_tf.layers.masked_lm_head import MaskedLMHead
+from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.models.pretraining_loss import (masked_lm_cross_entropy, next_sentence_cross_entropy,
+                                             pretraining_losses)
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertPretrainer(keras.Model):
+    """BERT's pretraining model (masked LM + next-sentence prediction).
+
+    It is called on a batch of the pretraining TFRecord features
+    (`bert_tf.data.pretraining_features`) as they are: `input_ids`,
+    `input_mask`, `segment_ids` and `masked_lm_positions` are used; the
+    other features are the targets, read by `compute_loss` and `compute_metrics`,
+    so `model.fit(dataset)` needs no separate labels.
+
+    Outputs, a dict of float32 logits:
+        `masked_lm_logits`: `[batch, max_predictions_per_seq, vocab_size]`.
+        `next_sentence_logits`: `[batch, 2]`; class 0 means B follows A.
+
+    Metrics: `masked_lm_accuracy` and `masked_lm_loss` weighted by
+    `masked_lm_weights`, `next_sentence_accuracy` and `next_sentence_loss`.
+
+    Example:
+    >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=1,
+    ...                       num_attention_heads=2, intermediate_size=32)
+    >>> model = BertPretrainer(encoder)
+    >>> ones = keras.ops.ones((2, 8), "int32")
+    >>> outputs = model({"input_ids": ones, "input_mask": ones, "segment_ids": 0 * ones,
+    ...                  "masked_lm_positions": keras.ops.ones((2, 3), "int32")})
+    >>> tuple(outputs["masked_lm_logits"].shape), tuple(outputs["next_sentence_logits"].shape)
+    ((2, 3, 100), (2, 2))
+    """
+
+    def __init__(self, encoder: BertEncoder, **kwargs):
+        super().__init__(**kwargs)
+        self.encoder = encoder
+        self.masked_lm_head = MaskedLMHead(
+            encoder.vocab_size, encoder.hidden_size, hidden_act=encoder.hidden_act,
+            initializer_range=encoder.initializer_range, dtype=encoder.dtype_policy,
+            name="masked_lm_head")
+        self.next_sentence_head = keras.layers.Dense(
+            2, kernel_initializer=bert_initializer(encoder.initializer_range),
+            dtype=encoder.dtype_policy, name="next_sentence_head")
+
+        self.masked_lm_accuracy = keras.metrics.SparseCategoricalAccuracy("masked_lm_accuracy")
+        self.masked_lm_loss = keras.metrics.Mean("masked_lm_loss")
+        self.next_sentence_accuracy = keras.metrics.SparseCategoricalAccuracy("next_sentence_accuracy")
+        self.next_sentence_loss = keras.metrics.Mean("next_sentence_loss")
+
+    def call(self, features, training=False):
+        encoder_outputs = self.encoder({
+            "input_word_ids": features["input_ids"],
+            "input_mask": features["input_mask"],
+            "input_type_ids": features["segment_ids"],
+        }, training=training)
+        masked_lm_logits = self.masked_lm_head(
+            encoder_outputs["sequence_output"], features["masked_lm_positions"],
+            self.encoder.embeddings.word_embeddings.embeddings)
+        next_sentence_logits = self.next_sentence_head(encoder_outputs["pooled_output"])
+        return {
+            "masked_lm_logits": masked_lm_logits,  # [batch, predictions, vocab]
+            "next_sentence_logits": ops.cast(next_sentence_logits, "float32"),  # [batch, 2]
+        }
+
+    def build(self, features_shape):
+        # The encoder is a functional model and already built; only the heads are new.
+        batch, seq = features_shape["input_ids"]
+        predictions = features_shape["masked_lm_positions"][-1]
+        self.masked_lm_head.build((batch, seq, self.encoder.hidden_size), (batch, predictions))
+        self.next_sentence_head.build((batch, self.encoder.hidden_size))
+
+    # -- Keras training hooks: the targets live in the features (x). --------------------
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        loss = pretraining_losses(x, y_pred)["loss"]
+        if self.losses:
+            loss += ops.sum(self.losses)
+        return loss
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        self.update_pretraining_metrics(x, y_pred)
+        return self.get_metrics_result()
+
+    def update_pretraining_metrics(self, features, outputs):
+        """Accumulates the four pretraining metrics over a batch."""
+        weights = features["masked_lm_weights"]
+        self.masked_lm_accuracy.update_state(features["masked_lm_ids"], outputs["masked_lm_logits"],
+                                             sample_weight=weights)
+        self.masked_lm_loss.update_state(
+            masked_lm_cross_entropy(features["masked_lm_ids"], outputs["masked_lm_logits"]),
+            sample_weight=weights)
+        self.next_sentence_accuracy.update_state(features["next_sentence_labels"],
+                                                 outputs["next_sentence_logits"])
+        self.next_sentence_loss.update_state(next_sentence_cross_entropy(
+            features["next_sentence_labels"], outputs["next_sentence_logits"]))
+
+    @property
+    def pretraining_metrics(self):
+        return [self.masked_lm_accuracy, self.masked_lm_loss,
+                self.next_sentence_accuracy, self.next_sentence_loss]
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "encoder": keras.saving.serialize_keras_object(self.encoder),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
+        return cls(**config)

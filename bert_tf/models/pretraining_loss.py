@@ -1,0 +1,52 @@
+"""The pretraining loss: weighted-mean masked-LM cross-entropy plus mean next-sentence cross-entropy."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+
+def masked_lm_cross_entropy(masked_lm_ids, masked_lm_logits):
+    """Per-prediction cross-entropy `[batch, predictions]` (float32)."""
+    return keras.losses.sparse_categorical_crossentropy(
+        masked_lm_ids, ops.cast(masked_lm_logits, "float32"), from_logits=True)
+
+
+def next_sentence_cross_entropy(next_sentence_labels, next_sentence_logits):
+    """Per-example cross-entropy `[batch]` (float32)."""
+    return keras.losses.sparse_categorical_crossentropy(
+        next_sentence_labels, ops.cast(next_sentence_logits, "float32"), from_logits=True)
+
+
+def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_examples=None):
+    """The two losses and their sum, as in google-research/bert's run_pretraining.py.
+
+    masked_lm_loss = sum(weights * ce) / sum(weights)
+    next_sentence_loss = mean(ce)
+    loss = masked_lm_loss + next_sentence_loss
+
+    Args:
+        features: the pretraining feature dict (`masked_lm_ids`, `masked_lm_weights`,
+            `next_sentence_labels`).
+        outputs: `BertPretrainer` outputs (`masked_lm_logits`, `next_sentence_logits`).
+        masked_lm_weight_sum, num_examples: the denominators. They default to
+            this batch's; a distributed step passes the global batch's, so that the
+            replicas' losses sum to the loss of the whole batch.
+
+    Returns a dict of float32 scalars: `loss`, `masked_lm_loss`, `next_sentence_loss`.
+    """
+    weights = ops.cast(features["masked_lm_weights"], "float32")
+    mlm_ce = masked_lm_cross_entropy(features["masked_lm_ids"], outputs["masked_lm_logits"])
+    nsp_ce = next_sentence_cross_entropy(features["next_sentence_labels"],
+                                         outputs["next_sentence_logits"])
+    if masked_lm_weight_sum is None:
+        masked_lm_weight_sum = ops.sum(weights)
+    if num_examples is None:
+        num_examples = ops.cast(ops.shape(nsp_ce)[0], "float32")
+    masked_lm_loss = ops.divide_no_nan(ops.sum(weights * mlm_ce), masked_lm_weight_sum)
+    next_sentence_loss = ops.sum(nsp_ce) / num_examples
+    return {
+        "loss": masked_lm_loss + next_sentence_loss,
+        "masked_lm_loss": masked_lm_loss,
+        "next_sentence_loss": next_sentence_loss,
+    }

@@ -1,0 +1,50 @@
+"""Small builders shared by the tests: tiny configs and random batches."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bert_tf import BertConfig, BertEncoder
+
+TINY = dict(vocab_size=97, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=128, max_position_embeddings=64, type_vocab_size=2)
+
+
+def tiny_config(**overrides) -> BertConfig:
+    return BertConfig(**{**TINY, **overrides})
+
+
+def tiny_encoder(dropout: float = 0.0, **overrides) -> BertEncoder:
+    config = tiny_config(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout, **overrides)
+    return BertEncoder.from_bert_config(config)
+
+
+def random_encoder_inputs(batch: int, seq: int, vocab_size: int, lengths=None, seed: int = 0):
+    """Random ids with `[CLS]`-style position 0 and trailing padding after `lengths`."""
+    rng = np.random.default_rng(seed)
+    if lengths is None:
+        lengths = rng.integers(seq // 2, seq + 1, size=batch)
+    mask = (np.arange(seq)[None, :] < np.asarray(lengths)[:, None]).astype("int32")
+    ids = rng.integers(1, vocab_size, size=(batch, seq)).astype("int32") * mask
+    type_ids = ((np.arange(seq)[None, :] >= np.asarray(lengths)[:, None] // 2) * mask).astype("int32")
+    return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": type_ids}
+
+
+def random_pretraining_batch(batch: int, seq: int, predictions: int, vocab_size: int, seed: int = 0):
+    """A batch of the pretraining TFRecord features, as the reader yields them."""
+    rng = np.random.default_rng(seed)
+    inputs = random_encoder_inputs(batch, seq, vocab_size, seed=seed)
+    lengths = inputs["input_mask"].sum(axis=1)
+    positions = np.stack([np.sort(rng.choice(np.arange(1, n), predictions, replace=False))
+                          for n in lengths]).astype("int32")
+    weights = np.ones((batch, predictions), "float32")
+    weights[:, -1] = 0.0  # one padded prediction slot per example
+    return {
+        "input_ids": inputs["input_word_ids"],
+        "input_mask": inputs["input_mask"],
+        "segment_ids": inputs["input_type_ids"],
+        "masked_lm_positions": positions * (weights > 0),
+        "masked_lm_ids": rng.integers(1, vocab_size, (batch, predictions)).astype("int32") * (weights > 0),
+        "masked_lm_weights": weights,
+        "next_sentence_labels": rng.integers(0, 2, batch).astype("int32"),
+    }

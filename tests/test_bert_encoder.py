@@ -1,0 +1,163 @@
+"""BertEncoder: outputs, masking, sequence lengths, precision, XLA and serialization."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import keras
+
+from bert_tf import BertConfig, BertEncoder
+from bert_tf.layers import BertEmbeddings, MaskedLMHead, SelfAttention, TransformerBlock, get_activation
+from bert_test_utils import TINY, random_encoder_inputs, tiny_encoder
+
+
+def test_output_structure():
+    encoder = tiny_encoder()
+    outputs = encoder(random_encoder_inputs(3, 16, TINY["vocab_size"]))
+    assert set(outputs) == {"sequence_output", "pooled_output", "encoder_outputs"}
+    assert outputs["sequence_output"].shape == (3, 16, 64)
+    assert outputs["pooled_output"].shape == (3, 64)
+    assert [t.shape for t in outputs["encoder_outputs"]] == [(3, 16, 64)] * 2
+    np.testing.assert_array_equal(outputs["encoder_outputs"][-1], outputs["sequence_output"])
+    for name in ("input_word_ids", "input_mask", "input_type_ids"):
+        assert encoder.input[name].dtype == "int32"
+
+
+def test_pooled_output_is_tanh_dense_on_cls():
+    encoder = tiny_encoder()
+    outputs = encoder(random_encoder_inputs(2, 8, TINY["vocab_size"]))
+    kernel, bias = encoder.pooler.get_weights()
+    expected = np.tanh(outputs["sequence_output"].numpy()[:, 0] @ kernel + bias)
+    np.testing.assert_allclose(outputs["pooled_output"], expected, atol=1e-6)
+
+
+def test_padding_invariance():
+    encoder = tiny_encoder()
+    lengths = [5, 9, 12]
+    short = random_encoder_inputs(3, 12, TINY["vocab_size"], lengths=lengths)
+    long = {name: np.pad(value, [(0, 0), (0, 20)]) for name, value in short.items()}
+    out_short, out_long = encoder(short), encoder(long)
+    for i, n in enumerate(lengths):
+        np.testing.assert_allclose(out_long["sequence_output"][i, :n], out_short["sequence_output"][i, :n],
+                                   atol=1e-5)
+        for a, b in zip(out_long["encoder_outputs"], out_short["encoder_outputs"]):
+            np.testing.assert_allclose(a[i, :n], b[i, :n], atol=1e-5)
+    np.testing.assert_allclose(out_long["pooled_output"], out_short["pooled_output"], atol=1e-5)
+
+
+def test_padding_changes_output_without_mask():
+    # The invariance above must come from the mask: without it, padding leaks in.
+    encoder = tiny_encoder()
+    inputs = random_encoder_inputs(1, 12, TINY["vocab_size"], lengths=[6])
+    unmasked = dict(inputs, input_mask=np.ones_like(inputs["input_mask"]))
+    diff = np.abs(encoder(inputs)["sequence_output"][0, :6] - encoder(unmasked)["sequence_output"][0, :6])
+    assert float(np.max(diff)) > 1e-3
+
+
+@pytest.mark.parametrize("seq", [1, 7, 64])
+def test_any_sequence_length_up_to_max_positions(seq):
+    encoder = tiny_encoder()
+    outputs = encoder(random_encoder_inputs(2, seq, TINY["vocab_size"], lengths=[seq, seq]))
+    assert outputs["sequence_output"].shape == (2, seq, 64)
+
+
+def test_gelu_forms():
+    x = np.linspace(-4, 4, 81).astype("float32")
+    exact = 0.5 * x * (1 + np.vectorize(__import__("math").erf)(x / np.sqrt(2)))
+    tanh_form = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    np.testing.assert_allclose(get_activation("gelu")(x), exact, atol=1e-6)
+    np.testing.assert_allclose(get_activation("gelu_approximate")(x), tanh_form, atol=1e-6)
+    assert np.max(np.abs(exact - tanh_form)) > 1e-4
+
+
+def test_hidden_act_reaches_the_blocks():
+    exact = tiny_encoder()
+    approx = tiny_encoder(hidden_act="gelu_approximate")
+    approx.set_weights(exact.get_weights())
+    inputs = random_encoder_inputs(2, 8, TINY["vocab_size"])
+    diff = np.abs(exact(inputs)["sequence_output"] - approx(inputs)["sequence_output"])
+    assert 1e-6 < float(np.max(diff)) < 1e-2
+
+
+def test_dropout_only_in_training():
+    encoder = tiny_encoder(dropout=0.1)
+    inputs = random_encoder_inputs(2, 8, TINY["vocab_size"])
+    np.testing.assert_array_equal(encoder(inputs)["sequence_output"], encoder(inputs)["sequence_output"])
+    assert not np.allclose(encoder(inputs, training=True)["sequence_output"], encoder(inputs)["sequence_output"])
+
+
+def test_tf_function_and_jit_compile_match_eager():
+    encoder = tiny_encoder()
+    inputs = random_encoder_inputs(2, 16, TINY["vocab_size"])
+    eager = encoder(inputs)["sequence_output"]
+    graph = tf.function(lambda x: encoder(x)["sequence_output"])(inputs)
+    xla = tf.function(lambda x: encoder(x)["sequence_output"], jit_compile=True)(inputs)
+    np.testing.assert_allclose(graph, eager, atol=1e-5)
+    np.testing.assert_allclose(xla, eager, atol=1e-4)
+
+
+@pytest.mark.parametrize("policy,tolerance", [("mixed_bfloat16", 0.1), ("mixed_float16", 0.02)])
+def test_mixed_precision_close_to_float32(policy, tolerance):
+    reference = tiny_encoder()
+    mixed = BertEncoder(**reference.bert_config.encoder_kwargs(), dtype=policy)
+    mixed.set_weights(reference.get_weights())
+    assert all(w.dtype == "float32" for w in mixed.weights)
+    # LayerNorm runs in float32 under any policy.
+    assert mixed.transformer_layers[0].output_layer_norm.compute_dtype == "float32"
+    assert mixed.embeddings.layer_norm.compute_dtype == "float32"
+    inputs = random_encoder_inputs(2, 16, TINY["vocab_size"])
+    expected = reference(inputs)["sequence_output"].numpy()
+    got = mixed(inputs)["sequence_output"]
+    assert got.dtype == policy.split("_")[1]
+    got = tf.cast(got, tf.float32).numpy()
+    assert np.isfinite(got).all()
+    # LayerNorm outputs are O(1): compare the absolute error to that scale.
+    assert np.max(np.abs(got - expected)) < tolerance
+    assert np.mean(np.abs(got - expected)) < tolerance / 5
+
+
+def test_base_config_has_110m_parameters():
+    config = BertConfig.from_json_file("configs/base/bert_config.json")
+    assert BertEncoder.from_bert_config(config).count_params() == 109_482_240  # the paper's "110M"
+
+
+def test_constructor_rejects_inconsistent_sizes():
+    with pytest.raises(ValueError, match="num_attention_heads"):
+        BertEncoder(vocab_size=10, hidden_size=10, num_attention_heads=3)
+
+
+LAYERS = [
+    lambda: BertEmbeddings(vocab_size=11, hidden_size=8, max_position_embeddings=16, type_vocab_size=2,
+                           hidden_dropout_prob=0.2, initializer_range=0.05),
+    lambda: SelfAttention(hidden_size=8, num_attention_heads=2, attention_probs_dropout_prob=0.3),
+    lambda: TransformerBlock(hidden_size=8, num_attention_heads=2, intermediate_size=16,
+                             hidden_act="gelu_approximate", hidden_dropout_prob=0.2),
+    lambda: MaskedLMHead(vocab_size=11, hidden_size=8, hidden_act="relu", initializer_range=0.05),
+]
+
+
+@pytest.mark.parametrize("make_layer", LAYERS)
+def test_layer_config_round_trip(make_layer):
+    layer = make_layer()
+    config = layer.get_config()
+    restored = type(layer).from_config(config)
+    assert restored.get_config() == config
+
+
+def test_encoder_config_round_trip():
+    encoder = tiny_encoder(hidden_act="gelu_approximate")
+    config = encoder.get_config()
+    restored = BertEncoder.from_config(config)
+    assert restored.get_config() == config
+    assert restored.bert_config == encoder.bert_config
+    assert restored.count_params() == encoder.count_params()
+
+
+def test_encoder_keras_file_round_trip(tmp_path):
+    encoder = tiny_encoder(dropout=0.1)
+    path = tmp_path / "encoder.keras"
+    encoder.save(path)
+    restored = keras.models.load_model(path)
+    assert isinstance(restored, BertEncoder)
+    inputs = random_encoder_inputs(2, 16, TINY["vocab_size"])
+    for a, b in zip(tf.nest.flatten(encoder(inputs)), tf.nest.flatten(restored(inputs))):
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,109 @@
+"""BertPretrainer: heads, loss and metrics on hand-computed numbers, weight tying, serialization."""
+
+import math
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from bert_tf import BertPretrainer, pretraining_losses
+from bert_test_utils import TINY, random_pretraining_batch, tiny_encoder
+
+# Two examples, three prediction slots, a vocab of two tokens. Slot 3 of example 1 is
+# padding (weight 0) with a loss that would dominate if it were counted.
+FEATURES = {
+    "masked_lm_ids": np.array([[1, 1, 1], [0, 0, 0]], "int32"),
+    "masked_lm_weights": np.array([[1, 1, 0], [1, 0, 0]], "float32"),
+    "next_sentence_labels": np.array([1, 1], "int32"),
+}
+OUTPUTS = {
+    "masked_lm_logits": np.array([
+        [[0.0, math.log(2)],   # p(1) = 2/3: right, ce = ln(3/2)
+         [math.log(3), 0.0],   # p(1) = 1/4: wrong, ce = ln 4
+         [10.0, -10.0]],       # weight 0
+        [[0.0, 0.0],           # p(0) = 1/2: right (ties go to the first), ce = ln 2
+         [5.0, 0.0],
+         [5.0, 0.0]],
+    ], "float32"),
+    "next_sentence_logits": np.array([[0.0, math.log(4)],   # p(1) = 4/5: right, ce = ln(5/4)
+                                      [math.log(4), 0.0]],  # p(1) = 1/5: wrong, ce = ln 5
+                                     "float32"),
+}
+MLM_LOSS = (math.log(3 / 2) + math.log(4) + math.log(2)) / 3
+NSP_LOSS = (math.log(5 / 4) + math.log(5)) / 2
+
+
+def test_losses_by_hand():
+    losses = pretraining_losses(FEATURES, OUTPUTS)
+    np.testing.assert_allclose(losses["masked_lm_loss"], MLM_LOSS, rtol=1e-6)
+    np.testing.assert_allclose(losses["next_sentence_loss"], NSP_LOSS, rtol=1e-6)
+    np.testing.assert_allclose(losses["loss"], MLM_LOSS + NSP_LOSS, rtol=1e-6)
+
+
+def test_losses_with_global_denominators_sum_over_replicas():
+    # Each replica divides by the global batch's denominators; the sum is the global loss.
+    halves = [{k: v[i:i + 1] for k, v in d.items()} for d in (FEATURES, OUTPUTS) for i in (0, 1)]
+    (f0, f1), (o0, o1) = halves[:2], halves[2:]
+    total = sum(pretraining_losses(f, o, masked_lm_weight_sum=3.0, num_examples=2.0)["loss"]
+                for f, o in ((f0, o0), (f1, o1)))
+    np.testing.assert_allclose(total, MLM_LOSS + NSP_LOSS, rtol=1e-6)
+
+
+def test_all_padding_predictions_give_zero_masked_lm_loss():
+    features = dict(FEATURES, masked_lm_weights=np.zeros((2, 3), "float32"))
+    assert float(pretraining_losses(features, OUTPUTS)["masked_lm_loss"]) == 0.0
+
+
+def test_metrics_by_hand():
+    model = BertPretrainer(tiny_encoder())
+    model.update_pretraining_metrics(FEATURES, OUTPUTS)
+    results = {m.name: float(m.result()) for m in model.pretraining_metrics}
+    np.testing.assert_allclose(results["masked_lm_accuracy"], 2 / 3, rtol=1e-6)
+    np.testing.assert_allclose(results["masked_lm_loss"], MLM_LOSS, rtol=1e-6)
+    np.testing.assert_allclose(results["next_sentence_accuracy"], 1 / 2, rtol=1e-6)
+    np.testing.assert_allclose(results["next_sentence_loss"], NSP_LOSS, rtol=1e-6)
+
+
+def test_outputs_and_tied_embeddings():
+    model = BertPretrainer(tiny_encoder())
+    batch = random_pretraining_batch(4, 16, 5, TINY["vocab_size"])
+    outputs = model(batch)
+    assert outputs["masked_lm_logits"].shape == (4, 5, TINY["vocab_size"])
+    assert outputs["next_sentence_logits"].shape == (4, 2)
+    embedding = model.encoder.embeddings.word_embeddings.embeddings
+    # The MLM logits use the encoder's embedding matrix itself.
+    assert not any(w.shape == embedding.shape for w in model.masked_lm_head.weights)
+    # An id that only appears as an MLM target still gets a gradient through the tied matrix.
+    target_only = TINY["vocab_size"] - 1
+    batch["input_ids"][batch["input_ids"] == target_only] = 1
+    batch["masked_lm_ids"][:, 0] = target_only
+    with tf.GradientTape() as tape:
+        loss = pretraining_losses(batch, model(batch))["loss"]
+    grad = tf.convert_to_tensor(tape.gradient(loss, embedding.value))
+    assert float(tf.reduce_max(tf.abs(grad[target_only]))) > 0
+
+
+def test_fit_uses_features_as_targets():
+    model = BertPretrainer(tiny_encoder())
+    model.compile(optimizer=keras.optimizers.Adam(3e-3))
+    batch = random_pretraining_batch(8, 16, 4, TINY["vocab_size"])
+    history = model.fit(tf.data.Dataset.from_tensors(batch).repeat(30), verbose=0)
+    assert set(history.history) >= {"loss", "masked_lm_accuracy", "masked_lm_loss",
+                                    "next_sentence_accuracy", "next_sentence_loss"}
+    first_loss = float(pretraining_losses(batch, BertPretrainer(tiny_encoder())(batch))["loss"])
+    final_loss = float(pretraining_losses(batch, model(batch))["loss"])
+    assert final_loss < 0.5 * first_loss
+
+
+def test_keras_file_round_trip(tmp_path):
+    model = BertPretrainer(tiny_encoder(dropout=0.1))
+    batch = random_pretraining_batch(2, 16, 3, TINY["vocab_size"])
+    expected = model(batch)
+    path = tmp_path / "pretrainer.keras"
+    model.save(path)
+    restored = keras.models.load_model(path)
+    assert isinstance(restored, BertPretrainer)
+    got = restored(batch)
+    for name in expected:
+        np.testing.assert_array_equal(got[name], expected[name])
+    assert restored.get_config()["encoder"] == model.get_config()["encoder"]

@@ -1,0 +1,45 @@
+"""BUILD stays in sync with the tree, and Bazel parses it."""
+
+import pathlib
+import re
+import shutil
+import subprocess
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def build_rules(kind: str) -> dict[str, str]:
+    """`name -> rule body` for every rule of `kind` in BUILD."""
+    text = (REPO / "BUILD").read_text()
+    rules = {}
+    for match in re.finditer(rf"^{kind}\(\n(.*?)^\)", text, re.M | re.S):
+        body = match.group(1)
+        rules[re.search(r'name = "([^"]+)"', body).group(1)] = body
+    return rules
+
+
+def test_one_py_library_per_package():
+    packages = sorted(p.parent.relative_to(REPO).as_posix()
+                      for p in (REPO / "bert_tf").rglob("__init__.py"))
+    globbed = sorted(re.search(r'srcs = glob\(\["([^"]+)/\*\.py"\]\)', body).group(1)
+                     for body in build_rules("py_library").values() if "glob([\"bert_tf" in body)
+    assert globbed == packages
+
+
+def test_one_py_test_per_test_file():
+    test_files = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "tests").glob("test_*.py"))
+    tests = build_rules("py_test")
+    declared = sorted(re.search(r'srcs = \["([^"]+)"\]', body).group(1) for body in tests.values())
+    assert declared == test_files
+    assert sorted(tests) == sorted(pathlib.Path(f).stem for f in test_files)
+
+
+def test_bazel_query_parses_build():
+    bazel = shutil.which("bazel")
+    assert bazel, "bazel is not installed: tests/run_all.sh installs Debian's bazel-bootstrap"
+    result = subprocess.run([bazel, "--batch", "query", "//..."], cwd=REPO, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    targets = set(result.stdout.split())
+    expected = {f"//:{name}" for kind in ("py_library", "py_test") for name in build_rules(kind)}
+    assert targets == expected
