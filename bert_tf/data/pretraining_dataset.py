@@ -7,6 +7,9 @@ import tensorflow as tf
 from bert_tf.data import pretraining_features
 
 
+OUT_OF_VOCAB_MESSAGE = "a token id in the input files is >= vocab_size"
+
+
 class InputError(ValueError):
     """Input files that cannot be used, with the file and feature named."""
 
@@ -83,5 +86,5 @@ def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
 def _check_token_ids(features, vocab_size: int):
     ids = tf.concat([features["input_ids"], features["masked_lm_ids"]], axis=1)
     with tf.control_dependencies([tf.debugging.assert_less(
-            ids, vocab_size, message=f"a token id in the input files is >= vocab_size ({vocab_size})")]):
+            ids, vocab_size, message=f"{OUT_OF_VOCAB_MESSAGE} ({vocab_size})")]):
         return {name: tf.identity(value) for name, value in features.items()}
