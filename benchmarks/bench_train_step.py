@@ -1,0 +1,167 @@
+"""Pretraining train-step throughput: bert_tf against Model Garden, in one process.
+
+    python benchmarks/bench_train_step.py                      # small (b32) and base (b8), float32
+    python benchmarks/bench_train_step.py --dtype=bfloat16
+    python benchmarks/bench_train_step.py --configs=tiny --batch_sizes=32
+
+Each step is a full optimizer step: forward, backward, global-norm clipping and
+AdamW, at seq 128 with 20 predictions. Model Garden's peer is BertPretrainerV2 +
+BertEncoder (tf_keras) with its own AdamWeightDecay, exact GELU like ours. Both
+run with and without XLA; the peers alternate in rounds so that the machine's
+drift hits both alike, and the best round counts. MFU is measured against the
+float32 (or bfloat16) matmul peak measured at the start of the same run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from absl import app, flags  # noqa: E402
+
+from bert_tf.bert_config import BertConfig  # noqa: E402
+
+flags.DEFINE_list("configs", ["small", "base"], "configs/<name>/bert_config.json to run.")
+flags.DEFINE_list("batch_sizes", ["32", "8"], "Batch size per config, in the same order.")
+flags.DEFINE_enum("dtype", "float32", ["float32", "bfloat16"], "Compute precision of both peers.")
+flags.DEFINE_integer("steps", 10, "Timed steps per round.")
+flags.DEFINE_integer("rounds", 2, "Alternating rounds per peer.")
+flags.DEFINE_bool("xla", True, "Also run both peers with jit_compile=True.")
+FLAGS = flags.FLAGS
+SEQ, PREDICTIONS = 128, 20
+
+
+def matmul_peak(dtype: str) -> float:
+    """Measured matmul FLOP/s of this machine for `dtype` (2048^3, best of 5)."""
+    a = tf.random.normal([2048, 2048], dtype=tf.float32)
+    a = tf.cast(a, dtype)
+    step = tf.function(lambda x: tf.matmul(x, x))
+    step(a).numpy()
+    best = min(_timed(lambda: step(a).numpy()) for _ in range(5))
+    return 2 * 2048**3 / best
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def training_flops_per_step(config: BertConfig, batch: int) -> float:
+    """6 x non-embedding params per token + 12*L*H*T attention per token + the MLM head."""
+    h, layers = config.hidden_size, config.num_hidden_layers
+    per_layer = 4 * (h * h + h) + 2 * h * config.intermediate_size + config.intermediate_size + h + 4 * h
+    non_embedding = layers * per_layer + h * h + h  # + pooler
+    per_token = 6 * non_embedding + 12 * layers * h * SEQ
+    mlm = 6 * (h * h + h * config.vocab_size) * PREDICTIONS
+    return batch * (SEQ * per_token + mlm)
+
+
+def random_batch(config: BertConfig, batch: int):
+    rng = np.random.default_rng(0)
+    return {
+        "input_ids": rng.integers(1000, config.vocab_size, (batch, SEQ)).astype("int32"),
+        "input_mask": np.ones((batch, SEQ), "int32"),
+        "segment_ids": (np.arange(SEQ)[None] >= SEQ // 2).repeat(batch, 0).astype("int32"),
+        "masked_lm_positions": np.sort(rng.choice(SEQ, (batch, PREDICTIONS)), axis=1).astype("int32"),
+        "masked_lm_ids": rng.integers(1000, config.vocab_size, (batch, PREDICTIONS)).astype("int32"),
+        "masked_lm_weights": np.ones((batch, PREDICTIONS), "float32"),
+        "next_sentence_labels": rng.integers(0, 2, batch).astype("int32"),
+    }
+
+
+def ours(config: BertConfig, batch, jit_compile: bool):
+    """Returns a callable running n train steps of bert_tf's PretrainingRunner."""
+    from bert_tf.pretraining.run import PretrainingOptions, build_model
+    from bert_tf.pretraining.runner import PretrainingRunner
+    from bert_tf.training import distribution
+
+    distribution.set_precision(FLAGS.dtype)
+    options = PretrainingOptions(bert_config_file="", input_file="", output_dir="", learning_rate=1e-4,
+                                 num_train_steps=10_000, num_warmup_steps=100, verbose=False)
+    strategy = tf.distribute.get_strategy()
+    model, optimizer = build_model(config, options, strategy)
+    runner = PretrainingRunner(strategy, model, optimizer, len(batch["input_ids"]), jit_compile=jit_compile)
+    iterator = iter(tf.data.Dataset.from_tensors(batch).repeat())
+    return lambda n: (runner.train(iterator, n), optimizer.iterations.numpy())
+
+
+def model_garden(config: BertConfig, batch, jit_compile: bool):
+    """Returns a callable running n train steps of Model Garden's BertPretrainerV2."""
+    import tensorflow_models as tfm
+    import tf_keras
+    from official.modeling.optimization import legacy_adamw
+
+    tf_keras.mixed_precision.set_global_policy("mixed_bfloat16" if FLAGS.dtype == "bfloat16" else "float32")
+    encoder = tfm.nlp.networks.BertEncoder(
+        vocab_size=config.vocab_size, hidden_size=config.hidden_size, num_layers=config.num_hidden_layers,
+        num_attention_heads=config.num_attention_heads, max_sequence_length=config.max_position_embeddings,
+        type_vocab_size=config.type_vocab_size, inner_dim=config.intermediate_size,
+        inner_activation=lambda x: tf_keras.activations.gelu(x, approximate=False),
+        output_dropout=config.hidden_dropout_prob, attention_dropout=config.attention_probs_dropout_prob)
+    pretrainer = tfm.nlp.models.BertPretrainerV2(
+        encoder_network=encoder,
+        classification_heads=[tfm.nlp.layers.ClassificationHead(
+            inner_dim=config.hidden_size, num_classes=2, name="next_sentence")])
+    optimizer = legacy_adamw.AdamWeightDecay(
+        1e-4, weight_decay_rate=0.01, epsilon=1e-6, gradient_clip_norm=0.0,
+        exclude_from_weight_decay=["LayerNorm", "layer_norm", "bias"])
+    inputs = {"input_word_ids": batch["input_ids"], "input_mask": batch["input_mask"],
+              "input_type_ids": batch["segment_ids"], "masked_lm_positions": batch["masked_lm_positions"]}
+
+    @tf.function(jit_compile=jit_compile)
+    def step(inputs, ids, weights, labels):
+        with tf.GradientTape() as tape:
+            outputs = pretrainer(inputs, training=True)
+            mlm = tf.keras.losses.sparse_categorical_crossentropy(
+                ids, tf.cast(outputs["mlm_logits"], tf.float32), from_logits=True)
+            nsp = tf.keras.losses.sparse_categorical_crossentropy(
+                labels, tf.cast(outputs["next_sentence"], tf.float32), from_logits=True)
+            loss = tf.reduce_sum(mlm * weights) / tf.reduce_sum(weights) + tf.reduce_mean(nsp)
+        grads = tape.gradient(loss, pretrainer.trainable_variables)
+        grads, _ = tf.clip_by_global_norm(grads, 1.0)
+        optimizer.apply_gradients(zip(grads, pretrainer.trainable_variables))
+
+    @tf.function
+    def loop(n):
+        for _ in tf.range(n):
+            step(inputs, batch["masked_lm_ids"], batch["masked_lm_weights"], batch["next_sentence_labels"])
+
+    return lambda n: (loop(tf.constant(n)), optimizer.iterations.numpy())
+
+
+def measure(peers: dict, batch_size: int) -> dict[str, float]:
+    """Best sequences/s over alternating rounds, after a warm-up step each."""
+    for run in peers.values():
+        run(2)
+    best = {name: 0.0 for name in peers}
+    for _ in range(FLAGS.rounds):
+        for name, run in peers.items():
+            best[name] = max(best[name], FLAGS.steps * batch_size / _timed(lambda: run(FLAGS.steps)))
+    return best
+
+
+def main(argv):
+    del argv
+    peak = matmul_peak(FLAGS.dtype)
+    print(f"machine: {os.cpu_count()} CPUs; {FLAGS.dtype} matmul peak {peak / 1e9:.0f} GFLOP/s")
+    print(f"{'config':<8}{'batch':>6}{'xla':>5}{'Model Garden':>14}{'bert_tf':>10}{'ratio':>7}{'MFU':>7}")
+    for name, batch_size in zip(FLAGS.configs, map(int, FLAGS.batch_sizes)):
+        config = BertConfig.from_json_file(f"configs/{name}/bert_config.json")
+        batch = random_batch(config, batch_size)
+        for xla in ([False, True] if FLAGS.xla else [False]):
+            figures = measure({"mg": model_garden(config, batch, xla), "ours": ours(config, batch, xla)},
+                              batch_size)
+            mfu = figures["ours"] / batch_size * training_flops_per_step(config, batch_size) / peak
+            print(f"{name:<8}{batch_size:>6}{'yes' if xla else 'no':>5}{figures['mg']:>11.2f} s/s"
+                  f"{figures['ours']:>7.2f} s/s{figures['ours'] / figures['mg']:>6.2f}x{mfu:>6.0%}", flush=True)
+
+
+if __name__ == "__main__":
+    app.run(main)
