@@ -48,3 +48,27 @@ def random_pretraining_batch(batch: int, seq: int, predictions: int, vocab_size:
         "masked_lm_weights": weights,
         "next_sentence_labels": rng.integers(0, 2, batch).astype("int32"),
     }
+
+
+def model_garden_encoder(hidden_act: str = "gelu"):
+    """Model Garden's (tf_keras) BertEncoder with the TINY sizes and no dropout."""
+    import tensorflow_models as tfm
+    import tf_keras
+
+    approximate = {"gelu": False, "gelu_approximate": True}[hidden_act]
+    return tfm.nlp.networks.BertEncoder(
+        vocab_size=TINY["vocab_size"], hidden_size=TINY["hidden_size"],
+        num_layers=TINY["num_hidden_layers"], num_attention_heads=TINY["num_attention_heads"],
+        max_sequence_length=TINY["max_position_embeddings"], type_vocab_size=TINY["type_vocab_size"],
+        inner_dim=TINY["intermediate_size"],
+        inner_activation=lambda x: tf_keras.activations.gelu(x, approximate=approximate),
+        output_dropout=0.0, attention_dropout=0.0, dict_outputs=True)
+
+
+def assert_encoder_outputs_close(got, expected, atol=1e-5):
+    """Two encoders' output dicts agree: sequence, pooled and every layer's output."""
+    np.testing.assert_allclose(got["sequence_output"], expected["sequence_output"], atol=atol)
+    np.testing.assert_allclose(got["pooled_output"], expected["pooled_output"], atol=atol)
+    assert len(got["encoder_outputs"]) == len(expected["encoder_outputs"])
+    for a, b in zip(got["encoder_outputs"], expected["encoder_outputs"]):
+        np.testing.assert_allclose(a, b, atol=atol)
