@@ -50,19 +50,22 @@ def random_pretraining_batch(batch: int, seq: int, predictions: int, vocab_size:
     }
 
 
-def model_garden_encoder(hidden_act: str = "gelu"):
-    """Model Garden's (tf_keras) BertEncoder with the TINY sizes and no dropout."""
+def model_garden_encoder(hidden_act: str = "gelu", network: str = "BertEncoder"):
+    """Model Garden's (tf_keras) `BertEncoder` or `BertEncoderV2`, TINY sizes, no dropout."""
     import tensorflow_models as tfm
     import tf_keras
 
     approximate = {"gelu": False, "gelu_approximate": True}[hidden_act]
-    return tfm.nlp.networks.BertEncoder(
+    kwargs = dict(
         vocab_size=TINY["vocab_size"], hidden_size=TINY["hidden_size"],
         num_layers=TINY["num_hidden_layers"], num_attention_heads=TINY["num_attention_heads"],
         max_sequence_length=TINY["max_position_embeddings"], type_vocab_size=TINY["type_vocab_size"],
         inner_dim=TINY["intermediate_size"],
         inner_activation=lambda x: tf_keras.activations.gelu(x, approximate=approximate),
-        output_dropout=0.0, attention_dropout=0.0, dict_outputs=True)
+        output_dropout=0.0, attention_dropout=0.0)
+    if network == "BertEncoder":
+        kwargs["dict_outputs"] = True  # BertEncoderV2 always returns a dict
+    return getattr(tfm.nlp.networks, network)(**kwargs)
 
 
 def assert_encoder_outputs_close(got, expected, atol=1e-5):

@@ -61,6 +61,14 @@ def random_tensors(shapes: dict[str, tuple[int, ...]], seed: int = 0) -> dict[st
             for name, shape in shapes.items()}
 
 
+def randomize_weights(model, seed: int = 0) -> None:
+    """Random values in every weight of a Keras model, so that no bias or LayerNorm is trivial."""
+    rng = np.random.default_rng(seed)
+    for weight in model.weights:
+        gamma = weight.name.split(":")[0].endswith("gamma")
+        weight.assign(((1.0 if gamma else 0.0) + rng.normal(0.0, 0.2, weight.shape)).astype("float32"))
+
+
 def write_google_tf1_checkpoint(directory, tensors, config=None, vocab=True) -> str:
     """Saves `tensors` as google-research/bert does: TF1 graph mode, named variables, AdamWeightDecay
     slots (`adam_m`, `adam_v`), `global_step`, a `tf.compat.v1.train.Saver`. Writes

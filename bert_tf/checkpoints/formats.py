@@ -55,17 +55,23 @@ def _detect_in_directory(directory: str) -> tuple[CheckpointFormat, str]:
     for name, checkpoint_format in _FILES:
         if tf.io.gfile.exists(os.path.join(directory, name)):
             return checkpoint_format, os.path.join(directory, name)
-    candidates = [tf.train.latest_checkpoint(directory),
-                  os.path.join(directory, "bert_model.ckpt")]
+    candidates = [os.path.join(directory, "bert_model.ckpt")]
+    state = tf.train.get_checkpoint_state(directory)  # a `checkpoint` file names the latest
+    if state is not None:
+        # Saver writes absolute paths; a copied or moved directory must not read the original.
+        candidates.insert(0, os.path.join(directory, os.path.basename(state.model_checkpoint_path)))
     indexes = tf.io.gfile.glob(os.path.join(directory, "*.index"))
-    keras_files = tf.io.gfile.glob(os.path.join(directory, "*.keras"))
     if len(indexes) == 1:
         candidates.append(indexes[0].removesuffix(".index"))
-    for prefix in filter(None, candidates):
+    for prefix in candidates:
         if tf.io.gfile.exists(prefix + ".index"):
             return _tf_format(prefix), prefix
+    keras_files = tf.io.gfile.glob(os.path.join(directory, "*.keras"))
     if len(keras_files) == 1:
         return CheckpointFormat.KERAS, keras_files[0]
+    data_files = tf.io.gfile.glob(os.path.join(directory, "*.data-*"))
+    if data_files:
+        _tf_prefix(data_files[0])  # raises: the index file is missing
     raise CheckpointError(f"{directory}: no checkpoint found (looked for model.safetensors, "
                           "pytorch_model.bin, a 'checkpoint' file, one *.index or one *.keras file)")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pickle
 import re
 
 import numpy as np
@@ -55,6 +56,9 @@ def _load_state_dict(path: str, checkpoint_format: CheckpointFormat) -> dict[str
                 for name, tensor in state.items()}
     except ImportError as e:
         raise CheckpointError(f"{path}: reading it needs {e.name} (pip install {e.name})") from None
+    except pickle.UnpicklingError:
+        raise CheckpointError(f"{path}: holds pickled objects other than tensors, refused "
+                              "(torch.load with weights_only=True)") from None
     except Exception as e:  # safetensors and torch raise their own error types.
         raise CheckpointError(f"{path}: cannot read ({type(e).__name__}: "
                               f"{str(e).splitlines()[0] if str(e) else 'truncated or corrupt'})") from None

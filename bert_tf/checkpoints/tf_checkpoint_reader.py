@@ -86,10 +86,11 @@ class ObjectGraph:
 def encoder_paths(graph: ObjectGraph) -> tuple[str, str] | None:
     """`(part, encoder)` object paths of a BERT model in a TF2 checkpoint, or None.
 
-    The part is the root's `encoder` or `model` child; the encoder is the part itself
-    or, for a pretrainer or task model, the part's `encoder` child.
+    The part is the root's `model` child, else its `encoder` child (pretraining saves
+    both, `model` holding the heads too); the encoder is the part itself or, for a
+    pretrainer or task model, the part's `encoder` child.
     """
-    for part in ("encoder", "model"):
+    for part in ("model", "encoder"):
         node = graph.child(0, part)
         if node is not None:
             return part, f"{part}/encoder" if "encoder" in graph.children(node) else part
