@@ -50,6 +50,33 @@ def random_pretraining_batch(batch: int, seq: int, predictions: int, vocab_size:
     }
 
 
+def write_pretraining_records(path, num_examples: int, seq: int, predictions: int, vocab_size: int,
+                              seed: int = 0) -> str:
+    """Writes random records in the pretraining schema (through the schema module)."""
+    import tensorflow as tf
+
+    from bert_tf.data import pretraining_features
+
+    batch = random_pretraining_batch(num_examples, seq, predictions, vocab_size, seed=seed)
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for i in range(num_examples):
+            values = {name: value[i].tolist() for name, value in batch.items()}
+            values["next_sentence_labels"] = [values["next_sentence_labels"]]
+            writer.write(pretraining_features.to_example(values).SerializeToString())
+    return str(path)
+
+
+def write_tiny_config(directory, **overrides) -> str:
+    """Writes a tiny bert_config.json (dropout off unless overridden) and returns its path."""
+    import os
+
+    values = dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    values.update(overrides)
+    path = os.path.join(str(directory), "bert_config.json")
+    tiny_config(**values).to_json_file(path)
+    return path
+
+
 def model_garden_encoder(hidden_act: str = "gelu", network: str = "BertEncoder"):
     """Model Garden's (tf_keras) `BertEncoder` or `BertEncoderV2`, TINY sizes, no dropout."""
     import tensorflow_models as tfm

@@ -1,0 +1,33 @@
+"""`run_pretraining.py`'s main: the flags to a pretraining run, or the embedded demo without flags."""
+
+from __future__ import annotations
+
+from absl import flags, logging
+
+from bert_tf.cli_errors import run_reporting_user_errors
+from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
+from bert_tf.training import runtime_flags
+
+FLAGS = flags.FLAGS
+
+
+def _main(argv) -> None:
+    if len(argv) > 1:
+        raise flags.Error(f"unexpected arguments: {' '.join(argv[1:])}")
+    if FLAGS.input_file is None:
+        from bert_tf.pretraining import demo  # only the demo fetches data
+        demo.run_demo(FLAGS)
+        return
+    for name in ("bert_config_file", "output_dir"):
+        if FLAGS[name].value is None:
+            raise flags.ValidationError(f"--{name} is required with --input_file")
+    if FLAGS.dynamic_masking:
+        raise flags.ValidationError("--dynamic_masking needs the dynamic-masking input pipeline, "
+                                    "which is not in this build yet")
+    strategy = runtime_flags.strategy_from_flags(FLAGS)
+    logging.info("Strategy %s with %d replicas", type(strategy).__name__, strategy.num_replicas_in_sync)
+    run_pretraining(PretrainingOptions.from_flags(FLAGS), strategy)
+
+
+def main(argv) -> None:
+    run_reporting_user_errors(_main, argv)

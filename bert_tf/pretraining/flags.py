@@ -1,0 +1,45 @@
+"""The flags of run_pretraining.py: google-research/bert's names, plus distribution and precision."""
+
+from __future__ import annotations
+
+from absl import flags
+
+from bert_tf.training import optimization, runtime_flags
+
+
+def define_pretraining_flags() -> None:
+    # Model and data (google-research/bert names and defaults).
+    flags.DEFINE_string("bert_config_file", None,
+                        "bert_config.json of the model. Default: configs/tiny (the embedded demo).")
+    flags.DEFINE_string("input_file", None,
+                        "Comma-separated globs of pretraining TFRecords. Without it, the embedded "
+                        "demo fetches the public Wikipedia sample and builds them.")
+    flags.DEFINE_string("eval_file", None,
+                        "Comma-separated globs of held-out TFRecords for --do_eval (default: --input_file).")
+    flags.DEFINE_string("output_dir", None, "Checkpoints, TensorBoard logs and eval_results.txt.")
+    flags.DEFINE_string("init_checkpoint", None, "Initial weights (a bert_tf checkpoint).")
+    flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the records.")
+    flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per record.")
+    # What to run.
+    flags.DEFINE_bool("do_train", False, "Whether to train.")
+    flags.DEFINE_bool("do_eval", False, "Whether to evaluate on --eval_file.")
+    # Batches, steps and schedule.
+    flags.DEFINE_integer("train_batch_size", 32, "Global training batch size.")
+    flags.DEFINE_integer("eval_batch_size", 8, "Global eval batch size.")
+    flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
+    flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
+    flags.DEFINE_integer("num_warmup_steps", 10000, "Linear warmup steps.")
+    flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.")
+    flags.DEFINE_integer("iterations_per_loop", 1000,
+                         "Train steps per host call (steps_per_execution).")
+    flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval batches.")
+    # Additions.
+    flags.DEFINE_enum("optimizer", "adamw", optimization.OPTIMIZERS, "AdamW (the paper) or LAMB.")
+    flags.DEFINE_bool("dynamic_masking", False,
+                      "Mask on the fly from raw text (--input_file are text corpora), fresh every epoch.")
+    flags.DEFINE_bool("do_lower_case", True, "Lower-case input text (dynamic masking and the demo).")
+    flags.DEFINE_string("vocab_file", None, "vocab.txt (dynamic masking and the demo).")
+    flags.DEFINE_integer("log_every", 100, "Log metrics to the console and TensorBoard every N steps.")
+    flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep.")
+    flags.DEFINE_integer("random_seed", 12345, "Seed for shuffling and initialisation.")
+    runtime_flags.define_runtime_flags()

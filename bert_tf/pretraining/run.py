@@ -1,0 +1,196 @@
+"""Pretraining driver: the data, model, optimizer, loops, logs and checkpoints of run_pretraining.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import io_utils
+from bert_tf.bert_config import BertConfig
+from bert_tf.data import pretraining_dataset as pretraining_data
+from bert_tf.data import pretraining_features
+from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.models.bert_pretrainer import BertPretrainer
+from bert_tf.pretraining import checkpoints
+from bert_tf.pretraining.runner import PretrainingRunner
+from bert_tf.training import optimization
+
+
+@dataclasses.dataclass
+class PretrainingOptions:
+    """What run_pretraining.py's flags say, as one value (tests build it directly)."""
+
+    bert_config_file: str
+    input_file: str
+    output_dir: str
+    eval_file: str | None = None
+    init_checkpoint: str | None = None
+    max_seq_length: int = 128
+    max_predictions_per_seq: int = 20
+    do_train: bool = True
+    do_eval: bool = False
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    learning_rate: float = 5e-5
+    num_train_steps: int = 100000
+    num_warmup_steps: int = 10000
+    save_checkpoints_steps: int = 1000
+    iterations_per_loop: int = 1000
+    max_eval_steps: int = 100
+    optimizer: str = "adamw"
+    dtype: str = "float32"
+    jit_compile: bool = False
+    log_every: int = 100
+    keep_checkpoint_max: int = 5
+    random_seed: int | None = 12345
+    verbose: bool = True
+
+    @classmethod
+    def from_flags(cls, flag_values) -> "PretrainingOptions":
+        names = {f.name for f in dataclasses.fields(cls)} - {"verbose"}
+        return cls(**{name: flag_values[name].value for name in names})
+
+
+def _check_batch(name: str, batch_size: int, strategy) -> None:
+    replicas = strategy.num_replicas_in_sync
+    if batch_size % replicas:
+        raise ValueError(f"--{name}={batch_size} is not divisible by the {replicas} replicas")
+
+
+def _distributed_dataset(strategy, files, global_batch_size, options, is_training, vocab_size):
+    def dataset_fn(context):
+        dataset = pretraining_data.pretraining_dataset(
+            files, context.get_per_replica_batch_size(global_batch_size), options.max_seq_length,
+            options.max_predictions_per_seq, vocab_size=vocab_size, is_training=is_training,
+            input_context=context, seed=options.random_seed)
+        return dataset if is_training else dataset.take(options.max_eval_steps)
+
+    return strategy.distribute_datasets_from_function(dataset_fn)
+
+
+def build_model(config: BertConfig, options: PretrainingOptions, strategy):
+    """Builds the pretrainer and its optimizer under the strategy's scope, both built."""
+    with strategy.scope():
+        if options.random_seed is not None:
+            keras.utils.set_random_seed(options.random_seed)
+        model = BertPretrainer(BertEncoder.from_bert_config(config))
+        lengths = pretraining_features.feature_lengths(options.max_seq_length,
+                                                       options.max_predictions_per_seq)
+        model({name: tf.zeros([1, lengths[name]], tf.int32)
+               for name in ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")})
+        optimizer = optimization.create_optimizer(
+            options.optimizer, options.learning_rate, options.num_train_steps,
+            options.num_warmup_steps, loss_scale=options.dtype == "float16")
+        optimizer.build(model.trainable_variables)
+    return model, optimizer
+
+
+def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strategy) -> dict[str, float]:
+    """Trains and/or evaluates; returns the eval metrics (or the last train metrics)."""
+    config = BertConfig.from_json_file(options.bert_config_file)
+    if options.max_seq_length > config.max_position_embeddings:
+        raise ValueError(f"--max_seq_length={options.max_seq_length} exceeds max_position_embeddings "
+                         f"({config.max_position_embeddings}) of {options.bert_config_file}")
+    if not (options.do_train or options.do_eval):
+        raise ValueError("at least one of --do_train and --do_eval must be set")
+    _check_batch("train_batch_size", options.train_batch_size, strategy)
+    _check_batch("eval_batch_size", options.eval_batch_size, strategy)
+    train_files = pretraining_data.expand_file_patterns(options.input_file)
+    eval_files = pretraining_data.expand_file_patterns(options.eval_file or options.input_file)
+    for path in sorted(set(train_files if options.do_train else []) | set(eval_files if options.do_eval else [])):
+        pretraining_data.check_record_lengths(path, options.max_seq_length, options.max_predictions_per_seq)
+
+    tf.io.gfile.makedirs(options.output_dir)
+    model, optimizer = build_model(config, options, strategy)
+    manager = tf.train.CheckpointManager(
+        checkpoints.pretraining_checkpoint(model, optimizer), options.output_dir,
+        max_to_keep=options.keep_checkpoint_max, step_counter=optimizer.iterations)
+    checkpoints.restore_or_initialize(manager, model, options.init_checkpoint)
+    runner = PretrainingRunner(strategy, model, optimizer, options.train_batch_size,
+                               jit_compile=options.jit_compile)
+
+    results = {}
+    if options.do_train:
+        dataset = _distributed_dataset(strategy, train_files, options.train_batch_size, options,
+                                       is_training=True, vocab_size=config.vocab_size)
+        results = _train(runner, iter(dataset), manager, options)
+    if options.do_eval:
+        dataset = _distributed_dataset(strategy, eval_files, options.eval_batch_size, options,
+                                       is_training=False, vocab_size=config.vocab_size)
+        results = _input_errors_named(lambda: runner.evaluate(dataset), options.eval_file or options.input_file)
+        results["global_step"] = int(optimizer.iterations.numpy())
+        io_utils.atomic_write_text(os.path.join(options.output_dir, "eval_results.txt"),
+                                   "".join(f"{k} = {v}\n" for k, v in sorted(results.items())))
+        _write_scalars(tf.summary.create_file_writer(os.path.join(options.output_dir, "eval")),
+                       results, results["global_step"])
+        logging.info("Eval results: %s", results)
+    return results
+
+
+def _input_errors_named(call, input_file):
+    """Turns tf.data failures inside the loop into one-line errors naming the input."""
+    try:
+        return call()
+    except tf.errors.DataLossError as e:
+        raise pretraining_data.InputError(
+            f"--input_file={input_file}: corrupt TFRecord ({e.message.splitlines()[0]})") from None
+    except tf.errors.InvalidArgumentError as e:
+        out_of_vocab = re.search(pretraining_data.OUT_OF_VOCAB_MESSAGE + r" \(\d+\)", e.message)
+        if out_of_vocab:
+            raise pretraining_data.InputError(f"--input_file={input_file}: {out_of_vocab.group()}") from None
+        raise
+
+
+def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOptions) -> dict:
+    optimizer = runner.optimizer
+    step = int(optimizer.iterations.numpy())
+    if step >= options.num_train_steps:
+        logging.info("Already trained to step %d", step)
+        return {}
+    writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
+    progress = keras.utils.Progbar(options.num_train_steps, verbose=1 if options.verbose else 0,
+                                   stateful_metrics=["loss", "masked_lm_accuracy", "next_sentence_accuracy",
+                                                     "masked_lm_loss", "next_sentence_loss", "learning_rate",
+                                                     "examples_per_second"])
+    progress.update(step)
+    results = {}
+    window_start, window_steps = time.perf_counter(), 0
+    while step < options.num_train_steps:
+        boundaries = [options.num_train_steps, _next_multiple(step, options.log_every),
+                      _next_multiple(step, options.save_checkpoints_steps),
+                      step + options.iterations_per_loop]
+        num_steps = min(boundaries) - step
+        _input_errors_named(lambda: runner.train(iterator, num_steps), options.input_file)
+        step += num_steps
+        window_steps += num_steps
+        done = step == options.num_train_steps
+        if step % options.log_every == 0 or done:
+            elapsed = time.perf_counter() - window_start
+            results = runner.metric_results()
+            results["learning_rate"] = float(optimization.current_learning_rate(optimizer))
+            results["examples_per_second"] = window_steps * options.train_batch_size / elapsed
+            _write_scalars(writer, results, step)
+            progress.update(step, [(k, v) for k, v in results.items()])
+            runner.reset_metrics()
+            window_start, window_steps = time.perf_counter(), 0
+        if step % options.save_checkpoints_steps == 0 or done:
+            manager.save(checkpoint_number=step)
+    return results
+
+
+def _write_scalars(writer, scalars: dict, step: int) -> None:
+    with writer.as_default(step=step):
+        for name, value in scalars.items():
+            tf.summary.scalar(name, value)
+    writer.flush()
+
+
+def _next_multiple(step: int, every: int) -> int:
+    return (step // every + 1) * every

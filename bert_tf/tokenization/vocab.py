@@ -1,0 +1,70 @@
+"""WordPiece vocab files and BERT's special tokens, looked up by name."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+class VocabError(ValueError):
+    """A vocab file that cannot be used, with the file named."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Vocab:
+    """The tokens of a `vocab.txt` (one per line, id = line number) and the special ids.
+
+    Example:
+    >>> vocab = Vocab.from_file("vocab.txt")  # doctest: +SKIP
+    >>> vocab.token_to_id["[CLS]"] == vocab.cls_id  # doctest: +SKIP
+    True
+    """
+
+    path: str
+    tokens: tuple[str, ...]
+    token_to_id: dict[str, int]
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> "Vocab":
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                tokens = tuple(line.rstrip("\n").rstrip("\r") for line in f)
+        except FileNotFoundError:
+            raise VocabError(f"{path}: no such vocab file") from None
+        except UnicodeDecodeError as e:
+            raise VocabError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
+        if not tokens:
+            raise VocabError(f"{path}: empty vocab file")
+        token_to_id = {}
+        for i, token in enumerate(tokens):
+            token_to_id.setdefault(token, i)
+        missing = [t for t in SPECIAL_TOKENS if t not in token_to_id]
+        if missing:
+            raise VocabError(f"{path}: vocab lacks the special tokens {' '.join(missing)}")
+        return cls(path, tokens, token_to_id)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def pad_id(self) -> int:
+        return self.token_to_id["[PAD]"]
+
+    @property
+    def unk_id(self) -> int:
+        return self.token_to_id["[UNK]"]
+
+    @property
+    def cls_id(self) -> int:
+        return self.token_to_id["[CLS]"]
+
+    @property
+    def sep_id(self) -> int:
+        return self.token_to_id["[SEP]"]
+
+    @property
+    def mask_id(self) -> int:
+        return self.token_to_id["[MASK]"]

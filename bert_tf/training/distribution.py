@@ -1,0 +1,80 @@
+"""Distribution strategies (through Model Garden's distribute_utils) and precision policies."""
+
+from __future__ import annotations
+
+import threading
+
+import keras
+import tensorflow as tf
+from official.common import distribute_utils
+
+STRATEGIES = ("tpu", "mirrored", "multi_worker_mirrored", "one_device", "default")
+DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
+
+
+class DistributionError(RuntimeError):
+    """A strategy that cannot be built: an unreachable TPU, a bad flag."""
+
+
+def create_strategy(distribution_strategy: str = "default", tpu: str | None = None,
+                    tpu_zone: str | None = None, gcp_project: str | None = None,
+                    num_gpus: int | None = None, tpu_timeout_s: float = 120.0) -> tf.distribute.Strategy:
+    """Builds the strategy that `--distribution_strategy` / `--tpu` name.
+
+    `tpu` (a Cloud TPU name, resolved in `tpu_zone`/`gcp_project` when given, or a
+    grpc:// address) implies the TPU strategy. Connecting to a TPU that does not
+    answer fails with `DistributionError` after `tpu_timeout_s` seconds rather
+    than hanging. `num_gpus` defaults to the GPUs TensorFlow sees (0: the CPU).
+    """
+    if tpu:
+        distribution_strategy = "tpu"
+    if distribution_strategy not in STRATEGIES:
+        raise DistributionError(f"--distribution_strategy must be one of {', '.join(STRATEGIES)}; "
+                                f"got {distribution_strategy!r}")
+    if distribution_strategy == "default":
+        return tf.distribute.get_strategy()
+    if distribution_strategy == "tpu":
+        def connect():
+            address = tpu or ""
+            if tpu_zone or gcp_project:
+                address = tf.distribute.cluster_resolver.TPUClusterResolver(
+                    tpu, zone=tpu_zone, project=gcp_project).get_master()
+            return distribute_utils.get_distribution_strategy("tpu", tpu_address=address)
+
+        return _with_timeout(connect, tpu_timeout_s, f"--tpu={tpu}")
+    if num_gpus is None:
+        num_gpus = len(tf.config.list_logical_devices("GPU"))
+    return distribute_utils.get_distribution_strategy(distribution_strategy, num_gpus=num_gpus)
+
+
+def _with_timeout(build, timeout_s: float, what: str):
+    """Runs `build()` in a daemon thread; a clear error if it fails or outlasts `timeout_s`."""
+    result = {}
+
+    def target():
+        try:
+            result["value"] = build()
+        except Exception as e:  # reported below, in the caller's thread
+            result["error"] = e
+
+    thread = threading.Thread(target=target, daemon=True, name="tpu-connect")
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        raise DistributionError(f"{what}: no TPU answered within {timeout_s:g} s")
+    if "error" in result:
+        error = result["error"]
+        raise DistributionError(f"{what}: cannot connect to the TPU: {error}") from error
+    return result["value"]
+
+
+def set_precision(dtype: str) -> None:
+    """Sets the global Keras dtype policy for `--dtype` (float32, bfloat16 or float16).
+
+    bfloat16 and float16 are mixed policies: variables stay float32, and the models
+    keep softmax, LayerNorm and the losses in float32.
+    """
+    try:
+        keras.mixed_precision.set_dtype_policy(DTYPE_POLICIES[dtype])
+    except KeyError:
+        raise ValueError(f"--dtype must be one of {', '.join(DTYPE_POLICIES)}; got {dtype!r}") from None

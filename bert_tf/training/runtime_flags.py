@@ -1,0 +1,33 @@
+"""absl flags shared by every run script: distribution, TPU and precision."""
+
+from __future__ import annotations
+
+from absl import flags
+
+from bert_tf.training import distribution
+
+
+def define_runtime_flags() -> None:
+    """Defines google-research/bert's TPU flags plus --distribution_strategy, --dtype, --jit_compile."""
+    flags.DEFINE_enum("distribution_strategy", "default", distribution.STRATEGIES,
+                      "tf.distribute strategy. --tpu implies tpu.")
+    flags.DEFINE_bool("use_tpu", False, "Whether to use a TPU (needs --tpu_name).")
+    flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use: a name, or a grpc:// address.")
+    flags.DEFINE_alias("tpu", "tpu_name")
+    flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU (used to resolve --tpu_name).")
+    flags.DEFINE_string("gcp_project", None, "GCP project of the Cloud TPU (used to resolve --tpu_name).")
+    flags.DEFINE_float("tpu_timeout", 120.0, "Seconds to wait for the TPU before failing.")
+    flags.DEFINE_enum("dtype", "float32", list(distribution.DTYPE_POLICIES),
+                      "Compute precision: a Keras mixed-precision policy for bfloat16 and float16 "
+                      "(float16 adds dynamic loss scaling).")
+    flags.DEFINE_bool("jit_compile", False, "Compile the train step with XLA (TPUs always do).")
+
+
+def strategy_from_flags(flag_values: flags.FlagValues):
+    """Sets the precision policy and builds the strategy the runtime flags ask for."""
+    if flag_values.use_tpu and not flag_values.tpu_name:
+        raise flags.ValidationError("--use_tpu needs --tpu_name (or --tpu)")
+    distribution.set_precision(flag_values.dtype)
+    return distribution.create_strategy(
+        flag_values.distribution_strategy, tpu=flag_values.tpu_name, tpu_zone=flag_values.tpu_zone,
+        gcp_project=flag_values.gcp_project, tpu_timeout_s=flag_values.tpu_timeout)

@@ -1,0 +1,220 @@
+"""Pretraining under MirroredStrategy and MultiWorkerMirroredStrategy, and resuming after SIGKILL.
+
+Each check runs in fresh processes: logical devices and TF_CONFIG must be set up
+before TensorFlow starts. This file is also the worker script of those processes.
+"""
+
+import json
+import os
+import pathlib
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SEQ, PREDICTIONS, BATCH, STEPS = 16, 4, 8, 4
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "tests")]),
+                TF_CPP_MIN_LOG_LEVEL="2")
+
+
+def _worker(mode: str, workdir: pathlib.Path, *extra: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, __file__, mode, str(workdir), *extra], cwd=REPO, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def _finish(process: subprocess.Popen, timeout: float = 300) -> str:
+    out, err = process.communicate(timeout=timeout)
+    assert process.returncode == 0, err[-3000:]
+    return out
+
+
+# -- tests ------------------------------------------------------------------------------------
+
+
+def test_mirrored_matches_one_device(tmp_path):
+    results = json.loads(_finish(_worker("mirrored", tmp_path)).strip().splitlines()[-1])
+    one, mirrored = np.load(tmp_path / "one_device.npz"), np.load(tmp_path / "mirrored.npz")
+    assert results["replicas"] == [1, 2]
+    np.testing.assert_allclose(results["loss"][1], results["loss"][0], rtol=1e-5)
+    assert one.files == mirrored.files
+    for name in one.files:
+        np.testing.assert_allclose(mirrored[name], one[name], atol=1e-5, err_msg=name)
+    changed = sum(not np.allclose(one[name], np.load(tmp_path / "initial.npz")[name]) for name in one.files)
+    assert changed > len(one.files) // 2  # the steps really moved the weights
+    assert results["indivisible_batch_error"] == "--train_batch_size=7 is not divisible by the 2 replicas"
+
+
+def test_multi_worker_mirrored_keeps_workers_identical(tmp_path):
+    ports = []
+    for _ in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
+    workers = [_worker("multi_worker", tmp_path, json.dumps({"cluster": cluster, "task": {"type": "worker",
+                                                                                          "index": i}}))
+               for i in range(2)]
+    outputs = [json.loads(_finish(w).strip().splitlines()[-1]) for w in workers]
+    assert [o["replicas"] for o in outputs] == [2, 2]
+    assert outputs[0]["step"] == outputs[1]["step"] == STEPS
+    first, second = np.load(tmp_path / "worker_0.npz"), np.load(tmp_path / "worker_1.npz")
+    for name in first.files:
+        np.testing.assert_array_equal(first[name], second[name], err_msg=name)
+
+
+def _train_events(out_dir: pathlib.Path) -> dict[str, dict[int, float]]:
+    import tensorflow as tf
+
+    scalars = {}
+    for path in sorted((out_dir / "train").glob("events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            for value in event.summary.value:
+                scalars.setdefault(value.tag, {})[event.step] = float(tf.make_ndarray(value.tensor))
+    return scalars
+
+
+def test_resume_after_sigkill(tmp_path):
+    import tensorflow as tf
+
+    from bert_test_utils import TINY, write_pretraining_records, write_tiny_config
+    from bert_tf.training.optimization import warmup_linear_decay
+
+    config = write_tiny_config(tmp_path)
+    records = write_pretraining_records(tmp_path / "train.tfrecord", 64, SEQ, PREDICTIONS, TINY["vocab_size"])
+    out = tmp_path / "out"
+    flags = [f"--input_file={records}", f"--bert_config_file={config}", f"--output_dir={out}", "--do_train",
+             f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PREDICTIONS}", "--train_batch_size=8",
+             "--num_train_steps=200", "--num_warmup_steps=20", "--learning_rate=2e-3",
+             "--save_checkpoints_steps=20", "--iterations_per_loop=10", "--log_every=10"]
+    command = [sys.executable, str(REPO / "run_pretraining.py"), *flags]
+
+    first = subprocess.Popen(command, cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while not list(out.glob("ckpt-*.index")) and time.monotonic() < deadline and first.poll() is None:
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    killed_at = max(int(re.search(r"ckpt-(\d+)", p.name).group(1)) for p in out.glob("ckpt-*.index"))
+    assert killed_at < 200, "the first run finished before it could be killed"
+
+    second = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert re.search(rf"Resumed from .*ckpt-{killed_at}\b", second.stderr)
+
+    latest = tf.train.latest_checkpoint(str(out))
+    assert latest.endswith("ckpt-200")
+    (iterations,) = [tf.train.load_variable(latest, name) for name, _ in tf.train.list_variables(latest)
+                     if name.startswith("optimizer/") and "iteration" in name]
+    assert int(iterations) == 200
+
+    scalars = _train_events(out)
+    schedule = warmup_linear_decay(2e-3, 200, 20)
+    resumed_steps = [s for s in sorted(scalars["loss"]) if s > killed_at]
+    assert resumed_steps[0] == killed_at + 10 and resumed_steps[-1] == 200
+    for step in resumed_steps:
+        # Logged after `step` updates: the rate of the next update.
+        np.testing.assert_allclose(scalars["learning_rate"][step], float(schedule(step)), rtol=1e-5)
+    initial_loss = scalars["loss"][min(scalars["loss"])]
+    assert scalars["loss"][resumed_steps[0]] < initial_loss - 0.5, scalars["loss"]
+
+
+# -- worker processes ---------------------------------------------------------------------------
+
+
+def _weights(model) -> dict:
+    # Keyed by position: the order of `model.weights` is the same in every build.
+    return {f"{i:03d}": v.numpy() for i, v in enumerate(model.weights)}
+
+
+def _options(workdir, files, batch=BATCH):
+    from bert_test_utils import write_tiny_config
+    from bert_tf.pretraining.run import PretrainingOptions
+
+    return PretrainingOptions(
+        bert_config_file=write_tiny_config(workdir), input_file=",".join(files), output_dir=str(workdir / "out"),
+        max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS, train_batch_size=batch,
+        learning_rate=1e-2, num_train_steps=100, num_warmup_steps=0, verbose=False)
+
+
+def _train(strategy, opts, initial=None, clip_norm=0.01):
+    """STEPS steps on the files in order; returns (loss over the steps, weights)."""
+    from bert_tf.bert_config import BertConfig
+    from bert_tf.data.pretraining_dataset import pretraining_dataset
+    from bert_tf.pretraining.run import build_model
+    from bert_tf.pretraining.runner import PretrainingRunner
+
+    files = opts.input_file.split(",")
+    model, optimizer = build_model(BertConfig.from_json_file(opts.bert_config_file), opts, strategy)
+    if initial is not None:
+        for i, variable in enumerate(model.weights):
+            variable.assign(initial[f"{i:03d}"])
+    dataset = strategy.distribute_datasets_from_function(lambda context: pretraining_dataset(
+        files, context.get_per_replica_batch_size(opts.train_batch_size), SEQ, PREDICTIONS,
+        is_training=False, input_context=context).repeat())
+    # A tiny clip norm makes every step clip, so clipping the global gradient is what is compared.
+    runner = PretrainingRunner(strategy, model, optimizer, opts.train_batch_size, clip_norm=clip_norm)
+    runner.train(iter(dataset), STEPS)
+    return runner.metric_results()["loss"], _weights(model), int(optimizer.iterations.numpy())
+
+
+def _mirrored_worker(workdir: pathlib.Path):
+    import tensorflow as tf
+
+    (cpu,) = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    from bert_test_utils import TINY, write_pretraining_records
+    from bert_tf.pretraining.run import run_pretraining
+
+    files = [write_pretraining_records(workdir / "train.tfrecord", 64, SEQ, PREDICTIONS, TINY["vocab_size"])]
+    opts = _options(workdir, files)
+    one_device = tf.distribute.OneDeviceStrategy("/cpu:0")
+    mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    from bert_tf.bert_config import BertConfig
+    from bert_tf.pretraining.run import build_model
+    initial = _weights(build_model(BertConfig.from_json_file(opts.bert_config_file), opts, one_device)[0])
+    np.savez(workdir / "initial.npz", **initial)
+    losses = []
+    for name, strategy in (("one_device", one_device), ("mirrored", mirrored)):
+        loss, weights, _ = _train(strategy, opts, initial)
+        np.savez(workdir / f"{name}.npz", **weights)
+        losses.append(loss)
+    try:
+        run_pretraining(_options(workdir, files, batch=7), mirrored)
+        error = None
+    except ValueError as e:
+        error = str(e)
+    print(json.dumps({"loss": losses, "replicas": [1, mirrored.num_replicas_in_sync],
+                      "indivisible_batch_error": error}))
+
+
+def _multi_worker(workdir: pathlib.Path, tf_config: str):
+    os.environ["TF_CONFIG"] = tf_config
+    import tensorflow as tf
+
+    from bert_test_utils import TINY, write_pretraining_records
+
+    index = json.loads(tf_config)["task"]["index"]
+    # Two files, so that each worker's input pipeline gets its own shard.
+    files = [write_pretraining_records(workdir / f"w{index}_part{i}.tfrecord", 32, SEQ, PREDICTIONS,
+                                       TINY["vocab_size"], seed=i) for i in range(2)]
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    (workdir / f"w{index}").mkdir()
+    _, weights, step = _train(strategy, _options(workdir / f"w{index}", files))
+    np.savez(workdir / f"worker_{index}.npz", **weights)
+    print(json.dumps({"replicas": strategy.num_replicas_in_sync, "step": step}))
+
+
+if __name__ == "__main__":
+    mode, workdir = sys.argv[1], pathlib.Path(sys.argv[2])
+    if mode == "mirrored":
+        _mirrored_worker(workdir)
+    elif mode == "multi_worker":
+        _multi_worker(workdir, sys.argv[3])

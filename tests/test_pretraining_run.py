@@ -1,0 +1,155 @@
+"""Pretraining: learning, precision, XLA, checkpoints and clear errors on bad input."""
+
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.data.pretraining_dataset import InputError
+from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
+from bert_tf.pretraining.runner import PretrainingRunner
+from bert_tf.training import distribution
+from bert_test_utils import TINY, random_pretraining_batch, write_pretraining_records, write_tiny_config
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SEQ, PREDICTIONS = 16, 4
+
+
+def options(tmp_path, **overrides) -> PretrainingOptions:
+    values = dict(
+        bert_config_file=write_tiny_config(tmp_path), output_dir=str(tmp_path / "out"),
+        input_file=write_pretraining_records(tmp_path / "train.tfrecord", 64, SEQ, PREDICTIONS,
+                                             TINY["vocab_size"]),
+        max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS, train_batch_size=8, eval_batch_size=8,
+        learning_rate=1e-3, num_train_steps=6, num_warmup_steps=2, save_checkpoints_steps=3,
+        iterations_per_loop=3, log_every=3, max_eval_steps=2, verbose=False)
+    values.update(overrides)
+    return PretrainingOptions(**values)
+
+
+def runner_on_fixed_batch(tmp_path, dtype="float32", jit_compile=False, learning_rate=1e-3):
+    opts = options(tmp_path, learning_rate=learning_rate, num_warmup_steps=0, num_train_steps=1000, dtype=dtype)
+    strategy = tf.distribute.get_strategy()
+    model, optimizer = build_model(distribution_config(opts), opts, strategy)
+    batch = random_pretraining_batch(8, SEQ, PREDICTIONS, TINY["vocab_size"], seed=3)
+    iterator = iter(tf.data.Dataset.from_tensors(batch).repeat())
+    return PretrainingRunner(strategy, model, optimizer, 8, jit_compile=jit_compile), iterator
+
+
+def distribution_config(opts):
+    from bert_tf.bert_config import BertConfig
+    return BertConfig.from_json_file(opts.bert_config_file)
+
+
+def test_overfits_a_fixed_batch(tmp_path):
+    runner, iterator = runner_on_fixed_batch(tmp_path)
+    runner.train(iterator, 150)
+    runner.reset_metrics()
+    runner.train(iterator, 5)
+    results = runner.metric_results()
+    assert results["masked_lm_accuracy"] > 0.9, results
+    assert results["next_sentence_accuracy"] == 1.0, results
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_mixed_precision_trains_with_finite_loss(tmp_path, dtype):
+    try:
+        distribution.set_precision(dtype)
+        runner, iterator = runner_on_fixed_batch(tmp_path, dtype=dtype)
+        runner.train(iterator, 3)
+        results = runner.metric_results()
+        assert np.isfinite(results["loss"]), results
+        assert runner.model.encoder.transformer_layers[0].compute_dtype == dtype
+        assert int(runner.optimizer.iterations.numpy()) == 3
+    finally:
+        distribution.set_precision("float32")
+
+
+def test_train_step_compiles_with_xla(tmp_path):
+    runner, iterator = runner_on_fixed_batch(tmp_path, jit_compile=True)
+    before = [w.numpy() for w in runner.model.trainable_weights[:3]]
+    runner.train(iterator, 2)
+    assert np.isfinite(runner.metric_results()["loss"])
+    assert any(not np.array_equal(a, w.numpy()) for a, w in zip(before, runner.model.trainable_weights))
+
+
+def test_run_trains_checkpoints_and_evaluates(tmp_path):
+    opts = options(tmp_path, do_eval=True)
+    results = run_pretraining(opts, tf.distribute.get_strategy())
+    assert results["global_step"] == 6
+    out = pathlib.Path(opts.output_dir)
+    assert tf.train.latest_checkpoint(str(out)).endswith("ckpt-6")
+    lines = (out / "eval_results.txt").read_text().splitlines()
+    assert sorted(line.split(" = ")[0] for line in lines) == [
+        "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy",
+        "next_sentence_loss"]
+    events = list((out / "train").glob("events.out.tfevents.*"))
+    tags = {v.tag for path in events for e in tf.compat.v1.train.summary_iterator(str(path))
+            for v in e.summary.value}
+    assert tags >= {"loss", "masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy",
+                    "next_sentence_loss", "learning_rate", "examples_per_second"}
+
+
+def test_init_checkpoint_loads_weights(tmp_path):
+    first = options(tmp_path)
+    run_pretraining(first, tf.distribute.get_strategy())
+    second = options(tmp_path, output_dir=str(tmp_path / "warm"), init_checkpoint=first.output_dir,
+                     do_train=False, do_eval=True)
+    warm = run_pretraining(second, tf.distribute.get_strategy())
+    cold = run_pretraining(options(tmp_path, output_dir=str(tmp_path / "cold"), do_train=False,
+                                   do_eval=True), tf.distribute.get_strategy())
+    trained = run_pretraining(options(tmp_path, output_dir=first.output_dir, do_train=False, do_eval=True),
+                              tf.distribute.get_strategy())
+    assert warm["loss"] == pytest.approx(trained["loss"], rel=1e-6)
+    assert warm["global_step"] == 0  # weights only: the optimizer starts afresh
+    assert cold["loss"] != pytest.approx(trained["loss"], rel=1e-3)
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+
+def test_no_files_match(tmp_path):
+    with pytest.raises(InputError, match=r"^--input_file=.*nothing-\*: no files match$"):
+        run_pretraining(options(tmp_path, input_file=str(tmp_path / "nothing-*")), tf.distribute.get_strategy())
+
+
+def test_record_length_differs_from_flag(tmp_path):
+    opts = options(tmp_path, max_seq_length=32)
+    with pytest.raises(InputError, match=r"train.tfrecord: feature 'input_ids' has length 16, "
+                                         r"but --max_seq_length makes it 32$"):
+        run_pretraining(opts, tf.distribute.get_strategy())
+
+
+def test_corrupt_tfrecord(tmp_path):
+    opts = options(tmp_path)
+    data = pathlib.Path(opts.input_file).read_bytes()
+    corrupt = tmp_path / "corrupt.tfrecord"
+    corrupt.write_bytes(data[: len(data) // 2] + bytes(200) + data[len(data) // 2:])
+    with pytest.raises(InputError, match=r"^--input_file=.*corrupt.tfrecord: corrupt TFRecord"):
+        run_pretraining(options(tmp_path, input_file=str(corrupt)), tf.distribute.get_strategy())
+
+
+def test_token_id_outside_vocab(tmp_path):
+    path = write_pretraining_records(tmp_path / "big_ids.tfrecord", 64, SEQ, PREDICTIONS, 5000)
+    with pytest.raises(InputError, match=r"a token id in the input files is >= vocab_size \(97\)"):
+        run_pretraining(options(tmp_path, input_file=path), tf.distribute.get_strategy())
+
+
+def test_unreachable_tpu_fails_within_bounded_time(tmp_path):
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, str(REPO / "run_pretraining.py"), "--tpu=grpc://127.0.0.1:9", "--tpu_timeout=5",
+         f"--input_file={tmp_path}/x", "--bert_config_file=configs/tiny/bert_config.json",
+         f"--output_dir={tmp_path}/out", "--do_train"],
+        cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "run_pretraining.py: error: --tpu=grpc://127.0.0.1:9: no TPU answered within 5 s")
+    assert time.monotonic() - started < 60

@@ -1,0 +1,30 @@
+"""MediaWiki markup stripping and sentence splitting for the sample corpus."""
+
+from bert_tf.datasets import wikitext
+
+PAGE = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">
+<page><title>Alpha</title><ns>0</ns><revision><text>{{Infobox|name={{nested|x}}}}
+'''Alpha''' is a [[Greek alphabet|letter]] of the alphabet.&lt;ref&gt;Some source.&lt;/ref&gt; It was used by Dr. Smith in 1900.
+== History ==
+[[File:Alpha.png|thumb|A [[picture]]]]
+* It appears in [https://example.org many texts] today!
+{| class="wikitable"
+| cell
+|}
+</text></revision></page>
+<page><title>Beta</title><ns>0</ns><redirect title="B"/><revision><text>#REDIRECT [[B]]</text></revision></page>
+<page><title>Talk:Alpha</title><ns>1</ns><revision><text>Talk pages are skipped. They are not articles.</text></revision></page>
+</mediawiki>"""
+
+
+def test_articles_to_documents():
+    assert wikitext.articles_to_documents(PAGE.encode()) == [[
+        "Alpha is a letter of the alphabet.",
+        "It was used by Dr. Smith in 1900.",
+        "It appears in many texts today!",
+    ]]
+
+
+def test_split_sentences_keeps_abbreviations():
+    assert wikitext.split_sentences('He said "Go." Then e.g. this. 3 more.') == [
+        'He said "Go."', "Then e.g. this.", "3 more."]
