@@ -21,12 +21,14 @@ import sys
 import tensorflow as tf
 
 from bert_tf import io_utils
-from bert_tf.bert_config import BertConfig, ConfigError
+from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import (CheckpointError, checkpoint_config, load_checkpoint,
                                  write_tf1_checkpoint)
 from bert_tf.checkpoints.tf1_names import tf1_variables
+from bert_tf.cli_errors import run_reporting_user_errors
 from bert_tf.models import BertEncoder, BertPretrainer
 
+PROGRAM = "python -m bert_tf.convert"
 logger = logging.getLogger(__name__)
 
 
@@ -63,24 +65,24 @@ def convert(input_path: str, output_dir: str, to: str = "tf1", bert_config_file:
     return checkpoint.write(os.path.join(output_dir, "ckpt"))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bert_tf.convert", description=__doc__.splitlines()[0])
+def _main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog=PROGRAM, description=__doc__.splitlines()[0])
     parser.add_argument("--input", required=True, help="checkpoint prefix, file or directory")
     parser.add_argument("--output", required=True, help="output directory")
     parser.add_argument("--to", choices=("tf1", "bert_tf"), default="tf1", help="output format")
     parser.add_argument("--bert_config_file", help="config of the input, if none lies beside it")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv[1:])
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
-    try:
-        prefix = convert(args.input, args.output, args.to, args.bert_config_file)
-    except (CheckpointError, ConfigError) as e:
-        print(f"convert: error: {e}", file=sys.stderr)
-        return 1
+    prefix = convert(args.input, args.output, args.to, args.bert_config_file)
     vocab = os.path.join(args.output, "vocab.txt")
     print(f"--init_checkpoint={prefix} --bert_config_file={os.path.join(args.output, 'bert_config.json')}"
           + (f" --vocab_file={vocab}" if tf.io.gfile.exists(vocab) else ""))
-    return 0
+
+
+def main(argv: list[str]) -> None:
+    """Runs the converter on `argv` (`argv[0]` is the program); bad input ends in one line, exit 1."""
+    run_reporting_user_errors(_main, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main([PROGRAM, *sys.argv[1:]])

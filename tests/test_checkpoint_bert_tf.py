@@ -10,6 +10,7 @@ from checkpoint_test_utils import randomize_weights
 
 from bert_tf import BertPretrainer
 from bert_tf.checkpoints import load_checkpoint
+from bert_tf.pretraining.checkpoints import pretraining_checkpoint
 
 
 def random_pretrainer(seed=0):
@@ -25,18 +26,18 @@ def assert_same_weights(got, expected):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
 
 
-def test_training_checkpoint_loads_into_pretrainer_and_encoder(tmp_path):
+def test_pretraining_checkpoint_loads_into_pretrainer_and_encoder(tmp_path):
     source = random_pretrainer()
     optimizer = keras.optimizers.AdamW(1e-3)
     optimizer.build(source.trainable_variables)
-    checkpoint = tf.train.Checkpoint(model=source, optimizer=optimizer, step=tf.Variable(7, dtype=tf.int64))
-    tf.train.CheckpointManager(checkpoint, tmp_path, max_to_keep=1).save()
+    # run_pretraining.py's layout: model=, encoder= (the same encoder) and optimizer=.
+    tf.train.CheckpointManager(pretraining_checkpoint(source, optimizer), tmp_path, max_to_keep=1).save()
 
     pretrainer = BertPretrainer(tiny_encoder())
     report = load_checkpoint(tmp_path, pretrainer)  # the directory: its latest checkpoint
     assert_same_weights(pretrainer.weights, source.weights)
     assert report.format == "bert_tf" and report.missing == report.unused == []
-    assert {"step", "save_counter", "optimizer/_iterations"} <= set(report.skipped)
+    assert {"save_counter", "optimizer/_iterations"} <= set(report.skipped)
 
     encoder = tiny_encoder()
     report = load_checkpoint(tmp_path, encoder)

@@ -16,7 +16,7 @@ GOOGLE_CONFIG = {**TINY, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
 
 
 def run_convert(capsys, *args):
-    assert convert.main(list(map(str, args))) == 0
+    convert.main([convert.PROGRAM, *map(str, args)])
     return capsys.readouterr().out.strip()
 
 

@@ -143,5 +143,5 @@ def test_convert_fails_with_one_line_and_nonzero_exit(tmp_path):
                             capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.strip().splitlines()[-1] == (
-        f"convert: error: {missing}: no such checkpoint (no {missing}.index)")
+        f"python -m bert_tf.convert: error: {missing}: no such checkpoint (no {missing}.index)")
     assert not (tmp_path / "out").exists()

@@ -2,6 +2,7 @@
 
 import os
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -11,7 +12,8 @@ from bert_test_utils import (TINY, assert_encoder_outputs_close, model_garden_en
 from checkpoint_test_utils import google_variable_shapes, random_tensors, write_google_tf1_checkpoint
 
 from bert_tf import BertPretrainer
-from bert_tf.checkpoints import load_checkpoint, write_tf1_checkpoint
+from bert_tf.checkpoints import CheckpointError, load_checkpoint, write_tf1_checkpoint
+from bert_tf.pretraining.checkpoints import pretraining_checkpoint, restore_or_initialize
 
 GOOGLE_CONFIG = {**TINY, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
                  "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02}
@@ -61,6 +63,20 @@ def test_google_tf1_loads_like_model_garden(google_checkpoint, tmp_path):
                                   tensors["cls/seq_relationship/output_weights"].T)
     np.testing.assert_array_equal(ours.masked_lm_head.output_bias.numpy(),
                                   tensors["cls/predictions/output_bias"])
+
+
+def test_pretraining_init_checkpoint_takes_google_tf1(google_checkpoint, tmp_path):
+    prefix, tensors = google_checkpoint
+    model = BertPretrainer(tiny_encoder())
+    manager = tf.train.CheckpointManager(pretraining_checkpoint(model, keras.optimizers.AdamW()),
+                                         tmp_path / "run", max_to_keep=1)
+    restore_or_initialize(manager, model, os.path.dirname(prefix))
+    np.testing.assert_array_equal(model.masked_lm_head.transform.kernel.numpy(),
+                                  tensors["cls/predictions/transform/dense/kernel"])
+    missing = tmp_path / "nothing"
+    with pytest.raises(CheckpointError) as error:
+        restore_or_initialize(manager, model, str(missing))
+    assert str(error.value) == f"--init_checkpoint={missing}: no such checkpoint (no {missing}.index)"
 
 
 def test_ours_to_tf1_to_ours_is_lossless(google_checkpoint, tmp_path):
