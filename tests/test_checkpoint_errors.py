@@ -89,23 +89,17 @@ def test_shape_mismatch_names_the_variable(tmp_path):
         np.testing.assert_array_equal(value, weight.numpy())
 
 
-def test_truncated_data_file(google_dir, tmp_path):
+@pytest.mark.parametrize("file, expected", [
+    ("bert_model.ckpt.data-00000-of-00001",
+     "cannot read variable bert/encoder/layer_1/attention/output/LayerNorm/beta "
+     "(data file truncated or corrupt: Read less bytes than requested)"),
+    ("bert_model.ckpt.index",
+     "cannot read the checkpoint index (truncated or not a checkpoint: not an sstable (bad magic number))"),
+])
+def test_truncated_checkpoint(file, expected, google_dir, tmp_path):
     directory = copy_of(google_dir, tmp_path)
-    data = directory / "bert_model.ckpt.data-00000-of-00001"
-    os.truncate(data, data.stat().st_size // 2)
-    assert error_of(directory, tiny_encoder()) == (
-        f"{directory}/bert_model.ckpt: cannot read variable "
-        "bert/encoder/layer_1/attention/output/LayerNorm/beta "
-        "(data file truncated or corrupt: Read less bytes than requested)")
-
-
-def test_truncated_index_file(google_dir, tmp_path):
-    directory = copy_of(google_dir, tmp_path)
-    index = directory / "bert_model.ckpt.index"
-    os.truncate(index, index.stat().st_size // 2)
-    assert error_of(directory, tiny_encoder()) == (
-        f"{directory}/bert_model.ckpt: cannot read the checkpoint index "
-        "(truncated or not a checkpoint: not an sstable (bad magic number))")
+    os.truncate(directory / file, (directory / file).stat().st_size // 2)
+    assert error_of(directory, tiny_encoder()) == f"{directory}/bert_model.ckpt: {expected}"
 
 
 @pytest.mark.parametrize("given", ["prefix", "directory"])
