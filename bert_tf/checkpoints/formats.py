@@ -20,9 +20,6 @@ class CheckpointFormat(str, enum.Enum):
     SAFETENSORS = "hf_safetensors"  # Hugging Face model.safetensors
     PYTORCH = "hf_pytorch"  # Hugging Face pytorch_model.bin
 
-    def __str__(self):
-        return self.value
-
 
 # Files that name a format by themselves, in the order a directory is searched.
 _FILES = (("model.safetensors", CheckpointFormat.SAFETENSORS),

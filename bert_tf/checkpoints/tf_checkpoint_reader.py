@@ -68,7 +68,7 @@ class ObjectGraph:
 
     def variable_paths(self, path: str = "") -> dict[str, str]:
         """Checkpoint key -> object path ("model/encoder/pooler/bias") of each variable at or
-        below `path`; the first path found breadth-first, as `tf.train.list_variables` names."""
+        below `path`: the first path that reaches it, breadth-first."""
         start = self.child(0, path) if path else 0
         found, seen, queue = {}, {start}, collections.deque([(start, path)])
         while queue:
