@@ -75,3 +75,30 @@ def write_tiny_config(directory, **overrides) -> str:
     path = os.path.join(str(directory), "bert_config.json")
     tiny_config(**values).to_json_file(path)
     return path
+
+
+def model_garden_encoder(hidden_act: str = "gelu", network: str = "BertEncoder"):
+    """Model Garden's (tf_keras) `BertEncoder` or `BertEncoderV2`, TINY sizes, no dropout."""
+    import tensorflow_models as tfm
+    import tf_keras
+
+    approximate = {"gelu": False, "gelu_approximate": True}[hidden_act]
+    kwargs = dict(
+        vocab_size=TINY["vocab_size"], hidden_size=TINY["hidden_size"],
+        num_layers=TINY["num_hidden_layers"], num_attention_heads=TINY["num_attention_heads"],
+        max_sequence_length=TINY["max_position_embeddings"], type_vocab_size=TINY["type_vocab_size"],
+        inner_dim=TINY["intermediate_size"],
+        inner_activation=lambda x: tf_keras.activations.gelu(x, approximate=approximate),
+        output_dropout=0.0, attention_dropout=0.0)
+    if network == "BertEncoder":
+        kwargs["dict_outputs"] = True  # BertEncoderV2 always returns a dict
+    return getattr(tfm.nlp.networks, network)(**kwargs)
+
+
+def assert_encoder_outputs_close(got, expected, atol=1e-5):
+    """Two encoders' output dicts agree: sequence, pooled and every layer's output."""
+    np.testing.assert_allclose(got["sequence_output"], expected["sequence_output"], atol=atol)
+    np.testing.assert_allclose(got["pooled_output"], expected["pooled_output"], atol=atol)
+    assert len(got["encoder_outputs"]) == len(expected["encoder_outputs"])
+    for a, b in zip(got["encoder_outputs"], expected["encoder_outputs"]):
+        np.testing.assert_allclose(a, b, atol=atol)

@@ -1,0 +1,101 @@
+"""Hugging Face BERT checkpoints: `model.safetensors` or `pytorch_model.bin`, and `config.json`.
+
+Both the `bert.`-prefixed layout (`BertForPreTraining`, `BertForMaskedLM`, task models)
+and the bare `BertModel` layout are read. Linear weights are `[out, in]` in PyTorch and
+are transposed into TF1's `[in, out]` kernels.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pickle
+import re
+
+import numpy as np
+
+from bert_tf.bert_config import BertConfig, ConfigError
+from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
+from bert_tf.checkpoints.formats import CheckpointFormat
+
+# Modules whose `weight` is stored as in TF1 (`[labels, hidden]`), named `output_weights`.
+_OUTPUT_LAYERS = {"cls.seq_relationship": "cls/seq_relationship/", "classifier": "",
+                  "qa_outputs": "cls/squad/"}
+# Buffers and tied copies: not weights of their own.
+_TIED = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
+         "cls.predictions.decoder.bias": "cls.predictions.bias"}
+_LAYER_NORM_EPS = 1e-12
+
+
+def _tf1_name(name: str) -> tuple[str, bool]:
+    """(TF1 name, transpose) for a Hugging Face name without its `bert.` prefix."""
+    module, _, parameter = name.rpartition(".")
+    if module in _OUTPUT_LAYERS:
+        return _OUTPUT_LAYERS[module] + ("output_weights" if parameter == "weight" else "output_bias"), False
+    if name == "cls.predictions.bias":
+        return "cls/predictions/output_bias", False
+    path = re.sub(r"\blayer\.(\d+)", r"layer_\1", module).replace(".", "/")
+    if not path.startswith("cls/"):
+        path = "bert/" + path
+    if path.endswith("LayerNorm"):
+        return f"{path}/{'gamma' if parameter in ('weight', 'gamma') else 'beta'}", False
+    if path.endswith("_embeddings"):
+        return path, False
+    return f"{path}/{'kernel' if parameter == 'weight' else 'bias'}", parameter == "weight"
+
+
+def _load_state_dict(path: str, checkpoint_format: CheckpointFormat) -> dict[str, np.ndarray]:
+    try:
+        if checkpoint_format is CheckpointFormat.SAFETENSORS:
+            from safetensors.numpy import load_file
+            return load_file(path)
+        import torch  # Only .bin needs torch; weights_only refuses arbitrary pickled objects.
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        return {name: (tensor.float() if tensor.is_floating_point() else tensor).numpy()
+                for name, tensor in state.items()}
+    except ImportError as e:
+        raise CheckpointError(f"{path}: reading it needs {e.name} (pip install {e.name})") from None
+    except pickle.UnpicklingError:
+        raise CheckpointError(f"{path}: holds pickled objects other than tensors, refused "
+                              "(torch.load with weights_only=True)") from None
+    except Exception as e:  # safetensors and torch raise their own error types.
+        raise CheckpointError(f"{path}: cannot read ({type(e).__name__}: "
+                              f"{str(e).splitlines()[0] if str(e) else 'truncated or corrupt'})") from None
+
+
+def read_hugging_face_checkpoint(path: str, checkpoint_format: CheckpointFormat) -> CheckpointWeights:
+    """Reads `model.safetensors` or `pytorch_model.bin` into TF1 names and layouts."""
+    state = _load_state_dict(path, checkpoint_format)
+    prefixed = any(name.startswith("bert.") for name in state)
+    weights = CheckpointWeights(path, checkpoint_format.value, tensors={})
+    for name, value in sorted(state.items()):
+        bare = name.removeprefix("bert.")
+        if name.endswith("position_ids") or (name in _TIED and np.array_equal(value, state.get(_TIED[name]))):
+            weights.skipped.append(name)
+        elif name.startswith("bert.") or not prefixed or bare.split(".")[0] in ("cls", *_OUTPUT_LAYERS):
+            tf1_name, transpose = _tf1_name(bare)
+            weights.tensors[tf1_name] = value.T if transpose else value
+        else:
+            weights.unused.append(name)
+    return weights
+
+
+def read_hugging_face_config(path: str | os.PathLike) -> BertConfig:
+    """A Hugging Face BERT `config.json` as a `BertConfig` (google-research/bert field names)."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            values = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read config.json: {e}") from None
+    if values.get("model_type", "bert") != "bert":
+        raise ConfigError(f"{path}: model_type {values['model_type']!r} is not 'bert'")
+    if values.get("position_embedding_type", "absolute") != "absolute":
+        raise ConfigError(f"{path}: position_embedding_type {values['position_embedding_type']!r} "
+                          "is not supported (only 'absolute')")
+    eps = values.get("layer_norm_eps", _LAYER_NORM_EPS)
+    if not math.isclose(eps, _LAYER_NORM_EPS, rel_tol=1e-6):
+        raise ConfigError(f"{path}: layer_norm_eps {eps} is not supported (bert_tf uses {_LAYER_NORM_EPS})")
+    return BertConfig.from_dict({k: v for k, v in values.items() if k in BertConfig.field_names()},
+                                source=path)

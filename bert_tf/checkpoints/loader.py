@@ -1,0 +1,194 @@
+"""`load_checkpoint`: fill a bert_tf model from a checkpoint in any supported format, with a report."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.bert_config import BertConfig
+from bert_tf.checkpoints import tf1_names
+from bert_tf.checkpoints.bert_tf_checkpoint import (keras_file_config, read_bert_tf_checkpoint,
+                                                    read_keras_file)
+from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
+from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
+from bert_tf.checkpoints.hugging_face_checkpoint import (read_hugging_face_checkpoint,
+                                                         read_hugging_face_config)
+from bert_tf.checkpoints.model_garden_checkpoint import read_model_garden_checkpoint
+from bert_tf.checkpoints.tf1_checkpoint import read_tf1_checkpoint
+
+logger = logging.getLogger(__name__)
+
+# The config fields that change the network's weights or outputs (not dropout or init).
+ARCHITECTURE_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                       "intermediate_size", "hidden_act", "max_position_embeddings", "type_vocab_size")
+_LISTED = 10  # variables named per problem in an error message
+
+
+@dataclasses.dataclass
+class LoadReport:
+    """What `load_checkpoint` did. Variable names are google-research/bert's TF1 names
+    unless said otherwise.
+
+    Attributes:
+        path: the checkpoint file or prefix that was read.
+        format: its `CheckpointFormat` value, e.g. "tf1" or "hf_safetensors".
+        loaded: the model's variables that were filled.
+        missing: the model's variables that the checkpoint lacks; they keep their initial
+            values (pretraining heads under an encoder checkpoint, a `BertModel` without pooler).
+        unused: checkpoint variables the model has no place for (in the checkpoint's own
+            names where the format has them), e.g. `cls/...` when the model is an encoder.
+        skipped: ignored by design: optimizer slots, step counters, tied copies.
+        heads: fine-tuning heads found in the checkpoint, by role, `"classifier"` (TF1
+            `output_weights`/`output_bias`, HF `classifier`) and `"squad"` (`cls/squad/...`,
+            HF `qa_outputs`), in `keras.layers.Dense` layout: `{"kernel": [hidden, labels],
+            "bias": [labels]}`. The loader does not assign them; a task model does.
+        config: the `BertConfig` stored with the checkpoint, None if it has none.
+    """
+
+    path: str
+    format: str
+    loaded: list[str]
+    missing: list[str]
+    unused: list[str]
+    skipped: list[str]
+    heads: dict[str, dict[str, np.ndarray]]
+    config: BertConfig | None
+
+
+def _config_with_source(checkpoint_format: CheckpointFormat, location: str):
+    """`(config, source file)` stored with a checkpoint, or `(None, None)`."""
+    if checkpoint_format is CheckpointFormat.KERAS:
+        return keras_file_config(location), location
+    directory = os.path.dirname(location)
+    if checkpoint_format in (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH):
+        path, read = os.path.join(directory, "config.json"), read_hugging_face_config
+    else:
+        path, read = os.path.join(directory, "bert_config.json"), BertConfig.from_json_file
+    return (read(path), path) if tf.io.gfile.exists(path) else (None, None)
+
+
+def checkpoint_config(path: str | os.PathLike) -> BertConfig | None:
+    """The `BertConfig` stored with a checkpoint, or None.
+
+    That is `bert_config.json` beside a TF checkpoint, Hugging Face's `config.json`
+    (translated) beside `model.safetensors` / `pytorch_model.bin`, or the encoder config
+    inside a `.keras` file. Scripts use it when no `--bert_config_file` is given.
+    """
+    return _config_with_source(*detect_format(path))[0]
+
+
+def _read(checkpoint_format: CheckpointFormat, location: str, model) -> CheckpointWeights:
+    if checkpoint_format is CheckpointFormat.TF1:
+        return read_tf1_checkpoint(location)
+    if checkpoint_format is CheckpointFormat.MODEL_GARDEN:
+        return read_model_garden_checkpoint(location)
+    if checkpoint_format is CheckpointFormat.BERT_TF:
+        return read_bert_tf_checkpoint(location, model)
+    if checkpoint_format is CheckpointFormat.KERAS:
+        return read_keras_file(location)
+    return read_hugging_face_checkpoint(location, checkpoint_format)
+
+
+def _check_config(location: str, config: BertConfig, source: str, model) -> None:
+    ours = tf1_names.encoder_of(model).bert_config
+    differences = [f"{field} {getattr(ours, field)!r} in the model, {getattr(config, field)!r} in {source}"
+                   for field in ARCHITECTURE_FIELDS if getattr(ours, field) != getattr(config, field)]
+    if differences:
+        raise CheckpointError(f"{location}: the model's config does not match the checkpoint's: "
+                              + "; ".join(differences))
+
+
+def _listing(problem: str, names: list[str]) -> list[str]:
+    if not names:
+        return []
+    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+    return [f"{problem}: {', '.join(names[:_LISTED])}{more}"]
+
+
+def _assign(weights: CheckpointWeights, model, config: BertConfig | None) -> LoadReport:
+    """Checks every shape first, then assigns: a checkpoint that does not fit changes nothing."""
+    table = tf1_names.tf1_variables(model)
+    tensors, heads = {}, {}
+    for name, value in weights.tensors.items():
+        if (part := tf1_names.task_head_part(name)) is not None:
+            role, kind = part
+            heads.setdefault(role, {})[kind] = value.T if kind == "kernel" else value
+        else:
+            tensors[name] = value
+
+    mismatched = [f"{name} {list(value.shape)} vs {list(table[name].shape)}"
+                  for name, value in tensors.items()
+                  if name in table and tuple(value.shape) != table[name].shape]
+    missing = [name for name in table if name not in tensors]
+    required = [name for name in missing
+                if tf1_names.is_encoder_name(name) and name not in tf1_names.OPTIONAL]
+    unexpected = weights.unexpected + [name for name in tensors
+                                       if name not in table and tf1_names.is_encoder_name(name)]
+    if mismatched or required or unexpected:
+        theirs = tf1_names.sizes({name: value.shape for name, value in tensors.items()})
+        ours = tf1_names.sizes({name: entry.shape for name, entry in table.items()})
+        problems = [f"{field} is {theirs[field]} in the checkpoint and {ours[field]} in the model"
+                    for field in theirs if field in ours and theirs[field] != ours[field]]
+        problems += _listing("shape mismatch (checkpoint vs model)", mismatched)
+        problems += _listing("missing from the checkpoint", required)
+        problems += _listing("not in the model", unexpected)
+        raise CheckpointError(f"{weights.path}: checkpoint does not fit the model: " + "; ".join(problems))
+
+    loaded = [name for name in table if name in tensors]
+    for name in loaded:
+        table[name].assign(tensors[name])
+    report = LoadReport(path=weights.path, format=weights.format, loaded=loaded, missing=missing,
+                        unused=weights.unused + [name for name in tensors if name not in table],
+                        skipped=weights.skipped, heads=heads, config=config)
+    logger.info("%s (%s): loaded %d variables, skipped %d", report.path, report.format,
+                len(loaded), len(report.skipped))
+    if report.missing:
+        logger.warning("%s: not in the checkpoint, left as initialised: %s", report.path,
+                       ", ".join(report.missing))
+    if report.unused:
+        logger.warning("%s: unused checkpoint variables: %s", report.path, ", ".join(report.unused))
+    for role, head in heads.items():
+        logger.info("%s: %s head found: %s", report.path, role,
+                    ", ".join(f"{kind} {list(value.shape)}" for kind, value in head.items()))
+    return report
+
+
+def load_checkpoint(path: str | os.PathLike, model) -> LoadReport:
+    """Fills `model` from the checkpoint at `path`, recognising its format by itself.
+
+    This is the `--init_checkpoint` entry point of every run script:
+
+        config = (BertConfig.from_json_file(FLAGS.bert_config_file) if FLAGS.bert_config_file
+                  else checkpoint_config(FLAGS.init_checkpoint))
+        model = BertPretrainer(BertEncoder.from_bert_config(config))
+        report = load_checkpoint(FLAGS.init_checkpoint, model)
+
+    Formats (see `CheckpointFormat`): google-research/bert TF1 (`bert_model.ckpt`), Model
+    Garden TF2 encoder checkpoints, Hugging Face `model.safetensors` / `pytorch_model.bin`,
+    bert_tf `tf.train.Checkpoint`s holding `encoder=` or `model=`, and `.keras` files.
+    `path` may be the checkpoint prefix, one of its files, or the directory holding it.
+
+    Args:
+        path: where the checkpoint is.
+        model: a `BertEncoder`, a `BertPretrainer` (its masked-LM and next-sentence heads
+            are filled when the checkpoint has them) or a task model with an `encoder`
+            attribute (fill its head from `report.heads`).
+
+    Returns a `LoadReport`. Missing and unused variables are also logged as warnings.
+
+    Raises:
+        CheckpointError: one line naming the file or variables: unreadable, truncated or
+            index-less checkpoints; a config stored with the checkpoint that disagrees with
+            the model's; shape mismatches, encoder variables missing from the checkpoint or
+            absent from the model (vocab size, hidden size or layer count disagreeing).
+            Nothing is assigned then.
+    """
+    checkpoint_format, location = detect_format(path)
+    config, source = _config_with_source(checkpoint_format, location)
+    if config is not None:
+        _check_config(location, config, source, model)
+    return _assign(_read(checkpoint_format, location, model), model, config)

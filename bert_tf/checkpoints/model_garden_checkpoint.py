@@ -1,0 +1,77 @@
+"""Model Garden TF2 encoder checkpoints: `tf.train.Checkpoint(encoder=tfm.nlp.networks.BertEncoder)`.
+
+These are what `official/nlp/tools/tf2_bert_encoder_checkpoint_converter.py` writes. The
+reader walks the checkpoint's object graph by the encoder's attribute names
+(`_embedding_layer`, `_transformer_layers/N/_attention_layer/_query_dense`, ...), which
+Model Garden's `BertEncoder` and `BertEncoderV2` share, never by `layer_with_weights-N`
+positions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
+from bert_tf.checkpoints.formats import CheckpointFormat
+from bert_tf.checkpoints.tf_checkpoint_reader import (ObjectGraph, encoder_paths, open_reader,
+                                                      read_tensor, unread_variables)
+
+# TF1 name -> path below the encoder node.
+_ENCODER = {
+    "bert/embeddings/word_embeddings": "_embedding_layer/embeddings",
+    "bert/embeddings/position_embeddings": "_position_embedding_layer/embeddings",
+    "bert/embeddings/token_type_embeddings": "_type_embedding_layer/embeddings",
+    "bert/embeddings/LayerNorm/gamma": "_embedding_norm_layer/gamma",
+    "bert/embeddings/LayerNorm/beta": "_embedding_norm_layer/beta",
+    "bert/pooler/dense/kernel": "_pooler_layer/kernel",
+    "bert/pooler/dense/bias": "_pooler_layer/bias",
+}
+# TF1 name below `bert/encoder/layer_N/` -> path below `_transformer_layers/N`.
+_BLOCK = {
+    **{f"attention/self/{p}/{v}": f"_attention_layer/_{p}_dense/{v}"
+       for p in ("query", "key", "value") for v in ("kernel", "bias")},
+    "attention/output/dense/kernel": "_attention_layer/_output_dense/kernel",
+    "attention/output/dense/bias": "_attention_layer/_output_dense/bias",
+    "attention/output/LayerNorm/gamma": "_attention_layer_norm/gamma",
+    "attention/output/LayerNorm/beta": "_attention_layer_norm/beta",
+    "intermediate/dense/kernel": "_intermediate_dense/kernel",
+    "intermediate/dense/bias": "_intermediate_dense/bias",
+    "output/dense/kernel": "_output_dense/kernel",
+    "output/dense/bias": "_output_dense/bias",
+    "output/LayerNorm/gamma": "_output_layer_norm/gamma",
+    "output/LayerNorm/beta": "_output_layer_norm/beta",
+}
+
+
+def _merge_heads(tf1_name: str, value: np.ndarray) -> np.ndarray:
+    """Model Garden keeps attention heads apart; TF1 merges them into `[hidden, hidden]`."""
+    if tf1_name.endswith("attention/output/dense/kernel"):
+        return value.reshape(-1, value.shape[-1])  # [heads, head_size, hidden]
+    if "/attention/self/" in tf1_name:
+        # kernel [hidden, heads, head_size], bias [heads, head_size]
+        return value.reshape(value.shape[0], -1) if tf1_name.endswith("kernel") else value.reshape(-1)
+    return value
+
+
+def read_model_garden_checkpoint(prefix: str) -> CheckpointWeights:
+    """Reads a Model Garden encoder checkpoint into TF1 names and layouts."""
+    reader = open_reader(prefix)
+    graph = ObjectGraph(reader)
+    part, encoder = encoder_paths(graph)
+    layers = graph.children(graph.child(0, f"{encoder}/_transformer_layers"))
+    paths = dict(_ENCODER)
+    for index in sorted(layers, key=int):
+        paths.update({f"bert/encoder/layer_{index}/{name}": f"_transformer_layers/{index}/{path}"
+                      for name, path in _BLOCK.items()})
+
+    weights = CheckpointWeights(prefix, CheckpointFormat.MODEL_GARDEN.value, tensors={})
+    read = set()
+    for tf1_name, path in paths.items():
+        node = graph.child(0, f"{encoder}/{path}")
+        key = None if node is None else graph.variable_key(node)
+        if key is None:
+            raise CheckpointError(f"{prefix}: Model Garden encoder has no variable {path}")
+        weights.tensors[tf1_name] = _merge_heads(tf1_name, read_tensor(reader, prefix, key))
+        read.add(key)
+    weights.unexpected, weights.unused, weights.skipped = unread_variables(graph, read, part, encoder)
+    return weights

@@ -1,0 +1,69 @@
+"""`python -m bert_tf.convert`: TF1 -> bert_tf -> TF1 is lossless, and its output directory is ready to use."""
+
+import json
+
+import numpy as np
+import tensorflow as tf
+
+from bert_test_utils import TINY
+from checkpoint_test_utils import google_variable_shapes, random_tensors, write_google_tf1_checkpoint
+
+from bert_tf import BertConfig, convert
+from bert_tf.checkpoints import CheckpointFormat, detect_format
+
+GOOGLE_CONFIG = {**TINY, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+                 "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02}
+
+
+def run_convert(capsys, *args):
+    convert.main([convert.PROGRAM, *map(str, args)])
+    return capsys.readouterr().out.strip()
+
+
+def read_all(prefix):
+    reader = tf.train.load_checkpoint(prefix)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+
+
+def test_tf1_to_bert_tf_to_tf1_is_lossless(tmp_path, capsys):
+    tensors = random_tensors(google_variable_shapes(), seed=8)
+    google = tmp_path / "uncased_L-2_H-64"
+    write_google_tf1_checkpoint(google, tensors, GOOGLE_CONFIG)
+
+    ours = tmp_path / "bert_tf"
+    printed = run_convert(capsys, "--input", google, "--output", ours, "--to", "bert_tf")
+    assert printed == (f"--init_checkpoint={ours}/ckpt --bert_config_file={ours}/bert_config.json "
+                       f"--vocab_file={ours}/vocab.txt")
+    assert sorted(p.name for p in ours.iterdir()) == [
+        "bert_config.json", "ckpt.data-00000-of-00001", "ckpt.index", "vocab.txt"]
+    assert (ours / "vocab.txt").read_text() == (google / "vocab.txt").read_text()
+    assert BertConfig.from_json_file(ours / "bert_config.json").to_dict() == GOOGLE_CONFIG
+    assert detect_format(ours) == (CheckpointFormat.BERT_TF, f"{ours}/ckpt")
+
+    back = tmp_path / "tf1"
+    printed = run_convert(capsys, "--input", f"{ours}/ckpt", "--output", back)
+    assert printed.startswith(f"--init_checkpoint={back}/bert_model.ckpt ")
+    restored = read_all(back / "bert_model.ckpt")
+    assert sorted(restored) == sorted(tensors)
+    for name, value in tensors.items():
+        np.testing.assert_array_equal(restored[name], value, err_msg=name)
+
+
+def test_encoder_only_input_writes_no_made_up_heads(tmp_path, capsys):
+    shapes = {name: shape for name, shape in google_variable_shapes().items() if name.startswith("bert/")}
+    google = tmp_path / "encoder_only"
+    write_google_tf1_checkpoint(google, random_tensors(shapes, seed=9), vocab=False)
+    config = tmp_path / "bert_config.json"
+    config.write_text(json.dumps(GOOGLE_CONFIG))
+
+    ours = tmp_path / "bert_tf"
+    run_convert(capsys, "--input", google, "--output", ours, "--to", "bert_tf",
+                "--bert_config_file", config)
+    assert not (ours / "vocab.txt").exists()
+    # The encoder alone, as tf.train.Checkpoint(encoder=...).
+    assert {name.split("/")[0] for name, _ in tf.train.list_variables(str(ours / "ckpt"))} == {
+        "_CHECKPOINTABLE_OBJECT_GRAPH", "encoder"}
+
+    back = tmp_path / "tf1"
+    run_convert(capsys, "--input", ours, "--output", back)
+    assert sorted(read_all(back / "bert_model.ckpt")) == sorted(shapes)

@@ -1,0 +1,185 @@
+"""Hugging Face checkpoints (safetensors and pytorch_model.bin) match an independent numpy BERT to 1e-5."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from bert_test_utils import TINY, random_encoder_inputs
+
+from bert_tf import BertEncoder, BertPretrainer
+from bert_tf.checkpoints import CheckpointError, checkpoint_config, load_checkpoint
+
+
+def hugging_face_config(hidden_act="gelu"):
+    return {"architectures": ["BertForPreTraining"], "model_type": "bert", "hidden_act": hidden_act,
+            "layer_norm_eps": 1e-12, "position_embedding_type": "absolute", "pad_token_id": 0,
+            "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02,
+            "num_hidden_layers": TINY["num_hidden_layers"], "hidden_size": TINY["hidden_size"],
+            "num_attention_heads": TINY["num_attention_heads"], "vocab_size": TINY["vocab_size"],
+            "intermediate_size": TINY["intermediate_size"], "type_vocab_size": TINY["type_vocab_size"],
+            "max_position_embeddings": TINY["max_position_embeddings"], "transformers_version": "4.57.0"}
+
+
+def hugging_face_state(prefix="bert.", heads=(), seed=0):
+    """Random weights in transformers' BERT names; nn.Linear weights are [out, in]."""
+    hidden, inner, vocab = TINY["hidden_size"], TINY["intermediate_size"], TINY["vocab_size"]
+    shapes = {"embeddings.word_embeddings.weight": (vocab, hidden),
+              "embeddings.position_embeddings.weight": (TINY["max_position_embeddings"], hidden),
+              "embeddings.token_type_embeddings.weight": (TINY["type_vocab_size"], hidden)}
+
+    def linear(name, n_in, n_out):
+        shapes.update({f"{name}.weight": (n_out, n_in), f"{name}.bias": (n_out,)})
+
+    def layer_norm(name):
+        shapes.update({f"{name}.weight": (hidden,), f"{name}.bias": (hidden,)})
+
+    layer_norm("embeddings.LayerNorm")
+    for i in range(TINY["num_hidden_layers"]):
+        for projection in ("query", "key", "value"):
+            linear(f"encoder.layer.{i}.attention.self.{projection}", hidden, hidden)
+        linear(f"encoder.layer.{i}.attention.output.dense", hidden, hidden)
+        layer_norm(f"encoder.layer.{i}.attention.output.LayerNorm")
+        linear(f"encoder.layer.{i}.intermediate.dense", hidden, inner)
+        linear(f"encoder.layer.{i}.output.dense", inner, hidden)
+        layer_norm(f"encoder.layer.{i}.output.LayerNorm")
+    linear("pooler.dense", hidden, hidden)
+    rng = np.random.default_rng(seed)
+    state = {prefix + name: ((1.0 if "LayerNorm.weight" in name else 0.0)
+                             + rng.normal(0.0, 0.2, shape)).astype("float32")
+             for name, shape in shapes.items()}
+    state[prefix + "embeddings.position_ids"] = np.arange(TINY["max_position_embeddings"])[None]
+    if "pretraining" in heads:
+        state.update({
+            "cls.predictions.transform.dense.weight": rng.normal(0, 0.2, (hidden, hidden)).astype("float32"),
+            "cls.predictions.transform.dense.bias": rng.normal(0, 0.2, hidden).astype("float32"),
+            "cls.predictions.transform.LayerNorm.weight": np.ones(hidden, "float32"),
+            "cls.predictions.transform.LayerNorm.bias": np.zeros(hidden, "float32"),
+            "cls.predictions.bias": rng.normal(0, 0.2, vocab).astype("float32"),
+            "cls.seq_relationship.weight": rng.normal(0, 0.2, (2, hidden)).astype("float32"),
+            "cls.seq_relationship.bias": rng.normal(0, 0.2, 2).astype("float32"),
+        })
+        # Tied to the word embeddings and to cls.predictions.bias, as transformers saves them.
+        state["cls.predictions.decoder.weight"] = state["bert.embeddings.word_embeddings.weight"]
+        state["cls.predictions.decoder.bias"] = state["cls.predictions.bias"]
+    if "classifier" in heads:
+        state["classifier.weight"] = rng.normal(0, 0.2, (3, hidden)).astype("float32")
+        state["classifier.bias"] = rng.normal(0, 0.2, 3).astype("float32")
+    return state
+
+
+def reference_bert(state, inputs, hidden_act="gelu", prefix="bert."):
+    """BERT's forward pass in float64 numpy, straight from the Hugging Face weights."""
+    w = {name.removeprefix(prefix): value.astype("float64") for name, value in state.items()}
+    erf = np.vectorize(math.erf)
+    activation = {"gelu": lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2))),
+                  "gelu_new": lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+                  }[hidden_act]
+
+    def linear(x, name):
+        return x @ w[f"{name}.weight"].T + w[f"{name}.bias"]
+
+    def layer_norm(x, name):
+        mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-12) * w[f"{name}.weight"] + w[f"{name}.bias"]
+
+    ids, mask, types = inputs["input_word_ids"], inputs["input_mask"], inputs["input_type_ids"]
+    batch, seq = ids.shape
+    heads = TINY["num_attention_heads"]
+    size = TINY["hidden_size"] // heads
+    x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:seq]
+         + w["embeddings.token_type_embeddings.weight"][types])
+    x = layer_norm(x, "embeddings.LayerNorm")
+    bias = (1.0 - mask[:, None, None, :]) * -10000.0
+    layers = []
+    for i in range(TINY["num_hidden_layers"]):
+        name = f"encoder.layer.{i}"
+        q, k, v = (linear(x, f"{name}.attention.self.{p}").reshape(batch, seq, heads, size).transpose(0, 2, 1, 3)
+                   for p in ("query", "key", "value"))
+        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(size) + bias
+        probs = np.exp(scores - scores.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, -1)
+        attention = layer_norm(x + linear(context, f"{name}.attention.output.dense"),
+                               f"{name}.attention.output.LayerNorm")
+        inner = activation(linear(attention, f"{name}.intermediate.dense"))
+        x = layer_norm(attention + linear(inner, f"{name}.output.dense"), f"{name}.output.LayerNorm")
+        layers.append(x)
+    pooled = np.tanh(linear(x[:, 0], "pooler.dense"))
+    return {"sequence_output": x, "pooled_output": pooled, "encoder_outputs": layers}
+
+
+def assert_matches_reference(encoder, state, hidden_act="gelu", prefix="bert."):
+    inputs = random_encoder_inputs(3, 20, TINY["vocab_size"], lengths=[20, 11, 4], seed=7)
+    got, expected = encoder(inputs), reference_bert(state, inputs, hidden_act, prefix)
+    np.testing.assert_allclose(got["sequence_output"], expected["sequence_output"], atol=1e-5)
+    np.testing.assert_allclose(got["pooled_output"], expected["pooled_output"], atol=1e-5)
+    for a, b in zip(got["encoder_outputs"], expected["encoder_outputs"], strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def write_hugging_face_dir(directory, state, hidden_act="gelu", file="model.safetensors"):
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(hugging_face_config(hidden_act)))
+    if file.endswith(".safetensors"):
+        save_file(state, directory / file)
+    else:
+        import torch
+        torch.save({name: torch.from_numpy(value) for name, value in state.items()}, directory / file)
+    return directory
+
+
+@pytest.mark.parametrize("hidden_act", ["gelu", "gelu_new"])
+def test_safetensors_for_pretraining(hidden_act, tmp_path):
+    state = hugging_face_state(heads=("pretraining",))
+    directory = write_hugging_face_dir(tmp_path / "bert-tiny", state, hidden_act)
+    config = checkpoint_config(directory)
+    assert config.hidden_act == hidden_act and config.vocab_size == TINY["vocab_size"]
+
+    model = BertPretrainer(BertEncoder.from_bert_config(config))
+    report = load_checkpoint(directory, model)
+    assert_matches_reference(model.encoder, state, hidden_act)
+    assert report.format == "hf_safetensors" and report.missing == report.unused == []
+    assert report.skipped == ["bert.embeddings.position_ids", "cls.predictions.decoder.bias",
+                              "cls.predictions.decoder.weight"]
+    np.testing.assert_array_equal(model.next_sentence_head.kernel.numpy(),
+                                  state["cls.seq_relationship.weight"].T)
+    np.testing.assert_array_equal(model.masked_lm_head.transform.kernel.numpy(),
+                                  state["cls.predictions.transform.dense.weight"].T)
+
+
+def test_safetensors_bare_bert_model(tmp_path):
+    state = hugging_face_state(prefix="")
+    directory = write_hugging_face_dir(tmp_path / "bert-model", state)
+    encoder = BertEncoder.from_bert_config(checkpoint_config(directory))
+    report = load_checkpoint(directory / "model.safetensors", encoder)
+    assert_matches_reference(encoder, state, prefix="")
+    assert len(report.loaded) == len(encoder.weights) and report.skipped == ["embeddings.position_ids"]
+
+
+def test_pytorch_bin_with_classifier_head(tmp_path):
+    state = hugging_face_state(heads=("classifier",))
+    directory = write_hugging_face_dir(tmp_path / "bert-classifier", state, file="pytorch_model.bin")
+    encoder = BertEncoder.from_bert_config(checkpoint_config(directory))
+    report = load_checkpoint(directory, encoder)
+    assert_matches_reference(encoder, state)
+    assert report.format == "hf_pytorch" and report.unused == []
+    np.testing.assert_array_equal(report.heads["classifier"]["kernel"], state["classifier.weight"].T)
+    np.testing.assert_array_equal(report.heads["classifier"]["bias"], state["classifier.bias"])
+
+
+class NotAWeight:
+    pass
+
+
+def test_pytorch_bin_never_unpickles_objects(tmp_path):
+    import torch
+
+    path = tmp_path / "pytorch_model.bin"
+    torch.save({"bert.embeddings.word_embeddings.weight": torch.zeros(3), "payload": NotAWeight()}, path)
+    with pytest.raises(CheckpointError) as error:
+        load_checkpoint(path, BertEncoder(**TINY))
+    assert str(error.value) == (f"{path}: holds pickled objects other than tensors, refused "
+                                "(torch.load with weights_only=True)")

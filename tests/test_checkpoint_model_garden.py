@@ -1,0 +1,30 @@
+"""Model Garden TF2 encoder checkpoints (`tf.train.Checkpoint(encoder=tfm BertEncoder)`) load with identical outputs."""
+
+import pytest
+import tensorflow as tf
+
+from bert_test_utils import (TINY, assert_encoder_outputs_close, model_garden_encoder,
+                             random_encoder_inputs, tiny_encoder)
+from checkpoint_test_utils import randomize_weights
+
+from bert_tf import BertPretrainer
+from bert_tf.checkpoints import load_checkpoint
+
+
+@pytest.mark.parametrize("network", ["BertEncoder", "BertEncoderV2"])
+def test_model_garden_checkpoint_loads_with_identical_outputs(network, tmp_path):
+    theirs = model_garden_encoder("gelu", network)
+    inputs = random_encoder_inputs(3, 24, TINY["vocab_size"], lengths=[24, 13, 5], seed=4)
+    theirs(inputs)  # BertEncoderV2 creates its weights on the first call
+    randomize_weights(theirs, seed=5)
+    expected = theirs(inputs)
+    # As official/nlp/tools/tf2_bert_encoder_checkpoint_converter.py saves it.
+    tf.train.Checkpoint(encoder=theirs).save(str(tmp_path / "ckpt"))
+
+    ours = BertPretrainer(tiny_encoder())
+    report = load_checkpoint(tmp_path, ours)
+    assert_encoder_outputs_close(ours.encoder(inputs), expected)
+    assert report.format == "model_garden"
+    assert len(report.loaded) == len(theirs.weights) == len(ours.encoder.weights)
+    assert report.unused == [] and report.skipped == ["save_counter"]
+    assert all(name.startswith("cls/") for name in report.missing)
