@@ -5,30 +5,60 @@ from __future__ import annotations
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from bert_tf.tokenization.basic_tokenizer import BasicTokenizer
 from bert_tf.tokenization.vocab import Vocab
+
+# Printable ASCII without "[": BasicTokenizer only lower-cases such text, and it holds no
+# special token, so tensorflow-text's end-to-end WordPiece (which splits on ASCII
+# whitespace and punctuation exactly as BasicTokenizer does) tokenizes it as is.
+_ASCII_TEXT = r"[\x20-\x5a\x5c-\x7e]*"
 
 
 class BertTokenizer(tf.Module):
     """BasicTokenizer + WordPiece, as google-research/bert, on tensorflow-text ops.
 
-    It works on Python strings and on `tf.string` tensors, eagerly, in `tf.data`
-    and inside a `tf.function` (so an exported SavedModel tokenizes in-graph).
+    The ids are those of Model Garden's `FullTokenizer` (google-research/bert's
+    tokenization.py), with its Python `unicodedata` rules (`unicode_tables`), and
+    two differences the issue asks for: the special tokens (`[CLS]`, `[SEP]`,
+    `[MASK]`, `[UNK]`, `[PAD]`, case-sensitive) stay one token wherever they are
+    in the text, and words of more than `max_chars_per_word` characters (after
+    normalization) become `[UNK]`: 200 as google-research/bert, where Model Garden
+    uses 400.
+
+    Lines of printable ASCII without `[` go straight to tensorflow-text's
+    end-to-end `FastWordpieceTokenizer`; the other lines go through
+    `BasicTokenizer`, then the same WordPiece on the words. It works on Python
+    strings and on `tf.string` tensors, eagerly, in `tf.data` and inside a
+    `tf.function` (so an exported SavedModel tokenizes in-graph). tensorflow-text
+    ops in the graph: FastWordpieceTokenizeWithOffsets, RegexSplitWithOffsets,
+    FastWordpieceDetokenize (`detokenize`), and for `pack_inputs` the
+    RoundRobinTrimmer's ops; the rest are core TF ops.
 
     Example:
     >>> tokenizer = BertTokenizer("vocab.txt", do_lower_case=True)  # doctest: +SKIP
     >>> tokenizer.tokenize(["Hello world!"]).to_list()  # doctest: +SKIP
     [[7592, 2088, 999]]
+    >>> tokenizer.pack_inputs([tokenizer.tokenize(["Hello world!"])], 6)["input_word_ids"]  # doctest: +SKIP
+    <tf.Tensor: shape=(1, 6), dtype=int32, numpy=array([[ 101, 7592, 2088,  999,  102,    0]], dtype=int32)>
     """
 
-    def __init__(self, vocab_file, do_lower_case: bool = True, name: str | None = None):
+    def __init__(self, vocab_file, do_lower_case: bool = True, max_chars_per_word: int = 200,
+                 name: str | None = None):
         super().__init__(name=name)
         self.vocab = Vocab.from_file(vocab_file)
         self.vocab_file = self.vocab.path
         self.do_lower_case = do_lower_case
-        self._tokenizer = tf_text.FastBertTokenizer(
-            vocab=list(self.vocab.tokens), suffix_indicator="##", max_bytes_per_word=200,
-            token_out_type=tf.int32, unknown_token="[UNK]", no_pretokenization=False,
-            support_detokenization=True, lower_case_nfd_strip_accents=do_lower_case)
+        self.max_chars_per_word = max_chars_per_word
+        vocab, unk = list(self.vocab.tokens), self.vocab.tokens[self.vocab.unk_id]
+        self._ascii_wordpiece = tf_text.FastWordpieceTokenizer(
+            vocab, max_bytes_per_word=max_chars_per_word, token_out_type=tf.int32,
+            unknown_token=unk)
+        # Words come split and normalized; a word within the limit has at most 4 bytes a character.
+        self._wordpiece = tf_text.FastWordpieceTokenizer(
+            vocab, max_bytes_per_word=4 * max_chars_per_word, token_out_type=tf.int32,
+            unknown_token=unk, no_pretokenization=True, support_detokenization=True)
+        self._basic_tokenizer = BasicTokenizer(do_lower_case)
+        self._unk_token = unk
 
     @property
     def vocab_size(self) -> int:
@@ -36,25 +66,83 @@ class BertTokenizer(tf.Module):
 
     def tokenize(self, texts) -> tf.RaggedTensor:
         """Strings `[batch]` -> WordPiece ids, int32 ragged `[batch, (tokens)]`."""
-        ids, _, _ = self.tokenize_with_offsets(texts)
-        return ids
+        return self._tokenize(texts, unit=None)[0]
 
-    def tokenize_with_offsets(self, texts):
+    def tokenize_with_offsets(self, texts, unit: str = "BYTE"):
         """Strings `[batch]` -> (ids, starts, ends), each ragged `[batch, (tokens)]`.
 
-        `starts`/`ends` are byte offsets into each UTF-8 input string: token i
-        covers `text[starts[i]:ends[i]]` of `text.encode("utf-8")`.
+        With `unit="BYTE"`, `starts`/`ends` are byte offsets into each UTF-8 input:
+        token i covers `text.encode("utf-8")[starts[i]:ends[i]]`. With
+        `unit="UTF8_CHAR"` they are code point offsets: `text[starts[i]:ends[i]]`.
+        Offsets are int64; a token covers the input characters it came from.
         """
-        texts = tf.convert_to_tensor(texts, dtype=tf.string)
-        ids, starts, ends = self._tokenizer.tokenize_with_offsets(texts)
-        return ids, starts, ends
+        if unit not in ("BYTE", "UTF8_CHAR"):
+            raise ValueError(f"unit must be 'BYTE' or 'UTF8_CHAR', got {unit!r}")
+        return self._tokenize(texts, unit=unit)
 
     def detokenize(self, ids) -> tf.Tensor:
         """Ids `[batch, (tokens)]` -> text `[batch]`, with `##` pieces joined."""
-        return self._tokenizer.detokenize(ids)
+        return self._wordpiece.detokenize(ids)
+
+    def pack_inputs(self, segments, seq_length: int) -> dict[str, tf.Tensor]:
+        """One or two ragged id batches `[batch, (tokens)]` -> the encoder's inputs.
+
+        Builds `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, padded with `[PAD]` to
+        `seq_length`. Segments that do not fit are truncated at their ends, round
+        robin: one token at a time from the longer segment, as google-research/bert's
+        `_truncate_seq_pair`. Returns int32 `input_word_ids`, `input_mask`,
+        `input_type_ids`, each `[batch, seq_length]`.
+        """
+        if isinstance(segments, (tf.Tensor, tf.RaggedTensor)):
+            segments = [segments]
+        if seq_length < len(segments) + 2:
+            raise ValueError(f"seq_length={seq_length} leaves no room for a token besides "
+                             f"{len(segments) + 1} [CLS]/[SEP]")
+        segments = tf_text.RoundRobinTrimmer(seq_length - len(segments) - 1).trim(segments)
+        ids, type_ids = tf_text.combine_segments(segments, self.vocab.cls_id, self.vocab.sep_id)
+        word_ids, mask = tf_text.pad_model_inputs(ids, seq_length, pad_value=self.vocab.pad_id)
+        type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length)
+        return {"input_word_ids": tf.cast(word_ids, tf.int32), "input_mask": tf.cast(mask, tf.int32),
+                "input_type_ids": tf.cast(type_ids, tf.int32)}
 
     def convert_ids_to_tokens(self, ids) -> list[str]:
         return [self.vocab.tokens[i] for i in ids]
 
     def convert_tokens_to_ids(self, tokens) -> list[int]:
         return [self.vocab.token_to_id.get(t, self.vocab.unk_id) for t in tokens]
+
+    def _tokenize(self, texts, unit):
+        """(ids, starts, ends), or ids alone when `unit` is None, in the input's row order."""
+        texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        is_ascii = tf.strings.regex_full_match(texts, _ASCII_TEXT)
+        ascii_rows, other_rows = tf.where(is_ascii)[:, 0], tf.where(~is_ascii)[:, 0]
+        ascii_texts = tf.gather(texts, ascii_rows)
+        if self.do_lower_case:
+            ascii_texts = tf.strings.lower(ascii_texts)
+        if unit is None:
+            ascii_tokens = (self._ascii_wordpiece.tokenize(ascii_texts),)
+        else:
+            ascii_tokens = self._ascii_wordpiece.tokenize_with_offsets(ascii_texts)
+        other_tokens = self._tokenize_exactly(tf.gather(texts, other_rows), unit)
+        order = tf.math.invert_permutation(tf.concat([ascii_rows, other_rows], 0))
+        return tuple(tf.gather(tf.concat([a, b], 0), order)  # ASCII offsets are both units
+                     for a, b in zip(ascii_tokens, other_tokens))
+
+    def _tokenize_exactly(self, texts, unit):
+        """BasicTokenizer, then WordPiece; offsets mapped back to `texts`."""
+        words, word_starts, word_ends, offsets_map = self._basic_tokenizer.tokenize_with_offsets_map(texts)
+        flat = words.flat_values
+        too_long = tf.strings.length(flat, unit="UTF8_CHAR") > self.max_chars_per_word
+        ids, starts, ends = self._wordpiece.tokenize_with_offsets(
+            tf.where(too_long, self._unk_token, flat))
+        tokens = words.with_flat_values(ids).merge_dims(1, 2)
+        if unit is None:
+            return (tokens,)
+        word = ids.value_rowids()
+        word_starts = tf.gather(word_starts.flat_values, word)
+        starts = word_starts + starts.flat_values
+        ends = tf.where(tf.gather(too_long, word), tf.gather(word_ends.flat_values, word),
+                        word_starts + ends.flat_values)
+        starts, ends = self._basic_tokenizer.normalizer.find_source_offsets(
+            offsets_map, tokens.with_flat_values(starts), tokens.with_flat_values(ends), unit)
+        return tokens, starts, ends
