@@ -102,3 +102,26 @@ def assert_encoder_outputs_close(got, expected, atol=1e-5):
     assert len(got["encoder_outputs"]) == len(expected["encoder_outputs"])
     for a, b in zip(got["encoder_outputs"], expected["encoder_outputs"]):
         np.testing.assert_allclose(a, b, atol=atol)
+
+
+def write_cased_vocab(uncased_vocab, texts, path) -> str:
+    """A cased WordPiece vocab derived from an uncased one, for cased-tokenizer tests.
+
+    The uncased tokens, their capitalized and upper-case forms (`##` pieces
+    upper-cased), then every character of `texts` as a word and as a `##` piece.
+    """
+    with open(uncased_vocab, encoding="utf-8") as f:
+        tokens = [line.rstrip("\n") for line in f]
+    derived = []
+    for token in tokens:
+        if token.startswith("##"):
+            derived.append("##" + token[2:].upper())
+        elif not token.startswith("["):
+            derived += [token.capitalize(), token.upper()]
+    for char in sorted(set("".join(texts))):
+        if not char.isspace():
+            derived += [char, "##" + char]
+    vocab = list(dict.fromkeys(tokens + derived))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(vocab) + "\n")
+    return str(path)
