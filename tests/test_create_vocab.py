@@ -1,0 +1,69 @@
+"""create_vocab.py: a WordPiece vocab learned from a small real corpus, and its errors."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from bert_tf.datasets import public_data
+from bert_tf.tokenization import SPECIAL_TOKENS, BertTokenizer, vocab_learner
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    with open(public_data.fetch_wikipedia_sample(), encoding="utf-8") as f:
+        lines = f.read().split("\n")[:300]
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def run_create_vocab(*flags):
+    return subprocess.run([sys.executable, str(REPO / "create_vocab.py"), *flags], cwd=REPO,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+
+
+def test_create_vocab_script(corpus, tmp_path):
+    output = tmp_path / "vocab.txt"
+    result = run_create_vocab(f"--input_file={corpus}", f"--output_file={output}", "--vocab_size=400",
+                              "--num_unused=3")
+    assert result.returncode == 0, result.stderr
+    tokens = output.read_text(encoding="utf-8").split("\n")
+    assert tokens.pop() == ""
+    assert tokens[:8] == list(SPECIAL_TOKENS) + ["[unused0]", "[unused1]", "[unused2]"]
+    assert 300 < len(tokens) <= 400 and len(set(tokens)) == len(tokens)
+    assert all(token == token.lower() for token in tokens[8:])
+    tokenizer = BertTokenizer(output)
+    lines = corpus.read_text(encoding="utf-8").split("\n")
+    ids = tokenizer.tokenize(lines).flat_values.numpy()
+    assert (ids == tokenizer.vocab.unk_id).mean() < 0.01  # every common character is a piece
+    assert len(ids) < 3 * sum(len(line.split()) for line in lines)
+
+
+def test_cased_vocab_keeps_case(corpus, tmp_path):
+    tokens = vocab_learner.create_vocab(str(corpus), tmp_path / "vocab.txt", 300, do_lower_case=False)
+    assert tokens[:5] == list(SPECIAL_TOKENS)
+    assert any(token != token.lower() for token in tokens[5:])
+    BertTokenizer(tmp_path / "vocab.txt", do_lower_case=False)
+
+
+def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
+    output = tmp_path / "vocab.txt"
+    result = run_create_vocab(f"--input_file={tmp_path}/missing*.txt", f"--output_file={output}")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"create_vocab.py: error: --input_file: no file matches {tmp_path}/missing*.txt")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n\t\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^--input_file: no words in .*empty.txt$"):
+        vocab_learner.create_vocab(str(empty), output, 100)
+    with pytest.raises(ValueError, match=r"^--vocab_size=6 leaves no room after the 6 reserved tokens$"):
+        vocab_learner.create_vocab(str(corpus), output, 6, num_unused=1)
+    with pytest.raises(ValueError, match=r"^--output_file: no directory .*missing$"):
+        vocab_learner.create_vocab(str(corpus), tmp_path / "missing" / "vocab.txt", 100)
+    assert list(tmp_path.iterdir()) == [empty]
