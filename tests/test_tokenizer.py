@@ -203,6 +203,8 @@ def test_works_in_tf_data_tf_function_and_saved_model(tokenizer, wiki_lines, tmp
                                   input_signature=[tf.TensorSpec([None], tf.string)])
     graph_ops = {op.type for op in module.tokenize.get_concrete_function().graph.get_operations()}
     assert {"FastWordpieceTokenizeWithOffsets", "RegexSplitWithOffsets"} <= graph_ops
+    single = tf.data.Dataset.from_tensor_slices(lines[:3]).map(tokenizer.tokenize)
+    assert [ids.numpy().tolist() for ids in single] == expected[0][:3].to_list()
     tf.saved_model.save(module, str(tmp_path / "tokenizer"))
     reloaded = tf.saved_model.load(str(tmp_path / "tokenizer"))
     packed = reloaded.tokenize(tf.constant(lines))
@@ -223,6 +225,14 @@ def test_pack_inputs_truncates_round_robin(tokenizer):
     assert all(t.dtype == tf.int32 for t in packed.values())
     single = tokenizer.pack_inputs(first, 4)["input_word_ids"].numpy().tolist()
     assert single == [[cls, 11, 12, sep], [cls, 21, sep, pad]]
+    # Pairs keep the lengths google-research/bert's _truncate_seq_pair keeps.
+    for length_a, length_b, seq_length in [(9, 9, 8), (9, 2, 8), (2, 9, 9), (4, 4, 12), (7, 6, 10)]:
+        a, b = list(range(length_a)), list(range(length_b))
+        while len(a) + len(b) > seq_length - 3:
+            (a if len(a) > len(b) else b).pop()
+        packed = tokenizer.pack_inputs([tf.ragged.constant([[7] * length_a]), tf.ragged.constant([[8] * length_b])],
+                                       seq_length)["input_word_ids"].numpy()
+        assert [(packed == 7).sum(), (packed == 8).sum()] == [len(a), len(b)]
     with pytest.raises(ValueError, match="seq_length=3"):
         tokenizer.pack_inputs([first, second], 3)
 

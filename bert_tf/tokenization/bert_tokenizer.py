@@ -30,9 +30,9 @@ class BertTokenizer(tf.Module):
     `BasicTokenizer`, then the same WordPiece on the words. It works on Python
     strings and on `tf.string` tensors, eagerly, in `tf.data` and inside a
     `tf.function` (so an exported SavedModel tokenizes in-graph). tensorflow-text
-    ops in the graph: FastWordpieceTokenizeWithOffsets, RegexSplitWithOffsets,
-    FastWordpieceDetokenize (`detokenize`), and for `pack_inputs` the
-    RoundRobinTrimmer's ops; the rest are core TF ops.
+    ops in the graph: FastWordpieceTokenizeWithOffsets and RegexSplitWithOffsets;
+    TFText>RoundRobinTrim for `pack_inputs`; TFText>FastWordpieceDetokenize for
+    `detokenize`. The rest are core TF ops.
 
     Example:
     >>> tokenizer = BertTokenizer("vocab.txt", do_lower_case=True)  # doctest: +SKIP
@@ -65,7 +65,10 @@ class BertTokenizer(tf.Module):
         return len(self.vocab)
 
     def tokenize(self, texts) -> tf.RaggedTensor:
-        """Strings `[batch]` -> WordPiece ids, int32 ragged `[batch, (tokens)]`."""
+        """Strings `[batch]` -> WordPiece ids, int32 ragged `[batch, (tokens)]`.
+
+        A single string (rank 0) gives a 1-D tensor of ids.
+        """
         return self._tokenize(texts, unit=None)[0]
 
     def tokenize_with_offsets(self, texts, unit: str = "BYTE"):
@@ -74,7 +77,9 @@ class BertTokenizer(tf.Module):
         With `unit="BYTE"`, `starts`/`ends` are byte offsets into each UTF-8 input:
         token i covers `text.encode("utf-8")[starts[i]:ends[i]]`. With
         `unit="UTF8_CHAR"` they are code point offsets: `text[starts[i]:ends[i]]`.
-        Offsets are int64; a token covers the input characters it came from.
+        Offsets are int64. A token covers the input characters it came from and
+        the ones normalization removed right after them (accents, format
+        characters), as tensorflow-text's tokenizers do. A single string gives 1-D tensors.
         """
         if unit not in ("BYTE", "UTF8_CHAR"):
             raise ValueError(f"unit must be 'BYTE' or 'UTF8_CHAR', got {unit!r}")
@@ -88,9 +93,9 @@ class BertTokenizer(tf.Module):
         """One or two ragged id batches `[batch, (tokens)]` -> the encoder's inputs.
 
         Builds `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, padded with `[PAD]` to
-        `seq_length`. Segments that do not fit are truncated at their ends, round
-        robin: one token at a time from the longer segment, as google-research/bert's
-        `_truncate_seq_pair`. Returns int32 `input_word_ids`, `input_mask`,
+        `seq_length`. Segments that do not fit are cut at their ends, round robin
+        (tensorflow-text's `RoundRobinTrimmer`): for a pair, the lengths that
+        google-research/bert's `_truncate_seq_pair` keeps. Returns int32 `input_word_ids`, `input_mask`,
         `input_type_ids`, each `[batch, seq_length]`.
         """
         if isinstance(segments, (tf.Tensor, tf.RaggedTensor)):
@@ -114,6 +119,10 @@ class BertTokenizer(tf.Module):
     def _tokenize(self, texts, unit):
         """(ids, starts, ends), or ids alone when `unit` is None, in the input's row order."""
         texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        if texts.shape.rank == 0:
+            return tuple(t.flat_values for t in self._tokenize(texts[None], unit))
+        if texts.shape.rank != 1:
+            raise ValueError(f"texts must be a string or a batch of strings [batch], got shape {texts.shape}")
         is_ascii = tf.strings.regex_full_match(texts, _ASCII_TEXT)
         ascii_rows, other_rows = tf.where(is_ascii)[:, 0], tf.where(~is_ascii)[:, 0]
         ascii_texts = tf.gather(texts, ascii_rows)
