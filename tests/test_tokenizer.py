@@ -81,9 +81,9 @@ def test_every_code_point_follows_the_reference_rules():
     basic = {lower: reference.BasicTokenizer(do_lower_case=lower) for lower in (True, False)}
     tables = {}
     for lower in (True, False):
-        keys, splits, values = unicode_tables.normalization_table(lower)
-        tables[lower] = {int(key): "".join(map(chr, values[splits[i]:splits[i + 1]]))
-                         for i, key in enumerate(keys)}
+        keys, replacements = unicode_tables.normalization_table(lower)
+        tables[lower] = {int(key): "".join(chr(cp) for cp in row if cp >= 0)
+                         for key, row in zip(keys, replacements)}
     isolated = set()
     for first, last in unicode_tables.isolated_ranges():
         isolated.update(range(first, last + 1))

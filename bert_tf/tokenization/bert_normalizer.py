@@ -53,7 +53,7 @@ class BertNormalizer(tf.Module):
     nonspacing marks. ASCII A-Z keep their case, for the caller to lower-case
     with `tf.strings.lower` once it has found the special tokens. The offsets map
     leads from normalized offsets back to the input. Ops used: UnicodeDecodeWithOffsets,
-    UnicodeEncode, SearchSorted and core tensor ops.
+    UnicodeEncode, LowerBound/UpperBound (`tf.searchsorted`) and other core ops.
 
     The one rule not reproduced is NFD's canonical reordering across characters,
     which only matters here for two spacing combining marks (Mc, e.g. musical
@@ -73,10 +73,8 @@ class BertNormalizer(tf.Module):
     def __init__(self, lower_case: bool, name: str | None = None):
         super().__init__(name=name)
         self.lower_case = lower_case
-        keys, row_splits, values = unicode_tables.normalization_table(lower_case)
-        self._keys = tf.constant(keys)
-        self._replacements = tf.RaggedTensor.from_row_splits(
-            tf.constant(values), tf.constant(row_splits), validate=False)
+        keys, replacements = unicode_tables.normalization_table(lower_case)
+        self._keys, self._replacements = tf.constant(keys), tf.constant(replacements)
         if lower_case:
             cased, ignorable = unicode_tables.final_sigma_ranges()
             self._cased = _ranges_tensors(cased)
@@ -85,23 +83,21 @@ class BertNormalizer(tf.Module):
     def normalize_with_offsets_map(self, texts):
         """UTF-8 strings `[batch]` -> (normalized strings `[batch]`, offsets map)."""
         chars, starts = tf.strings.unicode_decode_with_offsets(texts, "UTF-8", errors="replace")
-        flat = chars.flat_values
+        flat, row_ids = chars.flat_values, chars.value_rowids()
         if self.lower_case:
-            flat = self._final_sigmas(flat, chars.value_rowids(), chars.row_splits)
+            flat = self._final_sigmas(flat, row_ids, chars.row_splits)
         index = tf.minimum(tf.searchsorted(self._keys, flat), tf.size(self._keys) - 1)
         changed = tf.gather(self._keys, index) == flat
-        index = tf.cast(index, tf.int64)
-        lengths = tf.where(changed, tf.gather(self._replacements.row_lengths(), index), 1)
-        firsts = tf.where(changed, tf.gather(self._replacements.row_splits, index), 0)
-        sources = tf.ragged.range(firsts, firsts + lengths).flat_values
-        values = tf.where(tf.repeat(changed, lengths),
-                          tf.gather(self._replacements.values, sources), tf.repeat(flat, lengths))
+        width = self._replacements.shape[1]
+        replaced = tf.where(changed[:, None], tf.gather(self._replacements, index),
+                            tf.pad(flat[:, None], [[0, 0], [0, width - 1]], constant_values=-1))
+        values = tf.boolean_mask(replaced, replaced >= 0)  # [input characters, width] -> flat
+        lengths = tf.reduce_sum(tf.cast(replaced >= 0, tf.int64), axis=1)
         value_splits = _exclusive_cumsum(lengths)  # per input character
         row_splits = tf.gather(value_splits, chars.row_splits)
         normalized = tf.strings.unicode_encode(
             tf.RaggedTensor.from_row_splits(values, row_splits, validate=False), "UTF-8")
         byte_splits = _exclusive_cumsum(_utf8_length(values))
-        row_ids = chars.value_rowids()
         size = tf.size(flat, tf.int64)
         char_starts = tf.range(size) - tf.gather(chars.row_splits, row_ids)
         # The next character that is not removed, if its string has one.
@@ -125,9 +121,10 @@ class BertNormalizer(tf.Module):
     def find_source_offsets(offsets_map, starts, ends, unit: str = "BYTE"):
         """Normalized byte offsets -> input offsets, for `[batch, (n)]` ragged spans.
 
-        A span starts where the input character of its first byte starts and
-        ends where the next input character that is not removed starts. `unit` is `"BYTE"` (UTF-8 byte
-        offsets) or `"UTF8_CHAR"` (code point offsets, as Python `str` indexes).
+        A span starts where the input character of its first byte starts, and
+        ends where the next input character that normalization kept starts (or at
+        the end of the input). `unit` is `"BYTE"` (UTF-8 byte offsets) or
+        `"UTF8_CHAR"` (code point offsets, as Python `str` indexes).
         """
         shift = tf.gather(offsets_map.target_row_starts, starts.value_rowids())
         first = tf.searchsorted(offsets_map.target_starts, starts.flat_values + shift,

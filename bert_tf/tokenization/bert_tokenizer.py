@@ -18,12 +18,12 @@ class BertTokenizer(tf.Module):
     """BasicTokenizer + WordPiece, as google-research/bert, on tensorflow-text ops.
 
     The ids are those of Model Garden's `FullTokenizer` (google-research/bert's
-    tokenization.py), with its Python `unicodedata` rules (`unicode_tables`), and
-    two differences the issue asks for: the special tokens (`[CLS]`, `[SEP]`,
-    `[MASK]`, `[UNK]`, `[PAD]`, case-sensitive) stay one token wherever they are
-    in the text, and words of more than `max_chars_per_word` characters (after
-    normalization) become `[UNK]`: 200 as google-research/bert, where Model Garden
-    uses 400.
+    tokenization.py), with its Python `unicodedata` rules (`unicode_tables`), but
+    for two choices: the special tokens (`[CLS]`, `[SEP]`, `[MASK]`, `[UNK]`,
+    `[PAD]`, case-sensitive) stay one token wherever they are in the text (the
+    reference splits them at the brackets), and words of more than
+    `max_chars_per_word` characters (after normalization) become `[UNK]`: 200 as
+    in google-research/bert, where Model Garden's copy allows 400.
 
     Lines of printable ASCII without `[` go straight to tensorflow-text's
     end-to-end `FastWordpieceTokenizer`; the other lines go through

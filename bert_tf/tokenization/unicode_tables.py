@@ -9,10 +9,9 @@ Unicode version of the Python that builds it, which is the one the reference
 tokenizer runs on.
 
 Example:
->>> keys, splits, values = normalization_table(lower_case=True)
->>> i = list(keys).index(ord("É"))
->>> "".join(map(chr, values[splits[i]:splits[i + 1]]))
-'e'
+>>> keys, replacements = normalization_table(lower_case=True)
+>>> replacements[list(keys).index(ord("É"))].tolist()  # "e", then padding
+[101, -1, -1]
 """
 
 from __future__ import annotations
@@ -86,21 +85,22 @@ def normalize_char(char: str, lower_case: bool) -> str:
 
 
 @functools.cache
-def normalization_table(lower_case: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The characters that `normalize_char` changes, as a ragged table.
+def normalization_table(lower_case: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The characters that `normalize_char` changes, and what it makes of them.
 
-    Returns `(keys, row_splits, values)`: sorted int32 code points, and for key
-    `i` its replacement `values[row_splits[i]:row_splits[i + 1]]` (maybe empty).
+    Returns `(keys, replacements)`: sorted int32 code points `[K]`, and int32
+    `[K, width]` code points, padded with -1 (a row of -1 removes the character).
     """
-    keys, lengths, values = [], [], []
+    changed = {}
     for char in _assigned_chars():
         normalized = normalize_char(char, lower_case)
         if normalized != char:
-            keys.append(ord(char))
-            lengths.append(len(normalized))
-            values.extend(map(ord, normalized))
-    row_splits = np.concatenate([[0], np.cumsum(lengths)])
-    return np.array(keys, np.int32), row_splits.astype(np.int64), np.array(values, np.int32)
+            changed[ord(char)] = [ord(c) for c in normalized]
+    width = max(map(len, changed.values()))
+    replacements = np.full((len(changed), width), -1, np.int32)
+    for row, codepoints in enumerate(changed.values()):
+        replacements[row, :len(codepoints)] = codepoints
+    return np.array(list(changed), np.int32), replacements
 
 
 def to_ranges(codepoints) -> tuple[tuple[int, int], ...]:
