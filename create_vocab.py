@@ -8,10 +8,9 @@ The reserved tokens `[PAD] [UNK] [CLS] [SEP] [MASK]` come first, then
 `bert_tf/tokenization/vocab_learner.py`.
 """
 
-import sys
-
 from absl import app, flags
 
+from bert_tf.cli_errors import run_reporting_user_errors
 from bert_tf.tokenization import vocab_learner
 
 flags.DEFINE_string("input_file", None, "Comma-separated list of corpus globs (UTF-8 text).")
@@ -23,15 +22,16 @@ flags.mark_flags_as_required(["input_file", "output_file"])
 FLAGS = flags.FLAGS
 
 
-def main(argv):
+def _main(argv):
     if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    try:
-        tokens = vocab_learner.create_vocab(FLAGS.input_file, FLAGS.output_file, FLAGS.vocab_size,
-                                            FLAGS.do_lower_case, FLAGS.num_unused)
-    except ValueError as e:
-        sys.exit(f"create_vocab.py: error: {e}")
+        raise flags.Error(f"unexpected arguments: {' '.join(argv[1:])}")
+    tokens = vocab_learner.create_vocab(FLAGS.input_file, FLAGS.output_file, FLAGS.vocab_size,
+                                        FLAGS.do_lower_case, FLAGS.num_unused)
     print(f"Wrote {len(tokens)} tokens to {FLAGS.output_file}")
+
+
+def main(argv):
+    run_reporting_user_errors(_main, argv)
 
 
 if __name__ == "__main__":
