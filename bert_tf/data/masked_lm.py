@@ -35,6 +35,21 @@ def num_to_predict(lengths, masked_lm_prob: float, max_predictions_per_seq: int)
     return np.minimum(max_predictions_per_seq, wanted)
 
 
+def _words(candidate: np.ndarray, input_ids: np.ndarray, is_continuation: np.ndarray | None):
+    """(word starts `[batch, seq]`, start of each token's word (None: itself), word length at starts)."""
+    if is_continuation is None:
+        return candidate, None, candidate.astype(np.int64)
+    seq = candidate.shape[1]
+    columns = np.arange(seq)
+    previous = np.pad(candidate[:, :-1], ((0, 0), (1, 0)))
+    word_start = candidate & ~(is_continuation[input_ids] & previous)  # `##` after a candidate continues
+    start_of = np.maximum.accumulate(np.where(word_start, columns, 0), axis=1)
+    boundary = np.where(word_start | ~candidate, columns, seq)
+    next_boundary = np.minimum.accumulate(boundary[:, ::-1], axis=1)[:, ::-1]  # first boundary >= column
+    following = np.pad(next_boundary[:, 1:], ((0, 0), (0, 1)), constant_values=seq)
+    return word_start, start_of, np.where(word_start, following - columns, 0)
+
+
 def mask_tokens(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingConfig,
                 rng: np.random.Generator) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Chooses and replaces the tokens to predict.
@@ -50,19 +65,9 @@ def mask_tokens(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingCo
     """
     batch, seq = input_ids.shape
     rows = np.arange(batch)[:, None]
-    columns = np.arange(seq)
-    lengths = input_mask.sum(axis=1)
-    budget = num_to_predict(lengths, config.masked_lm_prob, config.max_predictions_per_seq)
+    budget = num_to_predict(input_mask.sum(axis=1), config.masked_lm_prob, config.max_predictions_per_seq)
     candidate = (input_mask > 0) & (input_ids != config.cls_id) & (input_ids != config.sep_id)
-    word_start = candidate.copy()
-    if config.is_continuation is not None:  # a `##` piece right after a candidate continues its word
-        previous = np.pad(candidate[:, :-1], ((0, 0), (1, 0)))
-        word_start &= ~(config.is_continuation[input_ids] & previous)
-    start_of = np.maximum.accumulate(np.where(word_start, columns, 0), axis=1)  # [batch, seq]
-    next_start = np.where(word_start | ~candidate, columns, seq)
-    next_start = np.minimum.accumulate(next_start[:, ::-1], axis=1)[:, ::-1]
-    word_length = np.where(word_start, np.roll(next_start, -1, axis=1) - columns, 0)
-    word_length[:, -1] = word_start[:, -1]
+    word_start, start_of, word_length = _words(candidate, input_ids, config.is_continuation)
 
     # Words in random order, taken greedily while they fit in the budget.
     order = np.argsort(np.where(word_start, rng.random((batch, seq)), 2.0), axis=1)
@@ -75,17 +80,17 @@ def mask_tokens(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingCo
         fits = (lengths_in_order[:, k] > 0) & (used + lengths_in_order[:, k] <= budget)
         taken_in_order[:, k] = fits
         used += np.where(fits, lengths_in_order[:, k], 0)
-    chosen_word = np.zeros((batch, seq), bool)
-    chosen_word[rows, order] = taken_in_order
-    chosen = candidate & chosen_word[rows, start_of]  # every piece of a chosen word
-
-    # 80% [MASK], 10% random token, 10% unchanged: one draw per word.
-    draw = rng.random((batch, seq))[rows, start_of]
-    keep_draw = rng.random((batch, seq))[rows, start_of]
-    action = np.where(draw < 0.8, MASK, np.where(keep_draw < 0.5, KEEP, RANDOM))
-    random_ids = rng.integers(0, config.vocab_size, (batch, seq))
-    replaced = np.where(action == MASK, config.mask_id, np.where(action == RANDOM, random_ids, input_ids))
-    output_ids = np.where(chosen, replaced, input_ids).astype(np.int32)
+    chosen = np.zeros((batch, seq), bool)
+    chosen[rows, order] = taken_in_order
+    # One draw per word: < 0.8 [MASK], < 0.9 unchanged, else a random token (per piece).
+    draw = rng.random((batch, seq))
+    if start_of is not None:  # every piece of a chosen word, with the word's draw
+        chosen, draw = candidate & chosen[rows, start_of], draw[rows, start_of]
+    action = np.where(draw < 0.8, MASK, np.where(draw < 0.9, KEEP, RANDOM))
+    output_ids = input_ids.astype(np.int32, copy=True)
+    output_ids[chosen & (action == MASK)] = config.mask_id
+    random_slots = chosen & (action == RANDOM)
+    output_ids[random_slots] = rng.integers(0, config.vocab_size, int(random_slots.sum()))
 
     num_predictions = config.max_predictions_per_seq
     positions = np.argsort(~chosen, axis=1, kind="stable")[:, :num_predictions]  # chosen first, ascending

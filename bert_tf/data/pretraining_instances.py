@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-_TOKENIZE_BATCH = 4096  # lines per tokenizer call
+_TOKENIZE_BATCH = 16384  # lines per tokenizer call
 
 
 @dataclasses.dataclass(frozen=True)
