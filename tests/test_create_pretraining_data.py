@@ -60,8 +60,7 @@ def check_examples(features, vocab):
 def test_shards_identical_for_any_num_workers(tmp_path, small_corpus, vocab_file):
     outputs = []
     for workers in (1, 2):
-        out = tmp_path / f"w{workers}" / "data.tfrecord"
-        out.parent.mkdir()
+        out = tmp_path / f"w{workers}" / "data.tfrecord"  # the script makes the folder
         result = run_script([f"--input_file={small_corpus}", f"--output_file={out}", "--num_output_shards=3",
                              f"--vocab_file={vocab_file}", f"--max_seq_length={SEQ}",
                              f"--max_predictions_per_seq={PREDICTIONS}", "--dupe_factor=2",

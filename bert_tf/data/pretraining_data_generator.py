@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import multiprocessing
+import os
 import random
 import sys
 import time
@@ -228,6 +229,8 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     total_bytes = sum(c.end - c.start for c in chunks)
     stats = Statistics()
     start_time = time.perf_counter()
+    for directory in {os.path.dirname(p) for p in output_files} - {""}:
+        tf.io.gfile.makedirs(directory)
     with contextlib.ExitStack() as stack:
         writers = [stack.enter_context(tf.io.TFRecordWriter(stack.enter_context(io_utils.atomic_output(p))))
                    for p in output_files]
