@@ -1,0 +1,130 @@
+"""Pretraining corpus files: globs, UTF-8 checks, and chunks of whole documents.
+
+The corpus format (DESIGN.md §2): UTF-8 text, one sentence per line, a blank
+line between documents. Large files are cut into chunks of about
+`chunk_bytes` at blank lines, so that workers share one big file and memory
+stays bounded by the chunk size; a chunk never splits a document.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import tensorflow as tf
+
+_BLOCK_BYTES = 16 << 20  # files are scanned in blocks of whole lines
+_BLANK_LINE = re.compile(rb"^[ \t\r\f\v]*\n", re.M)
+
+
+class CorpusError(ValueError):
+    """Input text that cannot be used; the message names the file or the flag."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CorpusChunk:
+    """Bytes `[start, end)` of `path`: whole documents, starting at line `first_line` (1-based)."""
+
+    path: str
+    start: int
+    end: int
+    first_line: int
+    index: int  # position in the whole corpus: seeds its randomness
+
+
+def expand_input_files(input_file: str) -> list[str]:
+    """A comma-separated list of globs -> files, in flag order, each glob sorted."""
+    files = []
+    for pattern in filter(None, (p.strip() for p in input_file.split(","))):
+        matches = sorted(tf.io.gfile.glob(pattern))
+        if not matches:
+            raise CorpusError(f"--input_file: no file matches {pattern}")
+        files.extend(m for m in matches if m not in files)
+    if not files:
+        raise CorpusError("--input_file: no input file given")
+    return files
+
+
+def _blocks(path: str):
+    """Yields (offset, bytes) blocks of `path` that end at a newline (or the end of the file)."""
+    offset, carry = 0, b""
+    with tf.io.gfile.GFile(path, "rb") as f:
+        while True:
+            data = f.read(_BLOCK_BYTES)
+            block = carry + data
+            if not data:
+                if block:
+                    yield offset, block
+                return
+            cut = block.rfind(b"\n") + 1
+            if cut:
+                yield offset, block[:cut]
+                offset += cut
+            carry = block[cut:]
+
+
+def _bad_lines(block: bytes) -> tuple[int, int]:
+    """(number of lines of `block` that are not UTF-8, 0-based index of the first one)."""
+    bad = []
+    for i, line in enumerate(block.split(b"\n")):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(i)
+    return len(bad), bad[0]
+
+
+def plan_chunks(paths: list[str], chunk_bytes: int) -> list[CorpusChunk]:
+    """Checks every file and cuts it into chunks at the first blank line past each `chunk_bytes`.
+
+    Raises:
+      CorpusError: a file is missing, has lines that are not UTF-8 (all of them
+        are counted), or the whole corpus has no text.
+    """
+    chunks, has_text = [], False
+    bad_lines, first_bad = 0, None
+    for path in paths:
+        if not tf.io.gfile.exists(path):
+            raise CorpusError(f"{path}: no such input file")
+        start, start_line, size = 0, 1, 0  # the chunk being built
+        line = 1  # the line number at the start of each block
+        for offset, block in _blocks(path):
+            try:
+                block.decode("utf-8")
+            except UnicodeDecodeError:
+                count, first = _bad_lines(block)
+                bad_lines += count
+                first_bad = first_bad or f"{path} line {line + first}"
+            has_text = has_text or bool(block.strip())
+            counted, counted_line = 0, line  # line number at block[counted]
+            search_from = start + chunk_bytes - offset
+            while search_from < len(block):
+                match = _BLANK_LINE.search(block, max(search_from, 0))
+                if match is None:
+                    break
+                cut = match.start()
+                chunks.append(CorpusChunk(path, start, offset + cut, start_line, len(chunks)))
+                counted_line += block.count(b"\n", counted, cut)
+                counted, start, start_line = cut, offset + cut, counted_line
+                search_from = cut + chunk_bytes
+            line += block.count(b"\n")
+            size = offset + len(block)
+        if size > start:
+            chunks.append(CorpusChunk(path, start, size, start_line, len(chunks)))
+    if bad_lines:
+        raise CorpusError(f"{bad_lines} input lines are not valid UTF-8 (first: {first_bad})")
+    if not has_text:
+        raise CorpusError(f"--input_file: the corpus is empty ({len(paths)} files without text)")
+    return chunks
+
+
+def read_chunk(chunk: CorpusChunk) -> list[str]:
+    """The lines of `chunk`, stripped as google-research/bert strips them (blank = document break)."""
+    with tf.io.gfile.GFile(chunk.path, "rb") as f:
+        f.seek(chunk.start)
+        data = f.read(chunk.end - chunk.start)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CorpusError(f"{chunk.path}: not valid UTF-8 at byte {chunk.start + e.start}") from None
+    return [line.strip() for line in text.split("\n")]

@@ -1,0 +1,258 @@
+"""Pretraining TFRecords from a text corpus: google-research/bert's `create_pretraining_data`, fast.
+
+The corpus is cut into chunks of whole documents (`corpus.plan_chunks`). Each
+chunk is one task, run by a pool of worker processes: tokenize (tensorflow-text,
+big batches), build sentence pairs for `dupe_factor` passes, shuffle, truncate,
+pack, mask (numpy) and serialize (`example_encoder`). The main process writes
+the records round-robin to the output shards, in chunk order, so the output
+depends on the seed and the inputs only, not on `num_workers`. A random next
+sentence comes from another document of the same chunk. Memory is bounded by
+the chunk size times the workers, whatever the corpus size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import multiprocessing
+import os
+import random
+import sys
+import time
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.eager import context
+from tqdm import tqdm
+
+from bert_tf import io_utils
+from bert_tf.bert_config import BertConfig
+from bert_tf.data import corpus, example_encoder, masked_lm
+from bert_tf.data.pretraining_instances import (Documents, PairSpans, create_pairs, pack_pairs,
+                                                truncate_pairs)
+from bert_tf.tokenization import BertTokenizer, Vocab
+
+MAX_SEQ_LENGTH_WITHOUT_CONFIG = 512
+_BATCH = 4096  # pairs masked and serialized at a time
+
+
+class PretrainingDataError(ValueError):
+    """Flags that cannot produce data; the message names the flag."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingDataOptions:
+    """google-research/bert's flags, with its defaults."""
+
+    vocab_file: str
+    do_lower_case: bool = True
+    do_whole_word_mask: bool = False
+    max_seq_length: int = 128
+    max_predictions_per_seq: int = 20
+    random_seed: int = 12345
+    dupe_factor: int = 10
+    masked_lm_prob: float = 0.15
+    short_seq_prob: float = 0.1
+
+    def validate(self, bert_config_file: str | None = None) -> None:
+        """Raises `PretrainingDataError` (or `ConfigError`) naming the bad flag.
+
+        `max_predictions_per_seq` must hold the predictions of a full-length
+        sequence, `max(1, round(max_seq_length * masked_lm_prob))`, or the cap
+        would lower the masking rate. `max_seq_length` above 512 needs
+        `bert_config_file`, and may not exceed its `max_position_embeddings`.
+        """
+        def fail(message):
+            raise PretrainingDataError(message)
+
+        if self.max_seq_length < 5:
+            fail(f"--max_seq_length={self.max_seq_length}: must be at least 5 ([CLS] A [SEP] B [SEP])")
+        if bert_config_file:
+            limit = BertConfig.from_json_file(bert_config_file).max_position_embeddings
+            if self.max_seq_length > limit:
+                fail(f"--max_seq_length={self.max_seq_length} is greater than max_position_embeddings="
+                     f"{limit} of --bert_config_file={bert_config_file}")
+        elif self.max_seq_length > MAX_SEQ_LENGTH_WITHOUT_CONFIG:
+            fail(f"--max_seq_length={self.max_seq_length} is greater than {MAX_SEQ_LENGTH_WITHOUT_CONFIG}:"
+                 " pass the model's --bert_config_file (max_position_embeddings) to allow it")
+        if not 0.0 < self.masked_lm_prob <= 1.0:
+            fail(f"--masked_lm_prob={self.masked_lm_prob}: must be in (0, 1]")
+        if not 0.0 <= self.short_seq_prob <= 1.0:
+            fail(f"--short_seq_prob={self.short_seq_prob}: must be in [0, 1]")
+        if self.dupe_factor < 1:
+            fail(f"--dupe_factor={self.dupe_factor}: must be at least 1")
+        full = int(masked_lm.num_to_predict(self.max_seq_length, self.masked_lm_prob, self.max_seq_length))
+        if not full <= self.max_predictions_per_seq <= self.max_seq_length:
+            fail(f"--max_predictions_per_seq={self.max_predictions_per_seq} is too small for"
+                 f" --masked_lm_prob={self.masked_lm_prob}: a sequence of --max_seq_length="
+                 f"{self.max_seq_length} has {full} predictions; use {full} to {self.max_seq_length}")
+
+
+@dataclasses.dataclass
+class Statistics:
+    """Counts over the written examples; `summary()` is the end-of-run report."""
+
+    documents: int = 0
+    examples: int = 0
+    real_tokens: int = 0
+    random_next: int = 0
+    actions: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3, np.int64))
+    seconds: float = 0.0
+
+    def add(self, other: "Statistics") -> None:
+        for field in dataclasses.fields(self):
+            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+
+    @property
+    def masked_fraction(self) -> float:
+        return float(self.actions.sum()) / max(self.real_tokens, 1)
+
+    def summary(self) -> str:
+        seconds = self.seconds
+        predicted = max(int(self.actions.sum()), 1)
+        mask, rand, keep = (100.0 * self.actions / predicted).tolist()
+        return (f"Wrote {self.examples:,} examples from {self.documents:,} documents in {seconds:.1f} s"
+                f" ({self.examples / max(seconds, 1e-9):,.0f} examples/s).\n"
+                f"  average real length {self.real_tokens / max(self.examples, 1):.1f} tokens;"
+                f" masked fraction {self.masked_fraction:.4f}"
+                f" ({mask:.1f}% [MASK], {rand:.1f}% random, {keep:.1f}% unchanged);"
+                f" NSP {self.random_next / max(self.examples, 1):.3f} random next /"
+                f" {1 - self.random_next / max(self.examples, 1):.3f} real next")
+
+
+class _ChunkProcessor:
+    """Turns one corpus chunk into shuffled serialized examples (one per process)."""
+
+    def __init__(self, options: PretrainingDataOptions):
+        self.options = options
+        self.tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case)
+        vocab = self.tokenizer.vocab
+        self.special_ids = dict(cls_id=vocab.cls_id, sep_id=vocab.sep_id, pad_id=vocab.pad_id)
+        self.masking = masked_lm.MaskingConfig(
+            masked_lm_prob=options.masked_lm_prob,
+            max_predictions_per_seq=options.max_predictions_per_seq,
+            vocab_size=len(vocab), cls_id=vocab.cls_id, sep_id=vocab.sep_id, mask_id=vocab.mask_id,
+            is_continuation=(np.array([t.startswith("##") for t in vocab.tokens])
+                             if options.do_whole_word_mask else None))
+
+    def _tokenize(self, lines):
+        ids = self.tokenizer.tokenize(lines)
+        return ids.flat_values.numpy(), ids.row_splits.numpy()
+
+    def __call__(self, chunk: corpus.CorpusChunk) -> tuple[list[bytes], Statistics]:
+        options = self.options
+        documents = Documents.from_lines(corpus.read_chunk(chunk), self._tokenize)
+        seeds = np.random.SeedSequence([options.random_seed, chunk.index])
+        py_rng = random.Random(int(seeds.generate_state(1)[0]))
+        np_rng = np.random.default_rng(seeds)
+        order = list(range(documents.num_documents))
+        py_rng.shuffle(order)
+        max_num_tokens = options.max_seq_length - 3
+        spans = PairSpans.concatenate([
+            create_pairs(documents, order, max_num_tokens, options.short_seq_prob, py_rng)
+            for _ in range(options.dupe_factor)])
+        spans = spans.take(np_rng.permutation(len(spans)))
+        records, stats = [], Statistics(documents=documents.num_documents)
+        for begin in range(0, len(spans), _BATCH):
+            batch = truncate_pairs(spans.take(np.arange(begin, min(begin + _BATCH, len(spans)))),
+                                   max_num_tokens, np_rng)
+            features = pack_pairs(batch, documents.token_ids, options.max_seq_length, **self.special_ids)
+            masked, actions = masked_lm.mask_tokens(features["input_ids"], features["input_mask"],
+                                                    self.masking, np_rng)
+            features.update(masked)
+            features["next_sentence_labels"] = batch.is_random_next
+            records.extend(example_encoder.encode_examples(features))
+            stats.add(Statistics(examples=len(batch), real_tokens=int(features["input_mask"].sum()),
+                                 random_next=int(batch.is_random_next.sum()), actions=actions))
+        return records, stats
+
+
+_processor: _ChunkProcessor | None = None  # the worker process's own
+
+
+def _init_worker(options: PretrainingDataOptions) -> None:
+    global _processor
+    # One process per core: TensorFlow's own thread pools would only compete.
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    _processor = _ChunkProcessor(options)
+
+
+def _process(chunk: corpus.CorpusChunk):
+    return _processor(chunk)
+
+
+def _tensorflow_runtime_started() -> bool:
+    """Whether this process ran TensorFlow ops: after that, forking it is not safe.
+
+    Before, `fork` starts the workers at once, with TensorFlow already imported.
+    """
+    ctx = context.context_safe()
+    return ctx is not None and ctx._initialized  # pylint: disable=protected-access
+
+
+def output_paths(output_file: str, num_output_shards: int | None = None) -> list[str]:
+    """`--output_file` (comma-separated) and `--num_output_shards` -> the shard paths.
+
+    With one output file and N shards, the shards are `{output_file}-00000-of-0000N`...
+    """
+    paths = [p.strip() for p in output_file.split(",") if p.strip()]
+    if not paths:
+        raise PretrainingDataError("--output_file: no output file given")
+    if num_output_shards is None or num_output_shards == len(paths):
+        return paths
+    if num_output_shards < 1 or len(paths) != 1:
+        raise PretrainingDataError(
+            f"--num_output_shards={num_output_shards} needs one --output_file (a prefix), got {len(paths)}")
+    return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
+
+
+def create_pretraining_data(input_files: list[str], output_files: list[str],
+                            options: PretrainingDataOptions, *, num_workers: int = 1,
+                            chunk_bytes: int = 4 << 20, bert_config_file: str | None = None,
+                            progress: bool = True) -> Statistics:
+    """Writes the pretraining examples of `input_files` to `output_files` (TFRecord shards).
+
+    Every check runs before any output is opened; an error during the run
+    leaves no output file behind (each shard is written under a temporary name).
+
+    Returns:
+      The statistics of what was written.
+
+    Raises:
+      PretrainingDataError, corpus.CorpusError, VocabError, ConfigError: bad
+      flags or input, each with a one-line message naming the flag or the file.
+    """
+    options.validate(bert_config_file)
+    Vocab.from_file(options.vocab_file)
+    chunks = corpus.plan_chunks(input_files, chunk_bytes)
+    total_bytes = sum(c.end - c.start for c in chunks)
+    stats = Statistics()
+    start_time = time.perf_counter()
+    for directory in {os.path.dirname(p) for p in output_files} - {""}:
+        tf.io.gfile.makedirs(directory)
+    with contextlib.ExitStack() as stack:
+        writers = [stack.enter_context(tf.io.TFRecordWriter(stack.enter_context(io_utils.atomic_output(p))))
+                   for p in output_files]
+        if num_workers > 1:
+            method = "spawn" if _tensorflow_runtime_started() else "fork"
+            pool = stack.enter_context(multiprocessing.get_context(method).Pool(
+                min(num_workers, len(chunks)), _init_worker, (options,)))
+            results = pool.imap(_process, chunks)
+        else:
+            results = map(_ChunkProcessor(options), chunks)
+        bar = stack.enter_context(tqdm(total=total_bytes, unit="B", unit_scale=True, file=sys.stderr,
+                                       disable=not progress, desc="create_pretraining_data"))
+        for chunk, (records, chunk_stats) in zip(chunks, results):
+            for i, record in enumerate(records, stats.examples):
+                writers[i % len(writers)].write(record)
+            stats.add(chunk_stats)
+            elapsed = time.perf_counter() - start_time
+            bar.set_postfix_str(f"{stats.documents / elapsed:,.0f} documents/s,"
+                                f" {stats.examples / elapsed:,.0f} examples/s", refresh=False)
+            bar.update(chunk.end - chunk.start)
+        if not stats.examples:
+            raise corpus.CorpusError(f"the corpus has no tokens: {len(input_files)} input files, no example")
+    stats.seconds = time.perf_counter() - start_time
+    return stats
+

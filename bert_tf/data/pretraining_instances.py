@@ -1,0 +1,170 @@
+"""Sentence-pair instances for masked-LM + next-sentence pretraining (google-research/bert's algorithm).
+
+Tokens stay in one flat array: a document is a range of sentences and a
+sentence a range of tokens, so segment A (contiguous sentences) and segment B
+(the continuation, or sentences of a random document) are token ranges.
+`create_pairs` runs the per-document loop in Python over sentences only;
+truncation and packing are vectorised over all pairs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Callable, Sequence
+
+import numpy as np
+
+_TOKENIZE_BATCH = 16384  # lines per tokenizer call
+
+
+@dataclasses.dataclass(frozen=True)
+class Documents:
+    """Tokenized documents: `token_ids` `[tokens]`; sentence k is `token_ids[sentence_splits[k]:sentence_splits[k + 1]]`;
+    document d is sentences `document_splits[d]:document_splits[d + 1]`. No document or sentence is empty."""
+
+    token_ids: np.ndarray
+    sentence_splits: np.ndarray
+    document_splits: np.ndarray
+
+    @property
+    def num_documents(self) -> int:
+        return len(self.document_splits) - 1
+
+    @classmethod
+    def from_lines(cls, lines: Sequence[str],
+                   tokenize: Callable[[list[str]], tuple[np.ndarray, np.ndarray]]) -> "Documents":
+        """Lines (stripped) -> documents, split at blank lines.
+
+        `tokenize(lines)` returns (flat ids, row splits). As in google-research/bert,
+        a line that yields no token is dropped and does not end a document.
+        """
+        texts = [line for line in lines if line]
+        blank = np.fromiter((not line for line in lines), bool, len(lines))
+        ids, counts = [], []
+        for i in range(0, len(texts), _TOKENIZE_BATCH):
+            flat, splits = tokenize(texts[i:i + _TOKENIZE_BATCH])
+            ids.append(flat.astype(np.int32))
+            counts.append(np.diff(splits))
+        counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+        document_of_text = np.cumsum(blank)[~blank]  # index of the document of each non-blank line
+        kept = counts > 0
+        document_of_sentence = document_of_text[kept]
+        first_sentences = np.flatnonzero(np.diff(document_of_sentence, prepend=-1))
+        return cls(
+            token_ids=np.concatenate(ids) if ids else np.zeros(0, np.int32),
+            sentence_splits=np.concatenate([[0], np.cumsum(counts[kept])]).astype(np.int64),
+            document_splits=np.append(first_sentences, len(document_of_sentence)).astype(np.int64))
+
+
+@dataclasses.dataclass
+class PairSpans:
+    """Pairs as token ranges of `Documents.token_ids`, each field `[pairs]`."""
+
+    a_start: np.ndarray
+    a_length: np.ndarray
+    b_start: np.ndarray
+    b_length: np.ndarray
+    is_random_next: np.ndarray
+
+    @classmethod
+    def concatenate(cls, spans: Sequence["PairSpans"]) -> "PairSpans":
+        return cls(*(np.concatenate([getattr(s, f.name) for s in spans])
+                     for f in dataclasses.fields(cls)))
+
+    def take(self, indices: np.ndarray) -> "PairSpans":
+        return PairSpans(*(getattr(self, f.name)[indices] for f in dataclasses.fields(self)))
+
+    def __len__(self) -> int:
+        return len(self.a_start)
+
+
+def create_pairs(documents: Documents, document_order: Sequence[int], max_num_tokens: int,
+                 short_seq_prob: float, rng: random.Random) -> PairSpans:
+    """One pass of google-research/bert's `create_instances_from_document` over every document.
+
+    For each document (in `document_order`): a target length of `max_num_tokens`,
+    or with `short_seq_prob` a random one in [2, max_num_tokens]; sentences are
+    gathered until the target is reached; A is a random number of the first of
+    them; B is the rest (label 0) or, half of the time and always when there is a
+    single sentence, sentences of another random document (label 1), in which
+    case the unused sentences are put back. Pairs are not yet truncated.
+    """
+    starts = documents.sentence_splits.tolist()
+    splits = documents.document_splits.tolist()
+    order = list(document_order)
+    num_documents = len(order)
+    uniform = rng.random
+    pairs = []  # (a_start, a_length, b_start, b_length, is_random_next)
+    for position, document in enumerate(order):
+        first, last = splits[document], splits[document + 1]
+        target = max_num_tokens
+        if uniform() < short_seq_prob:
+            target = 2 + int(uniform() * (max_num_tokens - 1))
+        chunk_first = i = first
+        while i < last:
+            if i == last - 1 or starts[i + 1] - starts[chunk_first] >= target:
+                num_sentences = i - chunk_first + 1
+                a_end = chunk_first + 1
+                if num_sentences >= 2:
+                    a_end += int(uniform() * (num_sentences - 1))
+                a_start = starts[chunk_first]
+                a_length = starts[a_end] - a_start
+                if num_sentences == 1 or uniform() < 0.5:
+                    for _ in range(10):  # another document, if there is one
+                        other = int(uniform() * num_documents)
+                        if other != position:
+                            break
+                    other_first, other_last = splits[order[other]], splits[order[other] + 1]
+                    j = other_first + int(uniform() * (other_last - other_first))
+                    b_start = starts[j]
+                    while j < other_last - 1 and starts[j + 1] - b_start < target - a_length:
+                        j += 1
+                    pairs.append((a_start, a_length, b_start, starts[j + 1] - b_start, 1))
+                    i = a_end - 1  # put the unused sentences back
+                else:
+                    pairs.append((a_start, a_length, starts[a_end], starts[i + 1] - starts[a_end], 0))
+                chunk_first = i + 1
+            i += 1
+    columns = np.array(pairs, np.int64).reshape(-1, 5).T
+    return PairSpans(*columns[:4], columns[4].astype(np.int8))
+
+
+def truncate_pairs(spans: PairSpans, max_num_tokens: int, rng: np.random.Generator) -> PairSpans:
+    """google-research/bert's `truncate_seq_pair`, in closed form over all pairs.
+
+    Its loop removes one token at a time from the longer segment (B on ties),
+    from the front or the back with equal chance, until the pair fits. So the
+    longer segment first loses the difference, then the two alternate; the
+    number of front removals of each segment is Binomial(removed, 1/2).
+    """
+    a, b = spans.a_length, spans.b_length
+    excess = np.maximum(a + b - max_num_tokens, 0)
+    a_longer = a > b
+    first = np.minimum(excess, np.where(a_longer, a - b, b - a + 1))  # the longer one alone
+    rest = excess - first  # then alternating, starting with the other one
+    cut_a = np.where(a_longer, first + rest // 2, (rest + 1) // 2)
+    cut_b = excess - cut_a
+    return PairSpans(
+        a_start=spans.a_start + rng.binomial(cut_a, 0.5), a_length=a - cut_a,
+        b_start=spans.b_start + rng.binomial(cut_b, 0.5), b_length=b - cut_b,
+        is_random_next=spans.is_random_next)
+
+
+def pack_pairs(spans: PairSpans, token_ids: np.ndarray, max_seq_length: int, cls_id: int,
+               sep_id: int, pad_id: int) -> dict[str, np.ndarray]:
+    """`[CLS] A [SEP] B [SEP]`, padded: `input_ids`, `segment_ids`, `input_mask`, each `[pairs, max_seq_length]`."""
+    j = np.arange(max_seq_length)[None, :]
+    a_length, b_length = spans.a_length[:, None], spans.b_length[:, None]
+    length = a_length + b_length + 3
+    in_a = (j >= 1) & (j <= a_length)
+    in_b = (j >= a_length + 2) & (j < length - 1)
+    source = np.where(in_a, spans.a_start[:, None] + j - 1, spans.b_start[:, None] + j - a_length - 2)
+    input_ids = np.where(in_a | in_b, token_ids[np.where(in_a | in_b, source, 0)], pad_id)
+    input_ids[:, 0] = cls_id
+    input_ids[(j == a_length + 1) | (j == length - 1)] = sep_id
+    return {
+        "input_ids": input_ids.astype(np.int32),
+        "segment_ids": ((j >= a_length + 2) & (j < length)).astype(np.int32),
+        "input_mask": (j < length).astype(np.int32),
+    }

@@ -1,0 +1,197 @@
+"""create_pretraining_data.py end to end: determinism, Model Garden interop, bad input."""
+
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.bert_config import ConfigError
+from bert_tf.data import corpus, pretraining_features
+from bert_tf.data import pretraining_data_generator as generator
+from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
+from bert_tf.tokenization import Vocab, VocabError
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SEQ, PREDICTIONS = 64, 10
+
+
+@pytest.fixture(scope="module")
+def vocab_file():
+    return str(fetch_uncased_vocab())
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory):
+    """The first ~3,000 lines of the Wikipedia sample, ending at a document break."""
+    lines = fetch_wikipedia_sample().read_text(encoding="utf-8").split("\n")
+    end = lines.index("", 3000)
+    path = tmp_path_factory.mktemp("corpus") / "wiki.txt"
+    path.write_text("\n".join(lines[:end]) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def run_script(args, script="create_pretraining_data.py"):
+    command = [sys.executable, script] if script.endswith(".py") else [sys.executable, "-m", script]
+    return subprocess.run(command + args, cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def read_records(pattern):
+    dataset = tf.data.TFRecordDataset(sorted(tf.io.gfile.glob(pattern))).batch(100_000).map(
+        lambda s: pretraining_features.parse_examples(s, SEQ, PREDICTIONS))
+    return {name: value.numpy() for name, value in next(iter(dataset)).items()}
+
+
+def check_examples(features, vocab):
+    """Schema-level checks that hold for any generator's output."""
+    ids, mask = features["input_ids"], features["input_mask"]
+    lengths = mask.sum(1)
+    assert ids.shape[1] == SEQ and np.all(ids[:, 0] == vocab.cls_id)
+    assert np.all(ids[np.arange(len(ids)), lengths - 1] == vocab.sep_id)
+    assert np.all(mask[:, :-1] >= mask[:, 1:])  # real tokens, then padding
+    weights = features["masked_lm_weights"] > 0
+    assert np.all(weights.sum(1) >= 1)
+    assert not np.isin(features["masked_lm_ids"][weights], [vocab.cls_id, vocab.sep_id]).any()
+    assert set(np.unique(features["next_sentence_labels"])) == {0, 1}
+
+
+def test_shards_identical_for_any_num_workers(tmp_path, small_corpus, vocab_file):
+    outputs = []
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}" / "data.tfrecord"  # the script makes the folder
+        result = run_script([f"--input_file={small_corpus}", f"--output_file={out}", "--num_output_shards=3",
+                             f"--vocab_file={vocab_file}", f"--max_seq_length={SEQ}",
+                             f"--max_predictions_per_seq={PREDICTIONS}", "--dupe_factor=2",
+                             "--chunk_mb=0.1", f"--num_workers={workers}"])
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert "examples from" in result.stdout and "masked fraction" in result.stdout
+        outputs.append(sorted(out.parent.iterdir()))
+    assert [p.name for p in outputs[0]] == [f"data.tfrecord-0000{i}-of-00003" for i in range(3)]
+    for ours_1, ours_2 in zip(*outputs):
+        assert ours_1.read_bytes() == ours_2.read_bytes()
+    features = read_records(str(outputs[0][0].parent / "*"))
+    check_examples(features, Vocab.from_file(vocab_file))
+    sizes = [len(list(tf.data.TFRecordDataset(str(p)))) for p in outputs[0]]
+    assert max(sizes) - min(sizes) <= 1  # round-robin over the shards
+
+
+def test_model_garden_loader_reads_our_files(tmp_path, small_corpus, vocab_file):
+    from official.nlp.data.pretrain_dataloader import BertPretrainDataConfig, BertPretrainDataLoader
+
+    options = generator.PretrainingDataOptions(vocab_file=vocab_file, max_seq_length=SEQ,
+                                               max_predictions_per_seq=PREDICTIONS, dupe_factor=1)
+    path = str(tmp_path / "ours.tfrecord")
+    stats = generator.create_pretraining_data([small_corpus], [path], options, progress=False)
+    config = BertPretrainDataConfig(input_path=path, seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
+                                    global_batch_size=8, is_training=False)
+    batch = next(iter(BertPretrainDataLoader(config).load()))
+    ours = read_records(path)
+    np.testing.assert_array_equal(batch["input_word_ids"].numpy(), ours["input_ids"][:8])
+    np.testing.assert_array_equal(batch["input_type_ids"].numpy(), ours["segment_ids"][:8])
+    np.testing.assert_array_equal(batch["masked_lm_positions"].numpy(), ours["masked_lm_positions"][:8])
+    np.testing.assert_array_equal(batch["next_sentence_labels"].numpy()[:, 0], ours["next_sentence_labels"][:8])
+    assert stats.examples == len(ours["input_ids"])
+    assert abs(stats.masked_fraction - ours["masked_lm_weights"].sum() / ours["input_mask"].sum()) < 1e-9
+
+
+def test_we_read_model_garden_files(tmp_path, small_corpus, vocab_file):
+    path = tmp_path / "peer.tfrecord"
+    result = run_script([f"--input_file={small_corpus}", f"--output_file={path}", f"--vocab_file={vocab_file}",
+                         f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PREDICTIONS}",
+                         "--dupe_factor=1"], script="official.nlp.data.create_pretraining_data")
+    assert result.returncode == 0, result.stderr[-2000:]
+    features = read_records(str(path))
+    assert features["input_ids"].dtype == np.int32 and features["next_sentence_labels"].ndim == 1
+    check_examples(features, Vocab.from_file(vocab_file))
+
+
+# Bad input: a one-line error naming the file or flag, and no output file left behind.
+
+def create(tmp_path, inputs, vocab_file, **overrides):
+    config = overrides.pop("bert_config_file", None)
+    options = generator.PretrainingDataOptions(vocab_file=vocab_file, **overrides)
+    generator.create_pretraining_data(inputs, [str(tmp_path / "out.tfrecord")], options,
+                                      bert_config_file=config, progress=False)
+
+
+def write(path, data: bytes):
+    path.write_bytes(data)
+    return str(path)
+
+
+def assert_no_output(tmp_path):
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("out")]
+
+
+def test_missing_input_file(tmp_path):
+    with pytest.raises(corpus.CorpusError, match=r"^--input_file: no file matches .*/nothing\*\.txt$"):
+        corpus.expand_input_files(f"{tmp_path}/nothing*.txt")
+
+
+def test_missing_vocab_and_vocab_without_special_tokens(tmp_path, small_corpus):
+    with pytest.raises(VocabError, match=r"missing\.txt: no such vocab file$"):
+        create(tmp_path, [small_corpus], str(tmp_path / "missing.txt"))
+    vocab = write(tmp_path / "vocab.txt", b"[PAD]\n[UNK]\nthe\n")
+    with pytest.raises(VocabError, match=r"vocab\.txt: vocab lacks the special tokens \[CLS\] \[SEP\] \[MASK\]$"):
+        create(tmp_path, [small_corpus], vocab)
+    assert_no_output(tmp_path)
+
+
+def test_empty_corpus(tmp_path, vocab_file):
+    blank = write(tmp_path / "blank.txt", b"\n  \n\n")
+    with pytest.raises(corpus.CorpusError, match=r"^--input_file: the corpus is empty \(1 files without text\)$"):
+        create(tmp_path, [blank], vocab_file)
+    assert_no_output(tmp_path)
+
+
+def test_corpus_without_tokens_leaves_no_partial_shard(tmp_path, vocab_file):
+    controls = write(tmp_path / "controls.txt", "\u0001\u0002\n\n\u0003\n".encode())
+    with pytest.raises(corpus.CorpusError, match=r"^the corpus has no tokens: 1 input files, no example$"):
+        create(tmp_path, [controls], vocab_file)
+    assert_no_output(tmp_path)
+
+
+def test_invalid_utf8_lines_are_counted(tmp_path, vocab_file):
+    good = write(tmp_path / "good.txt", b"fine text.\n\nmore text.\n")
+    bad = write(tmp_path / "bad.txt", b"ok line\n\xff\xfe broken\n\nok\nalso \xc3 broken\n")
+    with pytest.raises(corpus.CorpusError,
+                       match=r"^2 input lines are not valid UTF-8 \(first: .*bad\.txt line 2\)$"):
+        create(tmp_path, [good, bad], vocab_file)
+    assert_no_output(tmp_path)
+
+
+@pytest.mark.parametrize("flags,message", [
+    (dict(max_predictions_per_seq=20, max_seq_length=512),
+     r"^--max_predictions_per_seq=20 is too small for --masked_lm_prob=0.15: a sequence of "
+     r"--max_seq_length=512 has 77 predictions; use 77 to 512$"),
+    (dict(max_seq_length=1024, max_predictions_per_seq=154),
+     r"^--max_seq_length=1024 is greater than 512: pass the model's --bert_config_file"),
+    (dict(max_seq_length=4),
+     r"^--max_seq_length=4: must be at least 5"),
+])
+def test_bad_flags(tmp_path, small_corpus, vocab_file, flags, message):
+    with pytest.raises(generator.PretrainingDataError, match=message):
+        create(tmp_path, [small_corpus], vocab_file, **flags)
+    assert_no_output(tmp_path)
+
+
+def test_max_seq_length_against_bert_config(tmp_path, small_corpus, vocab_file):
+    config = REPO / "configs" / "tiny" / "bert_config.json"
+    with pytest.raises(generator.PretrainingDataError, match=r"^--max_seq_length=1024 is greater than "
+                       r"max_position_embeddings=512 of --bert_config_file=.*tiny/bert_config.json$"):
+        create(tmp_path, [small_corpus], vocab_file, max_seq_length=1024, max_predictions_per_seq=154,
+               bert_config_file=str(config))
+    with pytest.raises(ConfigError, match=r"nope\.json: no such config file$"):
+        create(tmp_path, [small_corpus], vocab_file, bert_config_file=str(tmp_path / "nope.json"))
+    assert_no_output(tmp_path)
+
+
+def test_script_reports_one_line_error_and_fails(tmp_path, vocab_file):
+    result = run_script([f"--input_file={tmp_path}/none.txt", f"--output_file={tmp_path}/out.tfrecord",
+                         f"--vocab_file={vocab_file}"])
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"create_pretraining_data.py: error: --input_file: no file matches {tmp_path}/none.txt")
+    assert_no_output(tmp_path)

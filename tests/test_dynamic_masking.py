@@ -1,0 +1,100 @@
+"""Dynamic masking: static shapes, the TFRecord path's statistics, fresh masks every epoch."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.data import pretraining_data_generator as generator
+from bert_tf.data import pretraining_features
+from bert_tf.data.dynamic_masking import dynamic_masking_dataset
+from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
+from bert_tf.tokenization import Vocab
+
+SEQ, PREDICTIONS, BATCH = 64, 10, 32
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    return Vocab.from_file(fetch_uncased_vocab())
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory):
+    lines = fetch_wikipedia_sample().read_text(encoding="utf-8").split("\n")
+    path = tmp_path_factory.mktemp("corpus") / "wiki.txt"
+    path.write_text("\n".join(lines[:lines.index("", 2000)]) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def statistics(batches, vocab):
+    """masked fraction, [MASK]/unchanged shares, NSP random fraction, mean real length."""
+    real = predicted = masks = kept = random_next = examples = 0
+    for batch in batches:
+        weights = batch["masked_lm_weights"] > 0
+        at = np.take_along_axis(batch["input_ids"], batch["masked_lm_positions"], axis=1)
+        real += batch["input_mask"].sum()
+        predicted += weights.sum()
+        masks += (weights & (at == vocab.mask_id)).sum()
+        kept += (weights & (at == batch["masked_lm_ids"])).sum()
+        random_next += batch["next_sentence_labels"].sum()
+        examples += len(weights)
+    return np.array([predicted / real, masks / predicted, kept / predicted, random_next / examples,
+                     real / examples / SEQ])
+
+
+def dataset(corpus_file, vocab, **kwargs):
+    return dynamic_masking_dataset(corpus_file, vocab.path, batch_size=BATCH, max_seq_length=SEQ,
+                                   max_predictions_per_seq=PREDICTIONS, seed=7, shuffle_buffer_size=200,
+                                   **kwargs)
+
+
+def test_static_shapes_and_schema_dtypes(corpus_file, vocab):
+    spec = dataset(corpus_file, vocab).element_spec
+    lengths = pretraining_features.feature_lengths(SEQ, PREDICTIONS)
+    assert set(spec) == set(pretraining_features.FEATURE_NAMES)
+    for name, length in lengths.items():
+        expected = [BATCH] if name == "next_sentence_labels" else [BATCH, length]
+        assert spec[name].shape == expected
+        assert spec[name].dtype == (tf.float32 if name in pretraining_features.FLOAT_FEATURES else tf.int32)
+
+
+def test_same_statistics_as_the_tfrecord_path(tmp_path, corpus_file, vocab):
+    batches = list(dataset(corpus_file, vocab).take(60).as_numpy_iterator())
+    for batch in batches:
+        weights = batch["masked_lm_weights"] > 0
+        assert not np.isin(batch["masked_lm_ids"][weights], [vocab.cls_id, vocab.sep_id, vocab.pad_id]).any()
+        assert np.all(batch["input_ids"][:, 0] == vocab.cls_id)
+    options = generator.PretrainingDataOptions(vocab_file=vocab.path, max_seq_length=SEQ,
+                                               max_predictions_per_seq=PREDICTIONS, dupe_factor=1)
+    path = str(tmp_path / "static.tfrecord")
+    generator.create_pretraining_data([corpus_file], [path], options, progress=False)
+    static = tf.data.TFRecordDataset(path).batch(BATCH).map(
+        lambda s: pretraining_features.parse_examples(s, SEQ, PREDICTIONS))
+    dynamic_stats, static_stats = statistics(batches, vocab), statistics(static.as_numpy_iterator(), vocab)
+    # masked fraction within 0.01, 80/10/10 within 2 points, NSP and fill within 5 points.
+    difference = np.abs(dynamic_stats - static_stats)
+    assert np.all(difference <= [0.01, 0.02, 0.02, 0.05, 0.05]), (dynamic_stats, static_stats)
+
+
+def test_fresh_masks_every_epoch(tmp_path, vocab):
+    text = "\n\n".join(f"document {d} starts here .\nit has words {d} and more words .\nthe end of {d} ."
+                       for d in range(8))
+    path = tmp_path / "tiny.txt"
+    path.write_text(text + "\n", encoding="utf-8")
+    masks_by_text = {}
+    for batch in dataset(str(path), vocab).take(40).as_numpy_iterator():
+        original = batch["input_ids"].copy()
+        np.put_along_axis(original, batch["masked_lm_positions"],
+                          np.where(batch["masked_lm_weights"] > 0, batch["masked_lm_ids"],
+                                   np.take_along_axis(original, batch["masked_lm_positions"], 1)), 1)
+        for i in range(BATCH):
+            key = original[i].tobytes()
+            masks_by_text.setdefault(key, set()).add(batch["input_ids"][i].tobytes())
+    repeated = [masks for masks in masks_by_text.values() if len(masks) > 1]
+    assert len(repeated) >= len(masks_by_text) // 2  # the same text comes back with other masks
+
+
+def test_input_context_shards_and_splits_the_batch(corpus_file, vocab):
+    context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=1, num_replicas_in_sync=2)
+    spec = dataset(corpus_file, vocab, input_context=context).element_spec
+    assert spec["input_ids"].shape == [BATCH // 2, SEQ]
