@@ -153,3 +153,22 @@ def test_unreachable_tpu_fails_within_bounded_time(tmp_path):
     assert result.stderr.strip().splitlines()[-1] == (
         "run_pretraining.py: error: --tpu=grpc://127.0.0.1:9: no TPU answered within 5 s")
     assert time.monotonic() - started < 60
+
+
+def test_dynamic_masking_trains_from_raw_text(tmp_path):
+    from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(fetch_wikipedia_sample().read_text(encoding="utf-8").splitlines()[:400]) + "\n")
+    (tmp_path / "real_vocab").mkdir()
+    opts = options(tmp_path, bert_config_file=write_tiny_config(tmp_path / "real_vocab", vocab_size=30522),
+                   input_file=str(corpus), dynamic_masking=True, vocab_file=str(fetch_uncased_vocab()),
+                   do_eval=True, num_train_steps=2, save_checkpoints_steps=2, log_every=2)
+    results = run_pretraining(opts, tf.distribute.get_strategy())
+    assert results["global_step"] == 2
+    assert np.isfinite(results["loss"]) and results["loss"] > 0
+
+
+def test_dynamic_masking_needs_a_vocab(tmp_path):
+    with pytest.raises(ValueError, match="^--dynamic_masking needs --vocab_file$"):
+        run_pretraining(options(tmp_path, dynamic_masking=True), tf.distribute.get_strategy())

@@ -21,9 +21,6 @@ def _main(argv) -> None:
     for name in ("bert_config_file", "output_dir"):
         if FLAGS[name].value is None:
             raise flags.ValidationError(f"--{name} is required with --input_file")
-    if FLAGS.dynamic_masking:
-        raise flags.ValidationError("--dynamic_masking needs the dynamic-masking input pipeline, "
-                                    "which is not in this build yet")
     strategy = runtime_flags.strategy_from_flags(FLAGS)
     logging.info("Strategy %s with %d replicas", type(strategy).__name__, strategy.num_replicas_in_sync)
     run_pretraining(PretrainingOptions.from_flags(FLAGS), strategy)

@@ -36,7 +36,9 @@ def define_pretraining_flags() -> None:
     # Additions.
     flags.DEFINE_enum("optimizer", "adamw", optimization.OPTIMIZERS, "AdamW (the paper) or LAMB.")
     flags.DEFINE_bool("dynamic_masking", False,
-                      "Mask on the fly from raw text (--input_file are text corpora), fresh every epoch.")
+                      "Mask on the fly from raw text, fresh every epoch (RoBERTa): --input_file and "
+                      "--eval_file are then text corpora (one sentence per line, blank line between "
+                      "documents), and --vocab_file is needed.")
     flags.DEFINE_bool("do_lower_case", True, "Lower-case input text (dynamic masking and the demo).")
     flags.DEFINE_string("vocab_file", None, "vocab.txt (dynamic masking and the demo).")
     flags.DEFINE_integer("log_every", 100, "Log metrics to the console and TensorBoard every N steps.")

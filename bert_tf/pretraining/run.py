@@ -14,6 +14,7 @@ from absl import logging
 
 from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
+from bert_tf.data import dynamic_masking
 from bert_tf.data import pretraining_dataset as pretraining_data
 from bert_tf.data import pretraining_features
 from bert_tf.models.bert_encoder import BertEncoder
@@ -45,6 +46,9 @@ class PretrainingOptions:
     iterations_per_loop: int = 1000
     max_eval_steps: int = 100
     optimizer: str = "adamw"
+    dynamic_masking: bool = False
+    vocab_file: str | None = None
+    do_lower_case: bool = True
     dtype: str = "float32"
     jit_compile: bool = False
     log_every: int = 100
@@ -66,6 +70,11 @@ def _check_batch(name: str, batch_size: int, strategy) -> None:
 
 def _distributed_dataset(strategy, files, global_batch_size, options, is_training, vocab_size):
     def dataset_fn(context):
+        if options.dynamic_masking:  # `files` are text corpora; an endless stream
+            return dynamic_masking.dynamic_masking_dataset(
+                files, options.vocab_file, options.do_lower_case, global_batch_size, options.max_seq_length,
+                options.max_predictions_per_seq, seed=options.random_seed, input_context=context
+            ).take(-1 if is_training else options.max_eval_steps)
         dataset = pretraining_data.pretraining_dataset(
             files, context.get_per_replica_batch_size(global_batch_size), options.max_seq_length,
             options.max_predictions_per_seq, vocab_size=vocab_size, is_training=is_training,
@@ -104,8 +113,13 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     _check_batch("eval_batch_size", options.eval_batch_size, strategy)
     train_files = pretraining_data.expand_file_patterns(options.input_file)
     eval_files = pretraining_data.expand_file_patterns(options.eval_file or options.input_file)
-    for path in sorted(set(train_files if options.do_train else []) | set(eval_files if options.do_eval else [])):
-        pretraining_data.check_record_lengths(path, options.max_seq_length, options.max_predictions_per_seq)
+    if options.dynamic_masking:
+        if not options.vocab_file:
+            raise ValueError("--dynamic_masking needs --vocab_file")
+    else:
+        used = set(train_files if options.do_train else []) | set(eval_files if options.do_eval else [])
+        for path in sorted(used):
+            pretraining_data.check_record_lengths(path, options.max_seq_length, options.max_predictions_per_seq)
 
     tf.io.gfile.makedirs(options.output_dir)
     model, optimizer = build_model(config, options, strategy)

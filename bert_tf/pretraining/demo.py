@@ -1,0 +1,155 @@
+"""The embedded default: `python run_pretraining.py` with no flags.
+
+It fetches the public Wikipedia sample, holds out every tenth article, builds
+TFRecords with our generator, pretrains the tiny config on CPU, evaluates on the
+held-out articles next to the majority baselines, and fills in a `[MASK]` in a
+few held-out sentences. Any flag given on the command line overrides the demo's
+setting of the same name.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import os
+import pathlib
+import time
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.bert_config import BertConfig
+from bert_tf.checkpoints import load_checkpoint
+from bert_tf.data import pretraining_features
+from bert_tf.data.pretraining_data_generator import PretrainingDataOptions, create_pretraining_data
+from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
+from bert_tf.pretraining import fill_mask
+from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
+from bert_tf.tokenization.bert_tokenizer import BertTokenizer
+from bert_tf.training import runtime_flags
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+HELD_OUT_EVERY = 10  # every tenth article is held out for evaluation
+DEMO_SETTINGS = dict(
+    bert_config_file=str(REPO / "configs" / "tiny" / "bert_config.json"),
+    output_dir="output/pretraining_demo",
+    do_train=True, do_eval=True,
+    max_seq_length=128, max_predictions_per_seq=20,
+    train_batch_size=32, eval_batch_size=32,
+    learning_rate=1e-3, num_train_steps=1500, num_warmup_steps=150,
+    save_checkpoints_steps=500, iterations_per_loop=100, log_every=100, max_eval_steps=1000,
+    # The tiny model's step is mostly elementwise work and the vocab softmax, which XLA
+    # fuses: 1.8x the steps/s of the plain graph here (benchmarks/README.md).
+    jit_compile=True,
+)
+
+
+def split_corpus(corpus: pathlib.Path, out_dir: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    """Writes the training and held-out articles (every tenth) as two corpus files."""
+    documents = corpus.read_text(encoding="utf-8").strip().split("\n\n")
+    parts = {"train": [], "heldout": []}
+    for i, document in enumerate(documents):
+        parts["heldout" if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 else "train"].append(document)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, docs in parts.items():
+        path = out_dir / f"{name}.txt"
+        path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def majority_baselines(record_file: str, max_seq_length: int, max_predictions_per_seq: int) -> dict:
+    """Accuracy of always predicting the most frequent masked token, and the majority NSP label."""
+    counts, nsp = collections.Counter(), []
+    dataset = tf.data.TFRecordDataset(record_file).batch(1024).map(
+        lambda r: pretraining_features.parse_examples(r, max_seq_length, max_predictions_per_seq))
+    for features in dataset.as_numpy_iterator():
+        real = features["masked_lm_weights"] > 0
+        counts.update(features["masked_lm_ids"][real].tolist())
+        nsp.extend(features["next_sentence_labels"].tolist())
+    token, count = counts.most_common(1)[0]
+    return {"masked_lm_accuracy": count / sum(counts.values()), "masked_lm_token": token,
+            "next_sentence_accuracy": max(np.mean(nsp), 1 - np.mean(nsp))}
+
+
+def demo_options(flag_values) -> PretrainingOptions:
+    """The demo's settings, with every flag the user set explicitly taking precedence."""
+    names = {f.name for f in dataclasses.fields(PretrainingOptions)} - {"verbose", "input_file", "eval_file"}
+    values = {name: flag_values[name].value for name in names}
+    values.update({k: v for k, v in DEMO_SETTINGS.items() if not flag_values[k].present})
+    return PretrainingOptions(input_file="", **values)
+
+
+def run_demo(flag_values) -> dict:
+    started = time.perf_counter()
+    options = demo_options(flag_values)
+    data_dir = pathlib.Path(options.output_dir) / "data"
+    print("1/4 Fetching the Wikipedia sample and the uncased vocab (cached after the first run)...")
+    corpus, vocab_file = fetch_wikipedia_sample(), fetch_uncased_vocab()
+    if flag_values["vocab_file"].present:
+        vocab_file = flag_values.vocab_file
+    train_text, heldout_text = split_corpus(corpus, data_dir)
+
+    print("2/4 Writing pretraining TFRecords with bert_tf's generator...")
+    train_records = _create_records(train_text, data_dir / "train.tfrecord", vocab_file, options, dupe_factor=5)
+    heldout_records = _create_records(heldout_text, data_dir / "heldout.tfrecord", vocab_file, options,
+                                      dupe_factor=1)
+    options = dataclasses.replace(options, input_file=train_records, eval_file=heldout_records)
+
+    print(f"3/4 Pretraining {pathlib.Path(options.bert_config_file).parent.name} BERT for "
+          f"{options.num_train_steps} steps, then evaluating on held-out articles...")
+    strategy = runtime_flags.strategy_from_flags(flag_values)
+    results = run_pretraining(options, strategy)
+
+    baseline = majority_baselines(heldout_records, options.max_seq_length, options.max_predictions_per_seq)
+    print("\nHeld-out accuracy (articles never trained on):")
+    print(f"  masked LM      {results['masked_lm_accuracy']:.3f}   (always predicting the most frequent "
+          f"token: {baseline['masked_lm_accuracy']:.3f})")
+    print(f"  next sentence  {results['next_sentence_accuracy']:.3f}   (always predicting the majority "
+          f"label: {baseline['next_sentence_accuracy']:.3f})")
+
+    print("\n4/4 Filling in a [MASK] in held-out sentences:")
+    _show_fill_mask(options, vocab_file, heldout_text)
+    print(f"\nDone in {time.perf_counter() - started:.0f} s. Checkpoints, TensorBoard logs and "
+          f"eval_results.txt are in {options.output_dir}")
+    return results
+
+
+def _create_records(text: pathlib.Path, output: pathlib.Path, vocab_file, options: PretrainingOptions,
+                    dupe_factor: int) -> str:
+    """Runs bert_tf's generator on one corpus file; prints what it wrote."""
+    data_options = PretrainingDataOptions(
+        vocab_file=str(vocab_file), max_seq_length=options.max_seq_length,
+        max_predictions_per_seq=options.max_predictions_per_seq, dupe_factor=dupe_factor,
+        random_seed=options.random_seed if options.random_seed is not None else 12345)
+    stats = create_pretraining_data([str(text)], [str(output)], data_options, num_workers=os.cpu_count() or 1,
+                                    progress=False)
+    print(f"    {output.name}: {stats.examples:,} examples in {stats.seconds:.1f} s")
+    return str(output)
+
+
+def _show_fill_mask(options: PretrainingOptions, vocab_file, heldout_text: pathlib.Path, count: int = 5):
+    """Restores the trained model from its checkpoint and fills a [MASK] in held-out sentences."""
+    model, _ = build_model(BertConfig.from_json_file(options.bert_config_file), options,
+                           tf.distribute.get_strategy())
+    load_checkpoint(options.output_dir, model)
+    tokenizer = BertTokenizer(vocab_file, do_lower_case=True)
+    rng = np.random.default_rng(0)
+    sentences = [s for s in heldout_text.read_text(encoding="utf-8").splitlines() if 8 <= len(s.split()) <= 25]
+    shown = 0
+    for sentence in rng.permutation(sentences):
+        masked = fill_mask.mask_one_word(tokenizer, sentence, rng)
+        if masked is None:
+            continue
+        ids, index, original = masked
+        tokens = tokenizer.convert_ids_to_tokens(ids)
+        predictions = fill_mask.top_predictions(model, tokenizer, ids, index)
+        print(f"  {' '.join(tokens).replace(' ##', '')}")
+        print(f"    answer: {tokenizer.vocab.tokens[original]:<12} top 5: "
+              + ", ".join(f"{token} {p:.2f}" for token, p in predictions))
+        shown += 1
+        if shown == count:
+            break
+    logging.info("Showed %d fill-mask examples", shown)
