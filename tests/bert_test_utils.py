@@ -125,3 +125,21 @@ def write_cased_vocab(uncased_vocab, texts, path) -> str:
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(vocab) + "\n")
     return str(path)
+
+
+def write_word_vocab(path, texts, do_lower_case: bool = True) -> str:
+    """A small WordPiece vocab for fixtures: the special tokens, every word of `texts`,
+    and every character as a word and as a `##` piece (so any text of these characters
+    tokenizes without `[UNK]`)."""
+    import re
+
+    words, chars = set(), set()
+    for text in texts:
+        text = text.lower() if do_lower_case else text
+        words.update(re.findall(r"\w+|[^\w\s]", text))
+        chars.update(c for c in text if not c.isspace())
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + sorted(words)
+    tokens += [c for c in sorted(chars) if c not in words] + [f"##{c}" for c in sorted(chars)]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(dict.fromkeys(tokens)) + "\n")
+    return str(path)

@@ -1,0 +1,1 @@
+"""Fine-tuning tasks: GLUE-style classification, SQuAD, tagging and multiple choice, one module each."""
