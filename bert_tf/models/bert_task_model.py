@@ -1,0 +1,44 @@
+"""`BertTaskModel`: the base of the fine-tuning models, a `BertEncoder` plus one output layer."""
+
+from __future__ import annotations
+
+import keras
+
+from bert_tf.models.bert_encoder import BertEncoder
+
+ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+class BertTaskModel(keras.Model):
+    """A `BertEncoder` with a task head: the paper's section 4, all parameters fine-tuned.
+
+    Subclasses build their head in `__init__` and map the encoder's outputs to a
+    dict of float32 tensors in `call`. This base stores the encoder under
+    `encoder` (where `bert_tf.checkpoints.load_checkpoint` looks for it), builds
+    the model on a one-token batch so its weights exist before a checkpoint is
+    loaded, and serializes the encoder inside `get_config`.
+    """
+
+    def __init__(self, encoder: BertEncoder, dropout_rate: float = 0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.encoder = encoder
+        self.dropout_rate = dropout_rate
+        self.dropout = keras.layers.Dropout(dropout_rate, name="dropout")
+
+    def build_with_dummy_inputs(self, leading_shape=(1,)) -> None:
+        """Builds every weight by calling the model once on a `[*leading_shape, 1]` batch."""
+        ones = keras.ops.ones((*leading_shape, 1), "int32")
+        self({name: ones for name in ENCODER_INPUTS})
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "encoder": keras.saving.serialize_keras_object(self.encoder),
+            "dropout_rate": self.dropout_rate,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config, encoder=keras.saving.deserialize_keras_object(config["encoder"]))
+        return cls(**config)

@@ -1,0 +1,43 @@
+"""`BertTokenClassifier`: per-token tagging (NER, part of speech) on `sequence_output`."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from bert_tf.layers.initializers import bert_initializer
+from bert_tf.models.bert_task_model import BertTaskModel
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertTokenClassifier(BertTaskModel):
+    """Dropout, then a dense layer to `num_classes` logits at every position.
+
+    As in the paper, only the first sub-token of each word carries a label: the
+    loss weights (not this model) say which positions count.
+    Outputs `{"logits": [batch, seq, num_classes]}` in float32.
+
+    Example:
+    >>> from bert_tf.models.bert_encoder import BertEncoder
+    >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=1,
+    ...                       num_attention_heads=2, intermediate_size=32)
+    >>> ids = keras.ops.ones((2, 8), "int32")
+    >>> model = BertTokenClassifier(encoder, num_classes=5)
+    >>> tuple(model({"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids})["logits"].shape)
+    (2, 8, 5)
+    """
+
+    def __init__(self, encoder, num_classes: int, dropout_rate: float = 0.1, **kwargs):
+        super().__init__(encoder, dropout_rate, **kwargs)
+        self.num_classes = num_classes
+        self.classifier = keras.layers.Dense(
+            num_classes, kernel_initializer=bert_initializer(encoder.initializer_range),
+            dtype=encoder.dtype_policy, name="classifier")
+
+    def call(self, inputs, training=False):
+        sequence = self.encoder(inputs, training=training)["sequence_output"]  # [batch, seq, hidden]
+        logits = self.classifier(self.dropout(sequence, training=training))  # [batch, seq, num_classes]
+        return {"logits": ops.cast(logits, "float32")}
+
+    def get_config(self):
+        return {**super().get_config(), "num_classes": self.num_classes}
