@@ -99,13 +99,14 @@ def tf1_variables(model) -> dict[str, TF1Variable]:
         names.update(_layer_norm(f"{prefix}/output/LayerNorm", block.output_layer_norm))
     names.update(_dense("bert/pooler/dense", encoder.pooler))
 
-    if isinstance(model, BertPretrainer):
-        if not model.built:
-            model.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
-        head = model.masked_lm_head
+    if isinstance(model, BertPretrainer) and not model.built:
+        model.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+    head = getattr(model, "masked_lm_head", None)  # a pretrainer's, or a fine-tuning auxiliary's
+    if head is not None:
         names.update(_dense("cls/predictions/transform/dense", head.transform))
         names.update(_layer_norm("cls/predictions/transform/LayerNorm", head.layer_norm))
         names["cls/predictions/output_bias"] = TF1Variable(head.output_bias)
+    if isinstance(model, BertPretrainer):
         # TF1 stores the next-sentence kernel as [2, hidden]; ours is [hidden, 2].
         names["cls/seq_relationship/output_weights"] = TF1Variable(model.next_sentence_head.kernel,
                                                                    transposed=True)

@@ -21,7 +21,7 @@ from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.pretraining import checkpoints
 from bert_tf.pretraining.runner import PretrainingRunner
-from bert_tf.training import optimization
+from bert_tf.training import distribution, optimization
 
 
 @dataclasses.dataclass
@@ -60,12 +60,6 @@ class PretrainingOptions:
     def from_flags(cls, flag_values) -> "PretrainingOptions":
         names = {f.name for f in dataclasses.fields(cls)} - {"verbose"}
         return cls(**{name: flag_values[name].value for name in names})
-
-
-def _check_batch(name: str, batch_size: int, strategy) -> None:
-    replicas = strategy.num_replicas_in_sync
-    if batch_size % replicas:
-        raise ValueError(f"--{name}={batch_size} is not divisible by the {replicas} replicas")
 
 
 def _distributed_dataset(strategy, files, global_batch_size, options, is_training, vocab_size):
@@ -109,8 +103,8 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
                          f"({config.max_position_embeddings}) of {options.bert_config_file}")
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of --do_train and --do_eval must be set")
-    _check_batch("train_batch_size", options.train_batch_size, strategy)
-    _check_batch("eval_batch_size", options.eval_batch_size, strategy)
+    distribution.check_global_batch("train_batch_size", options.train_batch_size, strategy)
+    distribution.check_global_batch("eval_batch_size", options.eval_batch_size, strategy)
     train_files = pretraining_data.expand_file_patterns(options.input_file)
     eval_files = pretraining_data.expand_file_patterns(options.eval_file or options.input_file)
     if options.dynamic_masking:

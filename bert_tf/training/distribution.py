@@ -68,6 +68,13 @@ def _with_timeout(build, timeout_s: float, what: str):
     return result["value"]
 
 
+def check_global_batch(flag: str, batch_size: int, strategy: tf.distribute.Strategy) -> None:
+    """A global batch must split evenly over the replicas; the error names the flag."""
+    replicas = strategy.num_replicas_in_sync
+    if batch_size % replicas:
+        raise ValueError(f"--{flag}={batch_size} is not divisible by the {replicas} replicas")
+
+
 def set_precision(dtype: str) -> None:
     """Sets the global Keras dtype policy for `--dtype` (float32, bfloat16 or float16).
 

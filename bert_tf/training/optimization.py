@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_tf.training.layerwise_adamw import LayerwiseAdamW
+
 # google-research/bert excludes LayerNorm and bias variables from weight decay. Keras
 # matches these patterns against the variable's short name: LayerNorm's `gamma` and
 # `beta`, and every `bias`/`output_bias`.
@@ -78,6 +80,25 @@ def create_optimizer(name: str, learning_rate: float, num_train_steps: int, num_
     if loss_scale:
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
     return optimizer
+
+
+def create_finetuning_optimizer(learning_rate: float, num_train_steps: int, num_warmup_steps: int,
+                                variable_depths: dict[str, int], num_layers: int,
+                                layerwise_lr_decay: float = 1.0, unfreeze_every_steps: int = 0,
+                                weight_decay: float = 0.01, clip_norm: float | None = 1.0,
+                                loss_scale: bool = False) -> keras.optimizers.Optimizer:
+    """google-research/bert's fine-tuning AdamW, with optional per-layer learning rates.
+
+    The same settings and schedule as `create_optimizer("adamw", ...)`, global-norm
+    clipping at `clip_norm` (Keras clips before the update), and `LayerwiseAdamW`'s
+    layer-wise decay and gradual unfreezing (both off by default).
+    """
+    optimizer = LayerwiseAdamW(
+        variable_depths, num_layers, layerwise_lr_decay, unfreeze_every_steps,
+        learning_rate=warmup_linear_decay(learning_rate, num_train_steps, num_warmup_steps),
+        beta_1=0.9, beta_2=0.999, epsilon=1e-6, weight_decay=weight_decay, global_clipnorm=clip_norm)
+    optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY_PATTERNS))
+    return keras.optimizers.LossScaleOptimizer(optimizer) if loss_scale else optimizer
 
 
 def current_learning_rate(optimizer: keras.optimizers.Optimizer):

@@ -1,0 +1,73 @@
+"""`BestCheckpoint`: evaluates each epoch and keeps the weights with the best main metric."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+
+import keras
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import io_utils
+
+BEST_DIR = "best"
+_PREFIX = "ckpt"
+
+
+class BestCheckpoint(keras.callbacks.Callback):
+    """After each epoch, runs `evaluate()`; when `metric` improves, saves the task model.
+
+    The weights go to `output_dir/best/ckpt` as a `tf.train.Checkpoint(model=...)`,
+    which every script's `--init_checkpoint` and `export_model.py` read, and the
+    metrics to `output_dir/best/metrics.json`. The directory is replaced as a whole
+    (written under a temporary name, then renamed), so a crash never leaves a
+    half-written best checkpoint. A resumed run continues from the recorded best.
+    """
+
+    def __init__(self, task_model: keras.Model, output_dir: str, evaluate, metric: str):
+        super().__init__()
+        self.task_model = task_model
+        self.directory = os.path.join(output_dir, BEST_DIR)
+        self.evaluate = evaluate
+        self.metric = metric
+        self.best = read_best_metrics(output_dir)
+        self.eval_writer = tf.summary.create_file_writer(os.path.join(output_dir, "logs", "eval"))
+
+    def on_epoch_end(self, epoch, logs=None):
+        results = dict(self.evaluate(), epoch=epoch + 1)
+        with self.eval_writer.as_default(step=epoch + 1):
+            for name, value in results.items():
+                tf.summary.scalar(name, value)
+        improved = self.best is None or results[self.metric] > self.best[self.metric]
+        logging.info("Epoch %d: %s%s", epoch + 1, results, " (best so far)" if improved else "")
+        print(f"Epoch {epoch + 1} eval: " + ", ".join(f"{k} {v:.4f}" for k, v in results.items()
+                                                      if k != "epoch") + (" (best)" if improved else ""))
+        if improved:
+            self.best = results
+            save_model_checkpoint(self.task_model, self.directory, results)
+
+
+def save_model_checkpoint(task_model: keras.Model, directory: str, metrics: dict) -> None:
+    """Replaces `directory` with the model's checkpoint and its metrics."""
+    tmp = f"{directory}.tmp-{uuid.uuid4().hex[:8]}"
+    tf.train.Checkpoint(model=task_model).write(os.path.join(tmp, _PREFIX))
+    io_utils.atomic_write_text(os.path.join(tmp, "metrics.json"), json.dumps(metrics, indent=2) + "\n")
+    if tf.io.gfile.exists(directory):
+        tf.io.gfile.rmtree(directory)
+    tf.io.gfile.rename(tmp, directory)
+
+
+def best_checkpoint_prefix(output_dir: str) -> str | None:
+    """The best checkpoint's prefix in `output_dir`, or None if there is none."""
+    prefix = os.path.join(output_dir, BEST_DIR, _PREFIX)
+    return prefix if tf.io.gfile.exists(prefix + ".index") else None
+
+
+def read_best_metrics(output_dir: str) -> dict | None:
+    path = os.path.join(output_dir, BEST_DIR, "metrics.json")
+    if not tf.io.gfile.exists(path):
+        return None
+    with tf.io.gfile.GFile(path) as f:
+        return json.load(f)

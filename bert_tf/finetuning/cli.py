@@ -1,0 +1,40 @@
+"""`finetuning_main`: the absl main of every fine-tuning script."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from absl import flags, logging
+
+from bert_tf.cli_errors import run_reporting_user_errors
+from bert_tf.finetuning.driver import run_finetuning
+from bert_tf.finetuning.flags import REQUIRED
+from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.finetuning.task import FineTuningTask
+from bert_tf.tokenization import BertTokenizer
+from bert_tf.training import runtime_flags
+
+FLAGS = flags.FLAGS
+TaskBuilder = Callable[[FineTuningOptions, BertTokenizer, flags.FlagValues], FineTuningTask]
+
+
+def finetuning_main(build_task: TaskBuilder):
+    """An absl main: checks the common flags, builds the strategy, tokenizer and task, and runs.
+
+    Example (a whole script):
+        define_finetuning_flags(); my_task.define_flags()
+        app.run(finetuning_main(my_task.build_task))
+    """
+    def _main(argv) -> None:
+        if len(argv) > 1:
+            raise flags.Error(f"unexpected arguments: {' '.join(argv[1:])}")
+        for name in REQUIRED:
+            if FLAGS[name].value is None:
+                raise flags.ValidationError(f"--{name} is required")
+        options = FineTuningOptions.from_flags(FLAGS)
+        strategy = runtime_flags.strategy_from_flags(FLAGS)
+        logging.info("Strategy %s with %d replicas", type(strategy).__name__, strategy.num_replicas_in_sync)
+        tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case)
+        run_finetuning(build_task(options, tokenizer, FLAGS), options, strategy)
+
+    return lambda argv: run_reporting_user_errors(_main, argv)

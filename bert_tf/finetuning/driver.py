@@ -1,0 +1,186 @@
+"""`run_finetuning`: the training, evaluation, prediction and export that every task script shares."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import io_utils
+from bert_tf.bert_config import BertConfig
+from bert_tf.checkpoints import CheckpointError, checkpoint_config, load_checkpoint
+from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_checkpoint_prefix,
+                                               save_model_checkpoint)
+from bert_tf.finetuning.layer_depths import layer_depths
+from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
+from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
+from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.training import distribution, optimization
+
+
+def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
+                   strategy: tf.distribute.Strategy | None = None) -> dict[str, float]:
+    """Fine-tunes, evaluates, predicts and exports, as `options` asks.
+
+    Training: `model.fit` over the shuffled training split in static batches, AdamW
+    with warmup and linear decay (google-research/bert's), evaluation of
+    `task.eval_splits` after each epoch, and the best weights by `task.main_metric`
+    kept in `output_dir/best`. A run killed mid-training and started again with the
+    same flags resumes from its last finished epoch (`output_dir/backup`).
+    `--do_eval` writes `eval_results.txt` for the best weights, `--do_predict` the
+    task's prediction files, `--export_dir` a SavedModel.
+
+    Returns the eval metrics (empty without `--do_eval`).
+    """
+    strategy = strategy or tf.distribute.get_strategy()
+    if not (options.do_train or options.do_eval or options.do_predict):
+        raise ValueError("at least one of --do_train, --do_eval and --do_predict must be set")
+    for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
+        distribution.check_global_batch(flag, getattr(options, flag), strategy)
+    config = _bert_config(options)
+    if options.max_seq_length > config.max_position_embeddings:
+        raise ValueError(f"--max_seq_length={options.max_seq_length} exceeds max_position_embeddings "
+                         f"({config.max_position_embeddings}) of the model")
+    train = task.encode("train") if options.do_train else None
+    tf.io.gfile.makedirs(options.output_dir)
+
+    steps_per_epoch, epochs = _schedule(options, train)
+    with strategy.scope():
+        if options.random_seed is not None:
+            keras.utils.set_random_seed(options.random_seed)
+        task_model = task.build_model(BertEncoder.from_bert_config(config))
+        model = task_model
+        if options.mlm_aux_weight:
+            model = MaskedLMAuxiliary(task_model, task.tokenizer.vocab, options.mlm_aux_weight,
+                                      seed=options.random_seed)
+        model.build_with_dummy_inputs()
+        _initialize(model, task, task_model, options)
+        total_steps = steps_per_epoch * epochs
+        encoder = task_model.encoder
+        optimizer = optimization.create_finetuning_optimizer(
+            options.learning_rate, total_steps, int(total_steps * options.warmup_proportion),
+            layer_depths(encoder), encoder.num_hidden_layers, options.layerwise_lr_decay,
+            unfreeze_every_steps=(max(1, steps_per_epoch // (encoder.num_hidden_layers + 1))
+                                  if options.gradual_unfreezing else 0),
+            loss_scale=options.dtype == "float16")
+        model.compile(optimizer=optimizer, loss=task.loss(options.label_smoothing),
+                      jit_compile=options.jit_compile)
+
+    eval_splits = {split: task.encode(split) for split in task.eval_splits} if options.do_eval else {}
+
+    def evaluate() -> dict[str, float]:
+        return _evaluate(task, task_model, eval_splits, options.eval_batch_size)
+
+    if options.do_train:
+        _train(model, task_model, train, steps_per_epoch, epochs, options,
+               BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task))
+               if options.do_eval else None)
+    if options.do_train or not options.init_checkpoint:
+        _restore_best(task_model, options.output_dir)
+
+    results = {}
+    if options.do_eval:
+        results = evaluate()
+        io_utils.atomic_write_text(os.path.join(options.output_dir, "eval_results.txt"),
+                                   "".join(f"{k} = {v}\n" for k, v in sorted(results.items())))
+        print("Eval results: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(results.items())))
+    if options.do_predict:
+        for split in task.predict_splits:
+            encoded = task.encode(split)
+            outputs = _predict(task_model, encoded, options.predict_batch_size)
+            for path in task.write_predictions(split, encoded, outputs, options.output_dir):
+                print(f"Wrote {path}")
+    if options.export_dir:
+        from bert_tf.export import export_task_model  # the export stack loads only when asked
+        export_task_model(task_model, options.export_dir, tokenizer=task.tokenizer,
+                          seq_length=options.max_seq_length, **task.export_options())
+        print(f"Exported a SavedModel to {options.export_dir}")
+    return results
+
+
+def _bert_config(options: FineTuningOptions) -> BertConfig:
+    if options.bert_config_file:
+        return BertConfig.from_json_file(options.bert_config_file)
+    config = checkpoint_config(options.init_checkpoint) if options.init_checkpoint else None
+    if config is None:
+        raise ValueError("--bert_config_file is required (no bert_config.json or config.json lies beside "
+                         f"--init_checkpoint={options.init_checkpoint})")
+    return config
+
+
+def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[int, int]:
+    """(steps per epoch, epochs): fractional --num_train_epochs become whole epochs of equal length."""
+    if train is None:
+        return 1, 1
+    if len(train) < options.train_batch_size:
+        raise ValueError(f"the training set has {len(train)} examples, fewer than "
+                         f"--train_batch_size={options.train_batch_size}")
+    epochs = max(1, math.ceil(options.num_train_epochs))
+    total = len(train) * options.num_train_epochs / options.train_batch_size
+    return max(1, round(total / epochs)), epochs
+
+
+def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOptions) -> None:
+    if not options.init_checkpoint:
+        return
+    try:
+        report = load_checkpoint(options.init_checkpoint, model)
+    except CheckpointError as e:
+        raise CheckpointError(f"--init_checkpoint={e}") from None
+    task.load_head(task_model, report.heads)
+    logging.info("Initialised from %s (%s): %d variables", report.path, report.format, len(report.loaded))
+
+
+def _main_metric_name(task: FineTuningTask) -> str:
+    return _metric_key(task.eval_splits, task.eval_splits[0], task.main_metric)
+
+
+def _metric_key(splits, split: str, metric: str) -> str:
+    return metric if len(splits) == 1 else f"{split}_{metric}"
+
+
+def _predict(task_model, encoded: EncodedSplit, batch_size: int) -> dict[str, np.ndarray]:
+    return task_model.predict(encoded.features, batch_size=batch_size, verbose=0)
+
+
+def _evaluate(task: FineTuningTask, task_model, splits: dict[str, EncodedSplit],
+              batch_size: int) -> dict[str, float]:
+    results = {}
+    for split, encoded in splits.items():
+        metrics = task.evaluate(split, encoded, _predict(task_model, encoded, batch_size))
+        results.update({_metric_key(splits, split, k): float(v) for k, v in metrics.items()})
+    return results
+
+
+def _train(model, task_model, train: EncodedSplit, steps_per_epoch: int, epochs: int,
+           options: FineTuningOptions, best: BestCheckpoint | None) -> None:
+    parts = (train.features, train.labels)
+    if train.sample_weight is not None:
+        parts += (train.sample_weight,)
+    dataset = (tf.data.Dataset.from_tensor_slices(parts)
+               .shuffle(len(train), seed=options.random_seed, reshuffle_each_iteration=True)
+               .repeat()
+               .batch(options.train_batch_size, drop_remainder=True)
+               .prefetch(tf.data.AUTOTUNE))
+    callbacks = [keras.callbacks.BackupAndRestore(os.path.join(options.output_dir, "backup")),
+                 keras.callbacks.TensorBoard(os.path.join(options.output_dir, "logs"))]
+    if best is not None:
+        callbacks.append(best)
+    print(f"Fine-tuning on {len(train):,} examples: {epochs} epoch(s) of {steps_per_epoch} steps, "
+          f"batch {options.train_batch_size}")
+    model.fit(dataset, epochs=epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks,
+              verbose=options.verbose)
+    if best is None:  # no per-epoch evaluation: the last weights are the ones to keep
+        save_model_checkpoint(task_model, os.path.join(options.output_dir, BEST_DIR), {"epoch": epochs})
+
+
+def _restore_best(task_model, output_dir: str) -> None:
+    prefix = best_checkpoint_prefix(output_dir)
+    if prefix:
+        tf.train.Checkpoint(model=task_model).read(prefix).assert_existing_objects_matched()
+        logging.info("Restored the best weights from %s", prefix)

@@ -1,0 +1,83 @@
+"""`MaskedLMAuxiliary`: a task model that also keeps doing masked LM while it fine-tunes."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from bert_tf.layers.masked_lm_head import MaskedLMHead
+from bert_tf.models.bert_task_model import ENCODER_INPUTS, BertTaskModel
+from bert_tf.models.pretraining_loss import masked_lm_cross_entropy
+from bert_tf.tokenization import Vocab
+
+
+class MaskedLMAuxiliary(keras.Model):
+    """Wraps a task model; in training, adds `weight * masked-LM loss` on the task's own inputs.
+
+    The task's outputs are unchanged. During training, a copy of each input has
+    15% of its real tokens (never `[CLS]`, `[SEP]` or padding; at most
+    `max_predictions` per sequence) chosen and replaced 80/10/10 by `[MASK]`, a
+    random token or itself, as in pretraining; the encoder reads the copy, and
+    a `MaskedLMHead` tied to the word embeddings predicts the originals. Its
+    weighted-mean cross-entropy, times `weight`, is added with `add_loss`, so
+    `model.fit` minimises task loss + weight * masked-LM loss. This keeps the
+    encoder close to its pretraining objective (against catastrophic forgetting).
+
+    The head is `masked_lm_head`, so `load_checkpoint` fills it from a
+    pretraining checkpoint's `cls/predictions/...`.
+    """
+
+    def __init__(self, task_model: BertTaskModel, vocab: Vocab, weight: float, max_predictions: int = 20,
+                 masked_lm_prob: float = 0.15, seed: int | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.task_model = task_model
+        self.encoder = task_model.encoder
+        self.weight = weight
+        self.max_predictions = max_predictions
+        self.masked_lm_prob = masked_lm_prob
+        self._vocab_size = len(vocab)
+        self._mask_id = vocab.mask_id
+        self._unselectable = (vocab.cls_id, vocab.sep_id, vocab.pad_id)
+        self.masked_lm_head = MaskedLMHead(
+            self.encoder.vocab_size, self.encoder.hidden_size, hidden_act=self.encoder.hidden_act,
+            initializer_range=self.encoder.initializer_range, dtype=self.encoder.dtype_policy,
+            name="masked_lm_head")
+        self._seed = keras.random.SeedGenerator(seed)
+
+    def build_with_dummy_inputs(self) -> None:
+        self.task_model.build_with_dummy_inputs()
+        self.masked_lm_head.build((None, None, self.encoder.hidden_size), (None, self.max_predictions))
+        self.built = True
+
+    def call(self, inputs, training=False):
+        outputs = self.task_model(inputs, training=training)
+        if training:
+            self.add_loss(self.weight * self._masked_lm_loss(inputs))
+        return outputs
+
+    def _masked_lm_loss(self, inputs):
+        seq = ops.shape(inputs["input_word_ids"])[-1]
+        flat = {name: ops.reshape(inputs[name], (-1, seq)) for name in ENCODER_INPUTS}  # [n, seq]
+        ids = flat["input_word_ids"]
+        selectable = ops.cast(flat["input_mask"], "bool")
+        for token in self._unselectable:
+            selectable = ops.logical_and(selectable, ops.not_equal(ids, token))
+        # The max_predictions selectable positions with the smallest draws; those under
+        # masked_lm_prob are predicted.
+        draws = ops.where(selectable, keras.random.uniform(ops.shape(ids), seed=self._seed), 2.0)
+        neg_draws, positions = ops.top_k(-draws, k=min(self.max_predictions, seq))  # [n, predictions]
+        weights = ops.cast(-neg_draws < self.masked_lm_prob, "float32")
+        targets = ops.take_along_axis(ids, positions, axis=1)
+
+        choice = keras.random.uniform(ops.shape(positions), seed=self._seed)
+        random_ids = keras.random.randint(ops.shape(positions), 0, self._vocab_size, seed=self._seed)
+        replacement = ops.where(choice < 0.8, self._mask_id, ops.where(choice < 0.9, random_ids, targets))
+        hits = ops.one_hot(positions, seq) * weights[..., None]  # [n, predictions, seq]
+        replaced = ops.sum(hits, axis=1) > 0
+        new_values = ops.cast(ops.sum(hits * ops.cast(replacement, "float32")[..., None], axis=1), "int32")
+        flat["input_word_ids"] = ops.where(replaced, new_values, ids)
+
+        sequence = self.encoder(flat, training=True)["sequence_output"]
+        logits = self.masked_lm_head(sequence, positions, self.encoder.embeddings.word_embeddings.embeddings)
+        cross_entropy = masked_lm_cross_entropy(targets, logits)  # [n, predictions]
+        return ops.divide_no_nan(ops.sum(weights * cross_entropy), ops.sum(weights))

@@ -1,0 +1,45 @@
+"""`FineTuningOptions`: what the common fine-tuning flags say, as one value."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class FineTuningOptions:
+    """The settings every fine-tuning script shares (tests build it directly).
+
+    The defaults are the paper's: batch 32, learning rate 5e-5, 3 epochs, 10% warmup.
+    """
+
+    data_dir: str
+    vocab_file: str
+    output_dir: str
+    bert_config_file: str | None = None  # default: the config stored with --init_checkpoint
+    init_checkpoint: str | None = None
+    task_name: str | None = None
+    do_lower_case: bool = True
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    max_seq_length: int = 128
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    predict_batch_size: int = 8
+    learning_rate: float = 5e-5
+    num_train_epochs: float = 3.0
+    warmup_proportion: float = 0.1
+    layerwise_lr_decay: float = 1.0
+    label_smoothing: float = 0.0
+    gradual_unfreezing: bool = False
+    mlm_aux_weight: float = 0.0
+    export_dir: str | None = None
+    dtype: str = "float32"
+    jit_compile: bool = False
+    random_seed: int | None = 12345
+    verbose: int = 1
+
+    @classmethod
+    def from_flags(cls, flag_values) -> "FineTuningOptions":
+        names = {f.name for f in dataclasses.fields(cls)} - {"verbose"}
+        return cls(**{name: flag_values[name].value for name in names})

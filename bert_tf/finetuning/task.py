@@ -1,0 +1,78 @@
+"""`FineTuningTask`: what each fine-tuning task provides to the shared driver."""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import Any
+
+import keras
+import numpy as np
+
+from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.tokenization import BertTokenizer
+
+
+@dataclasses.dataclass
+class EncodedSplit:
+    """One split of a task's data, encoded for the model.
+
+    Attributes:
+        features: the model's inputs, int32 arrays such as `input_word_ids` `[n, seq]`.
+        labels: the loss's targets (an array, or a dict keyed by output name); None if
+            the split has no labels (a test set).
+        sample_weight: loss weights, per example `[n]` or per token `[n, seq]`.
+        metadata: whatever the task needs to turn outputs back into predictions.
+    """
+
+    features: dict[str, np.ndarray]
+    labels: np.ndarray | dict[str, np.ndarray] | None
+    sample_weight: np.ndarray | None = None
+    metadata: Any = None
+
+    def __len__(self) -> int:
+        return len(next(iter(self.features.values())))
+
+
+class FineTuningTask(abc.ABC):
+    """A task's data, head and metrics; `bert_tf.finetuning.run_finetuning` does the rest.
+
+    Subclasses set `main_metric` (the eval metric that picks the best checkpoint,
+    higher is better) and the split names, and implement the abstract methods.
+    """
+
+    main_metric: str
+    eval_splits: tuple[str, ...] = ("dev",)
+    predict_splits: tuple[str, ...] = ("test",)
+
+    def __init__(self, options: FineTuningOptions, tokenizer: BertTokenizer):
+        self.options = options
+        self.tokenizer = tokenizer
+
+    @abc.abstractmethod
+    def build_model(self, encoder) -> keras.Model:
+        """The task model (a `bert_tf.models.BertTaskModel`) on `encoder`."""
+
+    @abc.abstractmethod
+    def loss(self, label_smoothing: float = 0.0):
+        """A Keras loss for `model.compile`, or a dict of them keyed by output name."""
+
+    @abc.abstractmethod
+    def encode(self, split: str) -> EncodedSplit:
+        """Reads and encodes one split of `options.data_dir`."""
+
+    @abc.abstractmethod
+    def evaluate(self, split: str, encoded: EncodedSplit, outputs: dict[str, np.ndarray]) -> dict[str, float]:
+        """The task's metrics for the model's `outputs` on `encoded`."""
+
+    @abc.abstractmethod
+    def write_predictions(self, split: str, encoded: EncodedSplit, outputs: dict[str, np.ndarray],
+                          output_dir: str) -> list[str]:
+        """Writes the predictions for a split; returns the paths written."""
+
+    def load_head(self, model, heads: dict) -> None:
+        """Takes a fine-tuned head found in `--init_checkpoint` (`LoadReport.heads`); none by default."""
+
+    def export_options(self) -> dict:
+        """Keyword arguments for `bert_tf.export.export_task_model` (labels, span settings)."""
+        return {}

@@ -1,0 +1,172 @@
+"""The shared fine-tuning driver, on a small learnable task, and its options."""
+
+import json
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.checkpoints import load_checkpoint
+from bert_tf.finetuning import EncodedSplit, FineTuningOptions, FineTuningTask, run_finetuning
+from bert_tf.finetuning.layer_depths import layer_depths
+from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
+from bert_tf.models import BertClassifier, BertPretrainer
+from bert_tf.tokenization import BertTokenizer
+from bert_tf.training.layerwise_adamw import LayerwiseAdamW
+from tests.bert_test_utils import random_encoder_inputs, tiny_encoder, write_tiny_config, write_word_vocab
+
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+
+
+class KeywordTask(FineTuningTask):
+    """Label 1 when the text holds "alpha", else 0: learnable in a few epochs by a tiny model."""
+
+    main_metric = "accuracy"
+
+    def build_model(self, encoder):
+        return BertClassifier(encoder, num_classes=2, dropout_rate=0.0)
+
+    def loss(self, label_smoothing=0.0):
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def encode(self, split):
+        rng = np.random.default_rng({"train": 0, "dev": 1, "test": 2}[split])
+        texts, labels = [], []
+        for _ in range(512 if split == "train" else 64):
+            words = list(rng.choice(WORDS[1:], size=6))
+            label = int(rng.integers(2))
+            if label:
+                words[rng.integers(6)] = "alpha"
+            texts.append(" ".join(words))
+            labels.append(label)
+        features = self.tokenizer.pack_inputs(self.tokenizer.tokenize(texts), self.options.max_seq_length)
+        return EncodedSplit({k: v.numpy() for k, v in features.items()}, np.array(labels, "int32"))
+
+    def evaluate(self, split, encoded, outputs):
+        return {"accuracy": float(np.mean(outputs["logits"].argmax(-1) == encoded.labels))}
+
+    def write_predictions(self, split, encoded, outputs, output_dir):
+        path = os.path.join(output_dir, f"{split}_predictions.txt")
+        np.savetxt(path, outputs["logits"].argmax(-1), fmt="%d")
+        return [path]
+
+
+def _options(tmp_path, **overrides):
+    vocab = write_word_vocab(tmp_path / "vocab.txt", WORDS)
+    config = write_tiny_config(tmp_path, vocab_size=len(open(vocab).read().split()))
+    values = dict(data_dir=str(tmp_path), vocab_file=vocab, output_dir=str(tmp_path / "out"),
+                  bert_config_file=config, do_train=True, do_eval=True, max_seq_length=12,
+                  train_batch_size=32, eval_batch_size=32, learning_rate=5e-3, num_train_epochs=3,
+                  verbose=0)
+    values.update(overrides)
+    return FineTuningOptions(**values)
+
+
+def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
+    options = _options(tmp_path, do_predict=True)
+    task = KeywordTask(options, BertTokenizer(options.vocab_file))
+    results = run_finetuning(task, options)
+    assert results["accuracy"] > 0.9
+    best = json.load(open(tmp_path / "out" / "best" / "metrics.json"))
+    assert best["accuracy"] == pytest.approx(results["accuracy"])  # eval used the best epoch's weights
+    assert "accuracy = " in (tmp_path / "out" / "eval_results.txt").read_text()
+    assert len((tmp_path / "out" / "test_predictions.txt").read_text().split()) == 64
+
+    # The best checkpoint is an --init_checkpoint for a later eval-only run.
+    again = dict(do_train=False, init_checkpoint=str(tmp_path / "out" / "best" / "ckpt"),
+                 output_dir=str(tmp_path / "eval_only"))
+    options = _options(tmp_path, **again)
+    assert run_finetuning(KeywordTask(options, task.tokenizer), options)["accuracy"] == results["accuracy"]
+
+
+def test_bad_options_fail_with_the_flag_named(tmp_path):
+    options = _options(tmp_path, do_train=False, do_eval=False)
+    with pytest.raises(ValueError, match="at least one of --do_train"):
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    options = _options(tmp_path, train_batch_size=1000)
+    with pytest.raises(ValueError, match="fewer than --train_batch_size=1000"):
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    options = _options(tmp_path, bert_config_file=None)
+    with pytest.raises(ValueError, match="--bert_config_file is required"):
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+
+
+def _one_step(optimizer, variables, step_count=1):
+    grads = [tf.ones_like(v) for v in variables]
+    for _ in range(step_count):
+        optimizer.apply(grads, variables)
+
+
+def test_layerwise_adamw_without_options_is_keras_adamw():
+    encoder = tiny_encoder()
+    reference = tiny_encoder()
+    reference.set_weights(encoder.get_weights())
+    ours = LayerwiseAdamW(layer_depths(encoder), 2, learning_rate=1e-2, weight_decay=0.01)
+    keras_adamw = keras.optimizers.AdamW(learning_rate=1e-2, weight_decay=0.01)
+    for optimizer in (ours, keras_adamw):
+        optimizer.exclude_from_weight_decay(var_names=["bias"])
+    rng = np.random.default_rng(0)
+    grads = [rng.normal(size=v.shape).astype("float32") for v in encoder.trainable_variables]
+    for _ in range(3):
+        ours.apply(grads, encoder.trainable_variables)
+        keras_adamw.apply(grads, reference.trainable_variables)
+    for a, b in zip(encoder.trainable_variables, reference.trainable_variables):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_layerwise_decay_and_gradual_unfreezing_scale_each_layer():
+    encoder = tiny_encoder()
+    depths = layer_depths(encoder)
+    word = encoder.embeddings.word_embeddings.embeddings  # depth 0
+    top_block = encoder.transformer_layers[1].intermediate.kernel  # depth 2
+    pooler = encoder.pooler.kernel  # depth 3, the top
+    variables = [word, top_block, pooler]
+    before = [v.numpy().copy() for v in variables]
+    # Adam's first update is learning_rate * sign(gradient): the step shows each learning rate.
+    _one_step(LayerwiseAdamW(depths, 2, layerwise_lr_decay=0.5, learning_rate=1e-2, weight_decay=0.0),
+              variables)
+    steps = [np.abs(v.numpy() - b).max() for v, b in zip(variables, before)]
+    np.testing.assert_allclose(steps, [1e-2 * 0.125, 1e-2 * 0.5, 1e-2], rtol=1e-3)
+
+    before = [v.numpy().copy() for v in variables]
+    optimizer = LayerwiseAdamW(depths, 2, unfreeze_every_steps=2, learning_rate=1e-2, weight_decay=0.0)
+    _one_step(optimizer, variables, 2)  # steps 0 and 1: only the top trains
+    assert [not np.array_equal(v.numpy(), b) for v, b in zip(variables, before)] == [False, False, True]
+    _one_step(optimizer, variables, 4)  # block 1 from step 2, the embeddings from step 6
+    assert [not np.array_equal(v.numpy(), b) for v, b in zip(variables, before)] == [False, True, True]
+    _one_step(optimizer, variables, 1)
+    assert not np.array_equal(word.numpy(), before[0])
+
+
+def test_masked_lm_auxiliary_loss_only_in_training_and_loads_the_pretrained_head(tmp_path):
+    vocab_file = write_word_vocab(tmp_path / "vocab.txt", WORDS)
+    tokenizer = BertTokenizer(vocab_file)
+    encoder = tiny_encoder(vocab_size=len(tokenizer.vocab))
+    pretrainer = BertPretrainer(tiny_encoder(vocab_size=len(tokenizer.vocab)))
+    pretrainer.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+    tf.train.Checkpoint(model=pretrainer).write(str(tmp_path / "ckpt"))
+
+    model = MaskedLMAuxiliary(BertClassifier(encoder, 2, dropout_rate=0.0), tokenizer.vocab, weight=0.5, seed=1)
+    model.build_with_dummy_inputs()
+    report = load_checkpoint(str(tmp_path / "ckpt"), model)
+    assert "cls/predictions/output_bias" in report.loaded
+    np.testing.assert_allclose(model.masked_lm_head.transform.kernel.numpy(),
+                               pretrainer.masked_lm_head.transform.kernel.numpy())
+
+    inputs = random_encoder_inputs(8, 16, len(tokenizer.vocab), lengths=[16] * 8)
+    model(inputs)
+    assert model.losses == []
+    logits = model(inputs, training=True)["logits"]
+    (loss,) = model.losses
+    # A pretrained-vocab-sized cross-entropy, scaled by the weight: positive, finite, around 0.5 * ln(V).
+    assert 0.1 < float(loss) < 0.5 * np.log(len(tokenizer.vocab)) * 3
+    np.testing.assert_allclose(logits, model.task_model(inputs)["logits"], atol=1e-5)  # task unchanged
+
+
+def test_finetuning_with_every_option_trains(tmp_path):
+    options = _options(tmp_path, layerwise_lr_decay=0.9, gradual_unfreezing=True, mlm_aux_weight=0.1,
+                       num_train_epochs=2, do_eval=True)
+    results = run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    assert np.isfinite(results["accuracy"])
