@@ -170,3 +170,27 @@ def test_finetuning_with_every_option_trains(tmp_path):
                        num_train_epochs=2, do_eval=True)
     results = run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     assert np.isfinite(results["accuracy"])
+
+
+class CrashAfterFirstEpoch(KeywordTask):
+    """KeywordTask whose first evaluation (after epoch 1) fails, as a crash mid-training would."""
+
+    crashed = False
+
+    def evaluate(self, split, encoded, outputs):
+        if not CrashAfterFirstEpoch.crashed:
+            CrashAfterFirstEpoch.crashed = True
+            raise RuntimeError("simulated crash")
+        return super().evaluate(split, encoded, outputs)
+
+
+def test_a_crashed_run_resumes_from_its_last_epoch(tmp_path, capsys):
+    options = _options(tmp_path, num_train_epochs=2, train_batch_size=64)
+    task = CrashAfterFirstEpoch(options, BertTokenizer(options.vocab_file))
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_finetuning(task, options)
+    capsys.readouterr()
+    run_finetuning(task, options)
+    printed = capsys.readouterr().out
+    assert "Epoch 1 eval" not in printed and "Epoch 2 eval" in printed  # epoch 1 was not run again
+    assert not (tmp_path / "out" / "backup").exists()  # removed once training finished
