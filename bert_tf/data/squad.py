@@ -1,0 +1,220 @@
+"""SQuAD v1.1 / v2.0: JSON files -> examples -> windowed model features.
+
+Windows follow google-research/bert's `run_squad.py`: the question (cut to
+`max_query_length` tokens), then `[SEP]`, then a window of the context; long
+contexts give several windows `doc_stride` tokens apart, and each context
+token is marked "max context" in the one window where it has the most tokens
+on both sides. Answers are located through the tokenizer's character offsets
+into the original context, so that a predicted span maps back to an exact
+slice of the original text (accents, punctuation and spacing kept).
+
+Example:
+>>> examples = read_squad_examples("dev-v1.1.json")  # doctest: +SKIP
+>>> features = convert_examples_to_features(examples, tokenizer, max_seq_length=384)  # doctest: +SKIP
+>>> features.inputs["input_word_ids"].shape  # doctest: +SKIP
+(10833, 384)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import tensorflow as tf
+
+
+class SquadDataError(ValueError):
+    """A SQuAD file that cannot be used; the message names the file and the question id."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SquadExample:
+    """One question on one context; `answers` are (text, answer_start) pairs, in characters."""
+
+    qas_id: str
+    question: str
+    context: str
+    answers: tuple[tuple[str, int], ...] = ()
+    is_impossible: bool = False
+
+
+@dataclasses.dataclass
+class SquadFeatures:
+    """Model windows of a list of examples, `n` windows of `seq` tokens.
+
+    `inputs`: int32 `input_word_ids`, `input_mask`, `input_type_ids` `[n, seq]`.
+    `start_positions`, `end_positions`: int32 `[n]`, the answer's first and last
+    token in the window, or 0 (`[CLS]`) if the window does not hold it.
+    `example_index`: int32 `[n]`, the example each window comes from.
+    `token_char_start`, `token_char_end`: int32 `[n, seq]`, each context token's
+    span `context[start:end]` in its example's context; -1 for other tokens.
+    `token_is_max_context`: bool `[n, seq]`.
+    """
+
+    inputs: dict[str, np.ndarray]
+    start_positions: np.ndarray
+    end_positions: np.ndarray
+    example_index: np.ndarray
+    token_char_start: np.ndarray
+    token_char_end: np.ndarray
+    token_is_max_context: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.example_index)
+
+
+def read_squad_examples(path: str, version_2_with_negative: bool = False,
+                        require_answers: bool = True) -> list[SquadExample]:
+    """Reads a SQuAD JSON file (`{"data": [{"paragraphs": [{"context", "qas"}]}]}`).
+
+    Every answer must be the slice of the context at its `answer_start`. A
+    question marked `is_impossible` needs `version_2_with_negative`; with
+    `require_answers`, any other question needs at least one answer.
+    """
+    try:
+        with tf.io.gfile.GFile(path, "r") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as error:
+        raise SquadDataError(f"{path}: malformed JSON: {error}") from None
+    except UnicodeDecodeError as error:
+        raise SquadDataError(f"{path}: not UTF-8: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise SquadDataError(f'{path}: not a SQuAD file: expected an object with a "data" list')
+    examples = []
+    for a, article in enumerate(data["data"]):
+        for p, paragraph in enumerate(_field(article, "paragraphs", path, f"article {a}")):
+            where = f"article {a} paragraph {p}"
+            context = _field(paragraph, "context", path, where)
+            for qa in _field(paragraph, "qas", path, where):
+                qas_id = str(_field(qa, "id", path, where))
+                examples.append(_read_question(qa, qas_id, context, path, version_2_with_negative,
+                                               require_answers))
+    return examples
+
+
+def _field(record, key, path, where):
+    if not isinstance(record, dict) or key not in record:
+        raise SquadDataError(f"{path}: {where}: missing field {key!r}")
+    return record[key]
+
+
+def _read_question(qa, qas_id, context, path, version_2_with_negative, require_answers):
+    where = f"question {qas_id}"
+    is_impossible = bool(qa.get("is_impossible", False))
+    if is_impossible and not version_2_with_negative:
+        raise SquadDataError(f"{path}: {where} is_impossible: SQuAD 2.0 data needs "
+                             "--version_2_with_negative")
+    answers = []
+    for answer in [] if is_impossible else _field(qa, "answers", path, where):
+        text, start = _field(answer, "text", path, where), _field(answer, "answer_start", path, where)
+        if not isinstance(text, str) or not text.strip():
+            raise SquadDataError(f"{path}: {where}: empty answer text {text!r}")
+        if not isinstance(start, int) or start < 0:
+            raise SquadDataError(f"{path}: {where}: answer_start {start!r} is not a character offset")
+        if context[start:start + len(text)] != text:
+            raise SquadDataError(f"{path}: {where}: answer_start {start} gives "
+                                 f"{context[start:start + len(text)]!r}, not the answer text {text!r}")
+        answers.append((text, start))
+    if require_answers and not is_impossible and not answers:
+        raise SquadDataError(f"{path}: {where} has no answers and is not is_impossible")
+    return SquadExample(qas_id, _field(qa, "question", path, where), context, tuple(answers),
+                        is_impossible)
+
+
+def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,
+                                 doc_stride: int = 128, max_query_length: int = 64) -> SquadFeatures:
+    """Examples -> `SquadFeatures`: `[CLS] question [SEP] context window [SEP]`, padded.
+
+    All contexts (each distinct one once) and all questions are tokenized in one
+    batched call each. Training positions come from each example's first answer.
+    """
+    if max_seq_length - max_query_length - 3 < 1:
+        raise ValueError(f"--max_seq_length={max_seq_length} leaves no room for the context after "
+                         f"--max_query_length={max_query_length} and [CLS]/[SEP]/[SEP]")
+    if doc_stride < 1:
+        raise ValueError(f"--doc_stride must be positive, got {doc_stride}")
+    if not examples:
+        raise ValueError("no SQuAD questions to convert")
+    contexts = list(dict.fromkeys(e.context for e in examples))
+    context_row = {c: i for i, c in enumerate(contexts)}
+    ids, starts, ends = tokenizer.tokenize_with_offsets(contexts, unit="UTF8_CHAR")
+    splits = ids.row_splits.numpy()
+    ids, starts, ends = (t.flat_values.numpy() for t in (ids, starts, ends))
+    questions = tokenizer.tokenize([e.question for e in examples])[:, :max_query_length]
+    query_lengths = questions.row_lengths().numpy()
+
+    token_index, is_max_context, lengths, example_index, answers = [], [], [], [], []
+    for i, example in enumerate(examples):
+        lo, hi = splits[context_row[example.context]], splits[context_row[example.context] + 1]
+        window_starts, window_lengths = _window_spans(hi - lo, max_seq_length - query_lengths[i] - 3,
+                                                      doc_stride)
+        max_context = _max_context(window_starts, window_lengths, hi - lo)  # [w, tokens]
+        for j, (first, n) in enumerate(zip(window_starts, window_lengths)):
+            token_index.append(lo + first + np.arange(n))
+            is_max_context.append(max_context[j, first:first + n])
+        span = (None if example.is_impossible or not example.answers
+                else _answer_tokens(example.answers[0], starts[lo:hi], ends[lo:hi]))
+        answers.append(_window_answer(span, window_starts, window_lengths))
+        lengths.append(window_lengths)
+        example_index.append(np.full(len(window_starts), i, np.int32))
+    example_index, lengths = np.concatenate(example_index), np.concatenate(lengths)
+    token_index = np.concatenate(token_index)  # [total context tokens over all windows]
+    window_ids = tf.RaggedTensor.from_row_lengths(ids[token_index], lengths)
+    inputs = tokenizer.pack_inputs([tf.gather(questions, example_index), window_ids], max_seq_length)
+    inputs = {name: value.numpy() for name, value in inputs.items()}
+
+    # Context token t of window f sits at column offset[f] + t: after [CLS] question [SEP].
+    offset = query_lengths[example_index] + 2  # [n]
+    window = np.repeat(np.arange(len(lengths)), lengths)  # [total]
+    column = offset[window] + np.arange(len(token_index)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    shape = (len(lengths), max_seq_length)
+    features = SquadFeatures(
+        inputs, *(_to_columns(a, offset) for a in np.concatenate(answers, axis=1)),
+        example_index, np.full(shape, -1, np.int32), np.full(shape, -1, np.int32), np.zeros(shape, bool))
+    features.token_char_start[window, column] = starts[token_index]
+    features.token_char_end[window, column] = ends[token_index]
+    features.token_is_max_context[window, column] = np.concatenate(is_max_context)
+    return features
+
+
+def _to_columns(position, offset):
+    """Context-relative positions `[n]` (-1: not in the window) -> int32 input columns, 0 for `[CLS]`."""
+    return np.where(position >= 0, position + offset, 0).astype(np.int32)
+
+
+def _window_spans(num_tokens: int, max_tokens: int, doc_stride: int):
+    """Window starts and lengths `[w]` over `num_tokens` context tokens (at least one window)."""
+    step = min(doc_stride, max_tokens)
+    count = 1 + max(0, -(-(num_tokens - max_tokens) // step))
+    window_starts = np.arange(count) * step
+    return window_starts, np.minimum(max_tokens, num_tokens - window_starts)
+
+
+def _max_context(window_starts, lengths, num_tokens: int) -> np.ndarray:
+    """bool `[w, num_tokens]`: token t has its maximum context in window w.
+
+    A token's score in a window is min(tokens left, tokens right) + 0.01 * window
+    length; the first window with the best score wins, as in google-research/bert.
+    """
+    token = np.arange(num_tokens)[None, :]
+    first, last = window_starts[:, None], (window_starts + lengths - 1)[:, None]
+    score = np.minimum(token - first, last - token) + 0.01 * lengths[:, None]
+    score = np.where((token >= first) & (token <= last), score, -np.inf)
+    return np.arange(len(window_starts))[:, None] == np.argmax(score, axis=0)[None, :]
+
+
+def _answer_tokens(answer, starts, ends):
+    """(first, last) context tokens overlapping the answer's characters, or None if none does."""
+    text, char_start = answer
+    first = np.searchsorted(ends, char_start, side="right")  # first token ending after the start
+    last = np.searchsorted(starts, char_start + len(text), side="left") - 1  # last starting before the end
+    return (int(first), int(last)) if first <= last else None
+
+
+def _window_answer(span, window_starts, window_lengths) -> np.ndarray:
+    """`[2, w]` context-relative (start, end) in each window; -1 where it does not hold the whole answer."""
+    if span is None:
+        return np.full((2, len(window_starts)), -1)
+    inside = (span[0] >= window_starts) & (span[1] < window_starts + window_lengths)
+    return np.where(inside, np.array(span)[:, None] - window_starts, -1)

@@ -1,0 +1,143 @@
+"""Extractive question answering (SQuAD v1.1 / v2.0) for the fine-tuning driver; `run_squad.py` runs it.
+
+Data: `--train_file` and `--predict_file`, by default `train-v1.1.json` and
+`dev-v1.1.json` (`-v2.0` with `--version_2_with_negative`) in `--data_dir`.
+The model is `BertSpanLabeler`; the loss is the mean of the start and end
+cross-entropies; the dev metric is the official SQuAD F1.
+
+Example:
+>>> task = SquadTask(options, tokenizer, version_2_with_negative=True)  # doctest: +SKIP
+>>> task.encode("dev").features["input_word_ids"].shape  # doctest: +SKIP
+(12232, 384)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import keras
+import numpy as np
+from absl import flags
+
+from bert_tf.data import squad
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
+from bert_tf.io_utils import atomic_write_text
+from bert_tf.metrics import squad_metrics
+from bert_tf.models import BertSpanLabeler
+
+OUTPUTS = ("start_logits", "end_logits")
+
+
+def define_flags() -> None:
+    """run_squad.py's own flags (google-research/bert's names and defaults)."""
+    flags.DEFINE_string("train_file", None,
+                        "SQuAD JSON for training (default: train-v1.1.json or train-v2.0.json in "
+                        "--data_dir).")
+    flags.DEFINE_string("predict_file", None,
+                        "SQuAD JSON to evaluate and predict (default: dev-v1.1.json or dev-v2.0.json in "
+                        "--data_dir).")
+    flags.DEFINE_bool("version_2_with_negative", False,
+                      "SQuAD 2.0: some questions have no answer in the context.")
+    flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of a long context's windows.")
+    flags.DEFINE_integer("max_query_length", 64, "Question tokens kept; longer questions are cut.")
+    flags.DEFINE_integer("n_best_size", 20, "Candidates per question in nbest_predictions.json.")
+    flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in WordPiece tokens.")
+    flags.DEFINE_float("null_score_diff_threshold", 0.0,
+                       "SQuAD 2.0: answer \"\" when the null score beats the best span by more than this.")
+
+
+def build_task(options, tokenizer, flag_values) -> "SquadTask":
+    """The `SquadTask` that run_squad.py's flags describe."""
+    names = ("train_file", "predict_file", "version_2_with_negative", "doc_stride", "max_query_length",
+             "n_best_size", "max_answer_length", "null_score_diff_threshold")
+    return SquadTask(options, tokenizer, **{name: flag_values[name].value for name in names})
+
+
+class SquadTask(FineTuningTask):
+    """SQuAD fine-tuning: windows of `[CLS] question [SEP] context [SEP]`, span logits, EM/F1."""
+
+    main_metric = "f1"
+    eval_splits = ("dev",)
+    predict_splits = ("dev",)  # the hidden SQuAD test set is run on the predict file's format
+
+    def __init__(self, options, tokenizer, *, train_file: str | None = None, predict_file: str | None = None,
+                 version_2_with_negative: bool = False, doc_stride: int = 128, max_query_length: int = 64,
+                 n_best_size: int = 20, max_answer_length: int = 30, null_score_diff_threshold: float = 0.0):
+        super().__init__(options, tokenizer)
+        version = "v2.0" if version_2_with_negative else "v1.1"
+        self.files = {"train": train_file or os.path.join(options.data_dir, f"train-{version}.json"),
+                      "dev": predict_file or os.path.join(options.data_dir, f"dev-{version}.json")}
+        self.version_2_with_negative = version_2_with_negative
+        self.doc_stride = doc_stride
+        self.max_query_length = max_query_length
+        self.n_best_size = n_best_size
+        self.max_answer_length = max_answer_length
+        self.null_score_diff_threshold = null_score_diff_threshold
+
+    def build_model(self, encoder) -> keras.Model:
+        return BertSpanLabeler(encoder)
+
+    def loss(self, label_smoothing: float = 0.0):
+        """Half the cross-entropy over the sequence per output: their sum is the mean of the two."""
+        def half_cross_entropy(positions, logits):  # [batch], [batch, seq]
+            targets = keras.ops.one_hot(keras.ops.cast(positions, "int32"), keras.ops.shape(logits)[-1])
+            return 0.5 * keras.losses.categorical_crossentropy(targets, logits, from_logits=True,
+                                                               label_smoothing=label_smoothing)
+        return {name: half_cross_entropy for name in OUTPUTS}
+
+    def encode(self, split: str) -> EncodedSplit:
+        """The split's windows; metadata is `(examples, SquadFeatures)` for post-processing."""
+        examples = squad.read_squad_examples(
+            self.files[split], self.version_2_with_negative,
+            require_answers=split == "train" or self.options.do_eval)
+        if not examples:
+            raise ValueError(f"{self.files[split]}: no questions")
+        features = squad.convert_examples_to_features(examples, self.tokenizer, self.options.max_seq_length,
+                                                      self.doc_stride, self.max_query_length)
+        labels = {"start_logits": features.start_positions, "end_logits": features.end_positions}
+        return EncodedSplit(features.inputs, labels, metadata=(examples, features))
+
+    def evaluate(self, split, encoded, outputs) -> dict[str, float]:
+        examples, _ = encoded.metadata
+        result = self._postprocess(encoded, outputs)
+        return squad_metrics.evaluate(examples, result.predictions,
+                                      result.null_odds if self.version_2_with_negative else None,
+                                      self.version_2_with_negative)
+
+    def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
+        """`predictions.json`, `nbest_predictions.json` and, for SQuAD 2.0, `null_odds.json`."""
+        result = self._postprocess(encoded, outputs)
+        files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
+        if self.version_2_with_negative:
+            files["null_odds.json"] = result.null_odds
+        paths = []
+        for name, value in files.items():
+            paths.append(os.path.join(output_dir, name))
+            atomic_write_text(paths[-1], json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+        return paths
+
+    def load_head(self, model, heads: dict) -> None:
+        """A fine-tuned SQuAD checkpoint's span layer (`cls/squad/...`).
+
+        `heads["squad"]` is `{"kernel": [hidden, 2], "bias": [2]}`, the loader's Dense layout.
+        """
+        if "squad" not in heads:
+            return
+        layer = model.span_classifier
+        kernel, bias = np.asarray(heads["squad"]["kernel"]), np.asarray(heads["squad"]["bias"])
+        if kernel.shape != tuple(layer.kernel.shape) or bias.shape != tuple(layer.bias.shape):
+            raise ValueError(f"--init_checkpoint: the SQuAD head has shapes {kernel.shape} and {bias.shape}, "
+                             f"the model needs {tuple(layer.kernel.shape)} and {tuple(layer.bias.shape)}")
+        layer.set_weights([kernel, bias])
+
+    def export_options(self) -> dict:
+        return {"max_answer_length": self.max_answer_length, "doc_stride": self.doc_stride,
+                "max_query_length": self.max_query_length,
+                "version_2_with_negative": self.version_2_with_negative}
+
+    def _postprocess(self, encoded, outputs) -> squad_metrics.SquadPredictions:
+        examples, features = encoded.metadata
+        return squad_metrics.postprocess(
+            examples, features, outputs["start_logits"], outputs["end_logits"], self.n_best_size,
+            self.max_answer_length, self.version_2_with_negative, self.null_score_diff_threshold)

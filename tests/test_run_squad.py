@@ -1,0 +1,111 @@
+"""run_squad.py end to end: a tiny BERT learns SQuAD through windows; v2 output files; bad data."""
+
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from bert_tf.data.squad import read_squad_examples
+from bert_tf.finetuning.driver import run_finetuning
+from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.metrics import squad_metrics
+from bert_tf.tasks.question_answering import SquadTask
+from bert_tf.tokenization import BertTokenizer
+from bert_test_utils import write_tiny_config, write_word_vocab
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures" / "squad"
+# 64 tokens a window and a stride of 16: the longer contexts take two or three windows.
+WINDOWS = ["--max_seq_length=64", "--doc_stride=16", "--max_query_length=16"]
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    """A vocab covering the fixtures and a tiny config: (vocab, bert_config.json)."""
+    directory = tmp_path_factory.mktemp("model")
+    examples = read_squad_examples(str(FIXTURES / "train-v2.0.json"), version_2_with_negative=True)
+    texts = [e.context for e in examples] + [e.question for e in examples]
+    vocab = write_word_vocab(directory / "vocab.txt", texts)
+    vocab_size = len(pathlib.Path(vocab).read_text(encoding="utf-8").splitlines())
+    return vocab, write_tiny_config(directory, vocab_size=vocab_size)
+
+
+def run_squad(*args):
+    return subprocess.run([sys.executable, str(REPO / "run_squad.py"), *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_learns_squad_v1_through_windows(tmp_path, model_files):
+    vocab, config = model_files
+    train = FIXTURES / "train-v1.1.json"
+    out = tmp_path / "out"
+    result = run_squad(f"--data_dir={FIXTURES}", f"--predict_file={train}", f"--vocab_file={vocab}",
+                       f"--bert_config_file={config}", f"--output_dir={out}", "--do_train", "--do_eval",
+                       "--do_predict", *WINDOWS, "--train_batch_size=2", "--learning_rate=2e-3",
+                       "--num_train_epochs=6")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Fine-tuning on 32 examples" in result.stdout  # 16 questions in 32 windows
+
+    examples = read_squad_examples(str(train))
+    predictions = json.loads((out / "predictions.json").read_text(encoding="utf-8"))
+    assert set(predictions) == {e.qas_id for e in examples}
+    assert all(predictions[e.qas_id] in e.context for e in examples)  # slices of the original text
+    scores = squad_metrics.evaluate(examples, predictions)
+    eval_results = dict(line.split(" = ") for line in (out / "eval_results.txt").read_text().splitlines())
+    assert float(eval_results["f1"]) == pytest.approx(scores["f1"])
+    # A trivial reader (each context's first three words) scores near zero; the model learned the fixture.
+    baseline = squad_metrics.evaluate(examples, {e.qas_id: " ".join(e.context.split()[:3]) for e in examples})
+    assert baseline["f1"] < 10
+    assert scores["f1"] > 50 and scores["exact_match"] > 35, scores
+
+    nbest = json.loads((out / "nbest_predictions.json").read_text(encoding="utf-8"))
+    for example in examples:
+        entries = nbest[example.qas_id]
+        assert entries[0]["text"] == predictions[example.qas_id] and len(entries) <= 20
+        assert sum(e["probability"] for e in entries) == pytest.approx(1.0)
+    assert not (out / "null_odds.json").exists()
+
+
+def test_squad_v2_writes_null_odds_and_official_scores(tmp_path, model_files):
+    vocab, config = model_files
+    shutil.copy(FIXTURES / "train-v2.0.json", tmp_path / "train-v2.0.json")
+    shutil.copy(FIXTURES / "train-v2.0.json", tmp_path / "dev-v2.0.json")  # the default file names
+    options = FineTuningOptions(
+        data_dir=str(tmp_path), vocab_file=vocab, bert_config_file=config, output_dir=str(tmp_path / "out"),
+        do_eval=True, do_predict=True, max_seq_length=64, verbose=0)  # untrained: the files are the point
+    task = SquadTask(options, BertTokenizer(vocab), version_2_with_negative=True, doc_stride=16,
+                     max_query_length=16, null_score_diff_threshold=0.5)
+    results = run_finetuning(task, options)
+
+    out = tmp_path / "out"
+    examples = read_squad_examples(str(tmp_path / "dev-v2.0.json"), version_2_with_negative=True)
+    predictions = json.loads((out / "predictions.json").read_text(encoding="utf-8"))
+    null_odds = json.loads((out / "null_odds.json").read_text(encoding="utf-8"))
+    assert set(predictions) == set(null_odds) == {e.qas_id for e in examples}
+    for qas_id, odds in null_odds.items():
+        assert (predictions[qas_id] == "") == (odds > 0.5)
+    nbest = json.loads((out / "nbest_predictions.json").read_text(encoding="utf-8"))
+    assert all(any(entry["text"] == "" for entry in entries) for entries in nbest.values())
+    # The driver's metrics are the official v2.0 script's on the files written.
+    scores = squad_metrics.evaluate(examples, predictions, null_odds, version_2_with_negative=True)
+    assert results == pytest.approx(scores)
+    assert {"HasAns_f1", "NoAns_f1", "best_f1", "best_f1_thresh"} <= set(results)
+    assert np.isfinite(list(null_odds.values())).all()
+
+
+def test_bad_answer_start_exits_with_one_line(tmp_path, model_files):
+    vocab, config = model_files
+    data = json.loads((FIXTURES / "train-v1.1.json").read_text(encoding="utf-8"))
+    data["data"][2]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = 3
+    bad = tmp_path / "train-v1.1.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    result = run_squad(f"--data_dir={tmp_path}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
+                       f"--output_dir={tmp_path / 'out'}", "--do_train", *WINDOWS)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"run_squad.py: error: {bad}: question 1.1-20: answer_start 3 gives ' river Ostra r', "
+        "not the answer text '212 kilometres'")

@@ -1,0 +1,129 @@
+"""SQuAD reading and windowing: bert_tf.data.squad on the fixtures and on hand-built contexts."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from bert_test_utils import write_word_vocab
+
+from bert_tf.data.squad import SquadDataError, SquadExample, convert_examples_to_features, read_squad_examples
+from bert_tf.tokenization import BertTokenizer
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "squad")
+V1, V2 = os.path.join(FIXTURES, "train-v1.1.json"), os.path.join(FIXTURES, "train-v2.0.json")
+
+
+def _tokenizer(tmp_path, examples):
+    texts = [e.context for e in examples] + [e.question for e in examples]
+    return BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", texts))
+
+
+def test_reads_v1_and_v2():
+    v1 = read_squad_examples(V1)
+    assert len(v1) == 16 and not any(e.is_impossible for e in v1)
+    first = v1[0]
+    assert first.qas_id == "1.1-00" and first.question == "Who designed the Vell Lighthouse?"
+    assert first.answers == (("Marguerite Oléron", 108),)
+    assert first.context.startswith("The Vell Lighthouse stands")
+
+    v2 = read_squad_examples(V2, version_2_with_negative=True)
+    impossible = [e for e in v2 if e.is_impossible]
+    assert len(v2) == 22 and len(impossible) == 6
+    assert all(e.answers == () for e in impossible)  # plausible_answers are not answers
+    with pytest.raises(SquadDataError, match=r"train-v2\.0\.json: question 2\.0-0n0 is_impossible: .*"
+                                             r"--version_2_with_negative"):
+        read_squad_examples(V2)
+
+
+def test_bad_answer_start_names_the_file_and_question(tmp_path):
+    with open(V1, encoding="utf-8") as f:
+        data = json.load(f)
+    data["data"][1]["paragraphs"][0]["qas"][2]["answers"][0]["answer_start"] += 1
+    bad = tmp_path / "train-v1.1.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(SquadDataError) as error:
+        read_squad_examples(str(bad))
+    message = str(error.value)
+    assert "\n" not in message
+    assert message == (f"{bad}: question 1.1-12: answer_start 106 gives 'very Tuesday.', "
+                       "not the answer text 'every Tuesday'")
+
+
+def test_malformed_json_and_missing_fields_name_the_file(tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"data": [{"paragraphs": [}', encoding="utf-8")
+    with pytest.raises(SquadDataError, match=rf"^{broken}: malformed JSON: .*line 1 column 27"):
+        read_squad_examples(str(broken))
+    no_question = tmp_path / "no_question.json"
+    no_question.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [
+        {"id": "q7", "answers": [{"text": "b", "answer_start": 2}]}]}]}]}), encoding="utf-8")
+    with pytest.raises(SquadDataError, match=rf"^{no_question}: question q7: missing field 'question'$"):
+        read_squad_examples(str(no_question))
+    no_answer = tmp_path / "no_answer.json"
+    no_answer.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [
+        {"id": "q8", "question": "a?", "answers": []}]}]}]}), encoding="utf-8")
+    with pytest.raises(SquadDataError, match=r"question q8 has no answers"):
+        read_squad_examples(str(no_answer))
+    assert read_squad_examples(str(no_answer), require_answers=False)[0].answers == ()
+
+
+def test_long_context_windows_positions_and_max_context(tmp_path):
+    # 40 one-token words; [CLS] q [SEP] ... [SEP] in 20 leaves 16 context tokens a window.
+    context = " ".join(f"w{i}" for i in range(40))
+    answer = "w20 w21"
+    examples = [SquadExample("a", "q", context, ((answer, context.index(answer)),)),
+                SquadExample("n", "q", context, (), is_impossible=True)]
+    tokenizer = _tokenizer(tmp_path, examples)
+    features = convert_examples_to_features(examples, tokenizer, max_seq_length=20, doc_stride=6,
+                                            max_query_length=4)
+    # Windows start at tokens 0, 6, 12, 18, 24 (24 + 16 reaches the end), for each question.
+    np.testing.assert_array_equal(features.example_index, [0] * 5 + [1] * 5)
+    first_tokens = [features.token_char_start[f, 3] for f in range(5)]
+    assert [context[s:].split()[0] for s in first_tokens] == ["w0", "w6", "w12", "w18", "w24"]
+    ids = features.inputs["input_word_ids"]
+    w20, w21 = tokenizer.convert_tokens_to_ids(["w20", "w21"])
+    # The answer (tokens 20-21) lies wholly in the windows starting at 6, 12 and 18, at 3 + 20 - start.
+    np.testing.assert_array_equal(features.start_positions, [0, 17, 11, 5, 0] + [0] * 5)
+    np.testing.assert_array_equal(features.end_positions, [0, 18, 12, 6, 0] + [0] * 5)
+    for f in (1, 2, 3):
+        assert (ids[f, features.start_positions[f]], ids[f, features.end_positions[f]]) == (w20, w21)
+        assert context[features.token_char_start[f, features.start_positions[f]]:
+                       features.token_char_end[f, features.end_positions[f]]] == answer
+    # Token 20 has the most context (7 tokens either side) in the window starting at 12.
+    np.testing.assert_array_equal(features.token_is_max_context[:5, :][np.arange(5), [0, 17, 11, 5, 0]],
+                                  [False, False, True, False, False])
+    # Every context token is the max-context token of exactly one window.
+    assert features.token_is_max_context[:5].sum() == 40
+    np.testing.assert_array_equal(features.inputs["input_type_ids"][0, :4], [0, 0, 0, 1])
+    is_sep = features.inputs["input_word_ids"] == tokenizer.vocab.sep_id
+    assert (features.token_char_start[is_sep] == -1).all()
+
+
+def test_question_is_cut_to_max_query_length(tmp_path):
+    examples = [SquadExample("a", "one two three four five six", "seven eight", (("eight", 6),))]
+    tokenizer = _tokenizer(tmp_path, examples)
+    features = convert_examples_to_features(examples, tokenizer, max_seq_length=12, max_query_length=3)
+    tokens = tokenizer.convert_ids_to_tokens(features.inputs["input_word_ids"][0])
+    assert tokens == ["[CLS]", "one", "two", "three", "[SEP]", "seven", "eight", "[SEP]",
+                      "[PAD]", "[PAD]", "[PAD]", "[PAD]"]
+    assert (features.start_positions[0], features.end_positions[0]) == (6, 6)
+
+
+def test_offsets_give_back_exact_answers_and_impossible_points_at_cls(tmp_path):
+    examples = read_squad_examples(V2, version_2_with_negative=True)
+    features = convert_examples_to_features(examples, _tokenizer(tmp_path, examples), max_seq_length=64,
+                                            doc_stride=16, max_query_length=16)
+    found = set()
+    for f, example in enumerate(features.example_index):
+        ex = examples[example]
+        start, end = features.start_positions[f], features.end_positions[f]
+        if ex.is_impossible:
+            assert start == end == 0
+        elif start:
+            assert ex.context[features.token_char_start[f, start]:features.token_char_end[f, end]] == \
+                ex.answers[0][0]
+            found.add(ex.qas_id)
+    # Every answer is in some window, accents and punctuation included ("Marguerite Oléron", "José Ibarra").
+    assert found == {e.qas_id for e in examples if not e.is_impossible}
+    assert len(features) > len(examples)  # long contexts gave several windows
