@@ -1,0 +1,127 @@
+"""SWAG (Zellers et al., 2018) multiple-choice data: the CSV files, read and encoded.
+
+Each row gives a context (`sent1`), the start of the next sentence (`sent2`) and
+four endings; choice i is `sent2 + " " + ending_i`, and the model scores the
+pairs (context, choice). `train.csv` and `val.csv` carry a `label` column (the
+right ending, 0..3); `test.csv` has none.
+
+Example:
+>>> examples = read_swag("swag/val.csv")  # doctest: +SKIP
+>>> features, labels = encode_swag(examples, tokenizer, seq_length=128)  # doctest: +SKIP
+>>> features["input_word_ids"].shape  # doctest: +SKIP
+(20006, 4, 128)
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.tokenization import BertTokenizer
+
+NUM_CHOICES = 4
+ENDING_COLUMNS = tuple(f"ending{i}" for i in range(NUM_CHOICES))
+REQUIRED_COLUMNS = ("sent1", "sent2") + ENDING_COLUMNS
+LABEL_COLUMN = "label"
+_ENCODE_CHUNK = 4096  # examples tokenized and packed per call, to bound peak memory
+
+
+class SwagError(ValueError):
+    """A SWAG file that cannot be read, with the file and line named."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SwagExample:
+    """One SWAG row: `example_id` is the CSV's first (unnamed index) column."""
+
+    example_id: str
+    context: str
+    start: str
+    endings: tuple[str, ...]
+    label: int | None
+
+    @property
+    def choices(self) -> list[str]:
+        """The second segment of each pair: `start + " " + ending_i`."""
+        return [f"{self.start} {ending}".strip() for ending in self.endings]
+
+
+def _parse_label(value: str, where: str) -> int:
+    try:
+        label = int(value)
+    except ValueError:
+        raise SwagError(f"{where}: label {value!r} is not an integer") from None
+    if not 0 <= label < NUM_CHOICES:
+        raise SwagError(f"{where}: label {label} is outside 0..{NUM_CHOICES - 1}")
+    return label
+
+
+def read_swag(path: str | os.PathLike) -> list[SwagExample]:
+    """Reads a SWAG CSV (header row first); labels are read when the header has `label`.
+
+    Raises:
+        FileNotFoundError: no file at `path`.
+        SwagError: one line naming `file:line`: a header without the needed columns, a row
+            whose field count differs from the header's, an unparsable CSV record, a label
+            that is not an integer in 0..3.
+    """
+    path = os.fspath(path)
+    if not tf.io.gfile.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    with tf.io.gfile.GFile(path, "r") as f:
+        reader = csv.reader(f, strict=True)
+        examples, line = [], 1
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise SwagError(f"{path}:1: empty file, expected a header row")
+            missing = [name for name in REQUIRED_COLUMNS if name not in header]
+            if missing:
+                raise SwagError(f"{path}:1: header lacks the column(s) {', '.join(missing)}")
+            column = {name: header.index(name) for name in header}
+            has_labels = LABEL_COLUMN in column
+            line = reader.line_num + 1  # where the next record starts (records may span lines)
+            for row in reader:
+                where, line = f"{path}:{line}", reader.line_num + 1
+                if not row:  # a blank line
+                    continue
+                if len(row) != len(header):
+                    raise SwagError(f"{where}: malformed row: {len(row)} fields, the header has "
+                                    f"{len(header)}")
+                examples.append(SwagExample(
+                    example_id=row[0] if row[0] else str(len(examples)),
+                    context=row[column["sent1"]],
+                    start=row[column["sent2"]],
+                    endings=tuple(row[column[name]] for name in ENDING_COLUMNS),
+                    label=_parse_label(row[column[LABEL_COLUMN]], where) if has_labels else None))
+        except csv.Error as error:
+            raise SwagError(f"{path}:{line}: malformed CSV record: {error}") from None
+    return examples
+
+
+def encode_swag(examples: list[SwagExample], tokenizer: BertTokenizer, seq_length: int):
+    """Examples -> (features, labels).
+
+    features: int32 `input_word_ids`, `input_mask`, `input_type_ids`, each
+    `[n, NUM_CHOICES, seq_length]`: `[CLS] context [SEP] choice [SEP]`, cut round robin.
+    labels: int32 `[n]`, or None when any example has no label (a test file).
+    """
+    chunks = []
+    for begin in range(0, len(examples), _ENCODE_CHUNK):
+        chunk = examples[begin:begin + _ENCODE_CHUNK]
+        contexts = [example.context for example in chunk for _ in range(NUM_CHOICES)]
+        choices = [choice for example in chunk for choice in example.choices]
+        packed = tokenizer.pack_inputs([tokenizer.tokenize(contexts), tokenizer.tokenize(choices)],
+                                       seq_length)  # each [len(chunk) * NUM_CHOICES, seq_length]
+        chunks.append({name: value.numpy().reshape(len(chunk), NUM_CHOICES, seq_length)
+                       for name, value in packed.items()})
+    features = {name: np.concatenate([chunk[name] for chunk in chunks]) if chunks
+                else np.zeros((0, NUM_CHOICES, seq_length), np.int32)
+                for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    if any(example.label is None for example in examples):
+        return features, None
+    return features, np.array([example.label for example in examples], np.int32)

@@ -1,0 +1,224 @@
+"""The paper's feature-based approach (section 5.4): per-token activations of chosen layers as JSON lines.
+
+`extract_features.py` runs `main`. The output matches google-research/bert's
+`extract_features.py`, one JSON object per input line:
+
+    {"linex_index": 0, "features": [{"token": "[CLS]", "layers": [{"index": -1, "values": [...]}, ...]},
+                                    ...],
+     "pooled": [...]}   # only with --pooling=cls or --pooling=mean
+
+`layers` indexes the Transformer blocks' outputs (-1 is the last block), values are
+rounded to 6 decimals, and only real tokens (`[CLS]` and `[SEP]` included) are listed.
+
+Example:
+>>> extractor = FeatureExtractor(encoder, tokenizer, layers=[-1], max_seq_length=32)  # doctest: +SKIP
+>>> extractor.extract([("hello world", None)], first_index=0)[0]["features"][1]["token"]  # doctest: +SKIP
+'hello'
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import sys
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+import tensorflow as tf
+from absl import flags, logging
+from tqdm import tqdm
+
+from bert_tf.bert_config import BertConfig
+from bert_tf.checkpoints import checkpoint_config, load_checkpoint
+from bert_tf.cli_errors import run_reporting_user_errors
+from bert_tf.io_utils import atomic_output
+from bert_tf.models import BertEncoder
+from bert_tf.tokenization import BertTokenizer
+
+POOLINGS = ("none", "cls", "mean")
+_PAIR = re.compile(r"^(.*) \|\|\| (.*)$")  # google-research/bert's `text_a ||| text_b`
+_DECIMALS = 6
+
+
+def parse_layers(spec: str, num_layers: int) -> list[int]:
+    """`"-1,-2"` -> `[-1, -2]`, each a block index in `-num_layers..num_layers-1`.
+
+    >>> parse_layers("-1,-2,-3,-4", 12)
+    [-1, -2, -3, -4]
+    """
+    layers = []
+    for item in spec.split(","):
+        try:
+            layers.append(int(item))
+        except ValueError:
+            raise ValueError(f"--layers={spec}: {item.strip()!r} is not an integer") from None
+        if not -num_layers <= layers[-1] < num_layers:
+            raise ValueError(f"--layers={spec}: layer {layers[-1]} is outside "
+                             f"{-num_layers}..{num_layers - 1} (the model has {num_layers} layers)")
+    return layers
+
+
+def read_texts(path: str) -> Iterator[tuple[str, str | None]]:
+    """Yields `(text_a, text_b)` per line of `path`; `text_b` is None without ` ||| `."""
+    with tf.io.gfile.GFile(path, "r") as f:
+        for line in f:
+            line = line.strip()
+            match = _PAIR.match(line)
+            yield (match.group(1), match.group(2)) if match else (line, None)
+
+
+class FeatureExtractor:
+    """Runs a `BertEncoder` on text (pairs) and turns the chosen layers into JSON records.
+
+    Args:
+        encoder: a `BertEncoder` (weights loaded).
+        tokenizer: the `BertTokenizer` of its vocab.
+        layers: block indexes, as `parse_layers` returns them.
+        max_seq_length: tokens per input, `[CLS]`/`[SEP]` included; longer text is cut.
+        pooling: "none"; "cls", the last layer's `[CLS]` vector; or "mean", the mean over
+            real tokens of the chosen layers' average.
+    """
+
+    def __init__(self, encoder: BertEncoder, tokenizer: BertTokenizer, layers: list[int],
+                 max_seq_length: int, pooling: str = "none"):
+        if pooling not in POOLINGS:
+            raise ValueError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
+        self.encoder, self.tokenizer = encoder, tokenizer
+        self.layers, self.max_seq_length, self.pooling = list(layers), max_seq_length, pooling
+
+    def pack(self, texts: list[tuple[str, str | None]]) -> dict[str, np.ndarray]:
+        """`[CLS] a [SEP]` for single texts, `[CLS] a [SEP] b [SEP]` for pairs; int32 `[batch, seq]`."""
+        is_pair = np.array([b is not None for _, b in texts])
+        packed = {name: np.zeros((len(texts), self.max_seq_length), np.int32)
+                  for name in ("input_word_ids", "input_mask", "input_type_ids")}
+        for rows in (np.flatnonzero(~is_pair), np.flatnonzero(is_pair)):
+            if not len(rows):
+                continue
+            segments = [self.tokenizer.tokenize([texts[i][0] for i in rows])]
+            if is_pair[rows[0]]:
+                segments.append(self.tokenizer.tokenize([texts[i][1] for i in rows]))
+            for name, value in self.tokenizer.pack_inputs(segments, self.max_seq_length).items():
+                packed[name][rows] = value.numpy()
+        return packed
+
+    @tf.function(reduce_retracing=True)
+    def _forward(self, inputs):
+        outputs = self.encoder(inputs, training=False)
+        layers = tf.stack([outputs["encoder_outputs"][i] for i in self.layers], axis=1)
+        return layers, outputs["sequence_output"][:, 0]  # [batch, layers, seq, hidden], [batch, hidden]
+
+    def extract(self, texts: list[tuple[str, str | None]], first_index: int) -> list[dict]:
+        """One JSON-ready record per text; `linex_index` counts from `first_index`."""
+        inputs = self.pack(texts)
+        layers, cls = (value.numpy().astype(np.float64) for value in self._forward(inputs))
+        mask = inputs["input_mask"].astype(bool)  # [batch, seq]
+        records = []
+        for row, (ids, real) in enumerate(zip(inputs["input_word_ids"], mask)):
+            values = np.round(layers[row][:, real], _DECIMALS)  # [layers, tokens, hidden]
+            record = {"linex_index": first_index + row, "features": [
+                {"token": token,
+                 "layers": [{"index": index, "values": values[j, t].tolist()}
+                            for j, index in enumerate(self.layers)]}
+                for t, token in enumerate(self.tokenizer.convert_ids_to_tokens(ids[real]))]}
+            if self.pooling == "cls":
+                record["pooled"] = np.round(cls[row], _DECIMALS).tolist()
+            elif self.pooling == "mean":
+                record["pooled"] = np.round(layers[row][:, real].mean(axis=(0, 1)), _DECIMALS).tolist()
+            records.append(record)
+        return records
+
+
+def _batches(items: Iterable, size: int) -> Iterator[list]:
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+def extract_features(extractor: FeatureExtractor, input_file: str, output_file: str,
+                     batch_size: int) -> int:
+    """Streams `input_file` through `extractor` in batches into JSON lines at `output_file`
+    (written atomically). Returns the number of lines written."""
+    with tf.io.gfile.GFile(input_file, "r") as f:
+        total = sum(1 for _ in f)
+    written = 0
+    with atomic_output(output_file) as tmp, tf.io.gfile.GFile(tmp, "w") as out, \
+            tqdm(total=total, unit="line", file=sys.stderr, desc="extract_features") as bar:
+        for batch in _batches(read_texts(input_file), batch_size):
+            for record in extractor.extract(batch, first_index=written):
+                out.write(json.dumps(record) + "\n")
+            written += len(batch)
+            bar.update(len(batch))
+    return written
+
+
+def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """google-research/bert's `extract_features.py` flags, plus `--pooling`."""
+    define = dict(flag_values=flag_values)
+    flags.DEFINE_string("input_file", None, "Text, one input a line: `text` or `text_a ||| text_b`.",
+                        **define)
+    flags.DEFINE_string("output_file", None, "The JSON lines file to write (atomically).", **define)
+    flags.DEFINE_string("vocab_file", None, "The WordPiece vocab.txt the model was trained with.",
+                        **define)
+    flags.DEFINE_string("bert_config_file", None,
+                        "bert_config.json; defaults to the config stored with --init_checkpoint.",
+                        **define)
+    flags.DEFINE_string("init_checkpoint", None, "The model's checkpoint, in any format bert_tf "
+                        "loads (TF1, Model Garden, Hugging Face, bert_tf, .keras).", **define)
+    flags.DEFINE_string("layers", "-1,-2,-3,-4", "Comma-separated block indexes to output (-1 = last).",
+                        **define)
+    flags.DEFINE_integer("max_seq_length", 128, "Tokens per input, [CLS] and [SEP] included.",
+                         lower_bound=3, **define)
+    flags.DEFINE_integer("batch_size", 32, "Inputs per forward pass.", lower_bound=1, **define)
+    flags.DEFINE_bool("do_lower_case", True, "Lower-case the input (uncased models).", **define)
+    flags.DEFINE_enum("pooling", "none", POOLINGS, "Also write a sentence vector under `pooled`: "
+                      "the last layer's [CLS] vector (cls) or the mean of the chosen layers over "
+                      "real tokens (mean).", **define)
+    flags.mark_flags_as_required(["input_file", "output_file", "vocab_file", "init_checkpoint"],
+                                 flag_values=flag_values)
+
+
+def _existing(flag_values: flags.FlagValues, flag: str) -> str:
+    path = flag_values[flag].value
+    if not tf.io.gfile.exists(path):
+        raise FileNotFoundError(f"--{flag}: no such file: {path}")
+    return path
+
+
+def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
+    """Checks the flags, loads the model and writes `--output_file`; returns the lines written.
+
+    Raises FileNotFoundError or ValueError, one line naming the flag, for a missing input,
+    vocab or config file, a checkpoint that stores no config without `--bert_config_file`,
+    a bad `--layers` value or a `--max_seq_length` the model cannot take.
+    """
+    fv = flag_values
+    input_file, vocab_file = _existing(fv, "input_file"), _existing(fv, "vocab_file")
+    if fv.bert_config_file is not None:
+        config = BertConfig.from_json_file(_existing(fv, "bert_config_file"))
+    else:
+        config = checkpoint_config(fv.init_checkpoint)
+        if config is None:
+            raise ValueError(f"--bert_config_file is required: no config is stored with "
+                             f"{fv.init_checkpoint}")
+    layers = parse_layers(fv.layers, config.num_hidden_layers)
+    if fv.max_seq_length > config.max_position_embeddings:
+        raise ValueError(f"--max_seq_length={fv.max_seq_length} exceeds the model's "
+                         f"max_position_embeddings {config.max_position_embeddings}")
+    encoder = BertEncoder.from_bert_config(config)
+    load_checkpoint(fv.init_checkpoint, encoder)
+    extractor = FeatureExtractor(encoder, BertTokenizer(vocab_file, fv.do_lower_case), layers,
+                                 fv.max_seq_length, fv.pooling)
+    count = extract_features(extractor, input_file, fv.output_file, fv.batch_size)
+    logging.info("Wrote %d lines to %s", count, fv.output_file)
+    return count
+
+
+def _main(argv) -> None:
+    if len(argv) > 1:
+        raise flags.Error(f"unexpected arguments: {' '.join(argv[1:])}")
+    run(flags.FLAGS)
+
+
+def main(argv) -> None:
+    run_reporting_user_errors(_main, argv)

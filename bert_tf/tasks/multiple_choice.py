@@ -1,0 +1,81 @@
+"""Multiple choice (SWAG) for the fine-tuning driver.
+
+`run_multiple_choice.py` runs it. Each (context, choice) pair is encoded, the
+`BertMultipleChoice` head scores it, and a softmax over the four choices is
+trained with cross-entropy (label smoothing optional). The metric is accuracy on
+`val.csv`; `--do_predict` writes `test_predictions.csv`.
+
+Example:
+>>> task = MultipleChoiceTask(options, tokenizer)  # options.data_dir holds train/val/test.csv  # doctest: +SKIP
+>>> task.encode("val").features["input_word_ids"].shape  # doctest: +SKIP
+(20006, 4, 128)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+
+import keras
+import numpy as np
+from scipy import special
+from sklearn import metrics
+
+from bert_tf.data import swag
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
+from bert_tf.io_utils import atomic_write_text
+from bert_tf.models import BertMultipleChoice
+
+OUTPUT = "logits"
+
+
+def build_task(options, tokenizer, flag_values) -> "MultipleChoiceTask":
+    """The `MultipleChoiceTask` of run_multiple_choice.py (it has no flags of its own)."""
+    return MultipleChoiceTask(options, tokenizer)
+
+
+class MultipleChoiceTask(FineTuningTask):
+    """SWAG: `[CLS] sent1 [SEP] sent2 ending_i [SEP]` for i in 0..3 -> the right ending."""
+
+    main_metric = "accuracy"
+    eval_splits = ("val",)
+    predict_splits = ("test",)
+
+    def build_model(self, encoder) -> keras.Model:
+        return BertMultipleChoice(encoder)
+
+    def loss(self, label_smoothing: float = 0.0):
+        """Cross-entropy of the softmax over the choices, on smoothed one-hot targets."""
+        def cross_entropy(label_ids, logits):  # [batch], [batch, num_choices]
+            targets = keras.ops.one_hot(keras.ops.cast(label_ids, "int32"), swag.NUM_CHOICES)
+            return keras.losses.categorical_crossentropy(targets, logits, from_logits=True,
+                                                         label_smoothing=label_smoothing)
+        return {OUTPUT: cross_entropy}
+
+    def encode(self, split: str) -> EncodedSplit:
+        """`<split>.csv` of `data_dir`: features `[n, 4, seq]`, labels `[n]` (None for test);
+        metadata is the examples."""
+        path = os.path.join(self.options.data_dir, f"{split}.csv")
+        examples = swag.read_swag(path)
+        if not examples:
+            raise swag.SwagError(f"{path}: no examples")
+        features, labels = swag.encode_swag(examples, self.tokenizer, self.options.max_seq_length)
+        return EncodedSplit(features, None if labels is None else {OUTPUT: labels}, metadata=examples)
+
+    def evaluate(self, split, encoded, outputs) -> dict[str, float]:
+        predictions = np.argmax(outputs[OUTPUT], axis=-1)
+        return {"accuracy": metrics.accuracy_score(encoded.labels[OUTPUT], predictions)}
+
+    def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
+        """`<split>_predictions.csv`: the example's id (the CSV's first column), the
+        probability of each ending `prob0..prob3` and the predicted `label`."""
+        probabilities = special.softmax(outputs[OUTPUT].astype(np.float64), axis=-1)  # [n, 4]
+        rows = [("id", *(f"prob{i}" for i in range(swag.NUM_CHOICES)), "label")]
+        rows += [(example.example_id, *(f"{p:.6f}" for p in probs), int(np.argmax(probs)))
+                 for example, probs in zip(encoded.metadata, probabilities)]
+        text = io.StringIO()
+        csv.writer(text, lineterminator="\n").writerows(rows)
+        path = os.path.join(output_dir, f"{split}_predictions.csv")
+        atomic_write_text(path, text.getvalue())
+        return [path]

@@ -1,0 +1,154 @@
+"""extract_features.py: the JSON values are the encoder's own activations; pooling; bad flags."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from absl import flags
+
+from bert_tf.models import BertEncoder
+from bert_tf.tasks import feature_extraction
+from bert_tf.tasks.feature_extraction import FeatureExtractor, parse_layers
+from bert_tf.tokenization import BertTokenizer
+from bert_test_utils import write_tiny_config, write_word_vocab
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+LINES = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Where is the dog? ||| It sleeps under the old tree.",
+    "a tree " * 40,  # longer than --max_seq_length: cut
+    "Foxes run.",
+]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """A tiny encoder with random weights, its vocab, config and bert_tf checkpoint."""
+    directory = tmp_path_factory.mktemp("model")
+    vocab = write_word_vocab(directory / "vocab.txt", [line.replace("|||", "") for line in LINES])
+    tokenizer = BertTokenizer(vocab)
+    (directory / "config").mkdir()  # not beside the checkpoint, so that it stores no config
+    config = write_tiny_config(directory / "config", vocab_size=tokenizer.vocab_size)
+    encoder = BertEncoder.from_config_file(config)
+    checkpoint = tf.train.Checkpoint(encoder=encoder).write(str(directory / "ckpt"))
+    input_file = directory / "input.txt"
+    input_file.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    return dict(encoder=encoder, tokenizer=tokenizer, vocab=vocab, config=config,
+                checkpoint=checkpoint, input_file=input_file)
+
+
+def run_extract_features(*flags):
+    return subprocess.Popen([sys.executable, str(REPO / "extract_features.py"), *flags], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+
+
+def encode(tokenizer, text_a, text_b, seq_length):
+    segments = [tokenizer.tokenize([text_a])] + ([tokenizer.tokenize([text_b])] if text_b else [])
+    return {name: value.numpy() for name, value in tokenizer.pack_inputs(segments, seq_length).items()}
+
+
+def test_json_values_are_the_encoders_outputs(model, tmp_path):
+    output = tmp_path / "features.jsonl"
+    process = run_extract_features(
+        f"--input_file={model['input_file']}", f"--output_file={output}", f"--vocab_file={model['vocab']}",
+        f"--bert_config_file={model['config']}", f"--init_checkpoint={model['checkpoint']}",
+        "--layers=-1,0", "--max_seq_length=24", "--batch_size=3", "--pooling=mean")
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr
+    assert "extract_features" in stderr  # the progress bar
+    records = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    assert [record["linex_index"] for record in records] == [0, 1, 2, 3]
+    assert not list(tmp_path.glob("*.tmp-*"))
+
+    encoder, tokenizer = model["encoder"], model["tokenizer"]
+    for line, record in zip(LINES, records):
+        text_a, _, text_b = line.partition(" ||| ")
+        inputs = encode(tokenizer, text_a, text_b, 24)
+        length = inputs["input_mask"].sum()
+        expected = encoder(inputs, training=False)["encoder_outputs"]  # 2 x [1, 24, hidden]
+        tokens = [feature["token"] for feature in record["features"]]
+        assert tokens == tokenizer.convert_ids_to_tokens(inputs["input_word_ids"][0, :length])
+        assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and tokens.count("[SEP]") == (2 if text_b else 1)
+        for t, feature in enumerate(record["features"]):
+            assert [layer["index"] for layer in feature["layers"]] == [-1, 0]
+            for layer, block in zip(feature["layers"], (1, 0)):
+                assert all(len(repr(value).split(".")[-1]) <= 6 for value in layer["values"])
+                np.testing.assert_allclose(layer["values"], expected[block][0, t], atol=1e-5)
+        mean = (expected[0][0, :length] + expected[1][0, :length]).numpy().mean(axis=0) / 2
+        np.testing.assert_allclose(record["pooled"], mean, atol=1e-5)
+    assert len(records[2]["features"]) == 24  # the long line was cut to --max_seq_length
+
+
+def test_cls_pooling_and_batches_agree(model):
+    pairs = [("Where is the dog?", "It sleeps."), ("Foxes run.", None), ("The lazy dog.", None)]
+    extractor = FeatureExtractor(model["encoder"], model["tokenizer"], layers=[-2], max_seq_length=16,
+                                 pooling="cls")
+    together = extractor.extract(pairs, first_index=5)
+    one_by_one = [extractor.extract([pair], first_index=5 + i)[0] for i, pair in enumerate(pairs)]
+    assert [record["linex_index"] for record in together] == [5, 6, 7]
+    for record, single, (text_a, text_b) in zip(together, one_by_one, pairs):
+        inputs = encode(model["tokenizer"], text_a, text_b, 16)
+        last = model["encoder"](inputs, training=False)["sequence_output"][0, 0]
+        np.testing.assert_allclose(record["pooled"], last, atol=1e-5)
+        np.testing.assert_allclose(single["pooled"], record["pooled"], atol=1e-5)
+        assert [f["token"] for f in single["features"]] == [f["token"] for f in record["features"]]
+        for a, b in zip(single["features"], record["features"]):
+            assert a["layers"][0]["index"] == b["layers"][0]["index"] == -2
+            np.testing.assert_allclose(a["layers"][0]["values"], b["layers"][0]["values"], atol=1e-5)
+
+
+def test_layers_are_checked():
+    assert parse_layers("-1,-2,0", 2) == [-1, -2, 0]
+    with pytest.raises(ValueError, match=r"^--layers=-1,x: 'x' is not an integer$"):
+        parse_layers("-1,x", 2)
+    with pytest.raises(ValueError, match=r"layer -3 is outside -2\.\.1 \(the model has 2 layers\)"):
+        parse_layers("-3", 2)
+
+
+def parsed_flags(*argv):
+    flag_values = flags.FlagValues()
+    feature_extraction.define_flags(flag_values)
+    flag_values(["extract_features.py", *argv])
+    return flag_values
+
+
+@pytest.mark.parametrize("case", ["missing input", "missing vocab", "missing config", "no config",
+                                  "bad layers", "long sequence"])
+def test_bad_flags_are_one_line_errors(model, tmp_path, case):
+    missing = tmp_path / "none.txt"
+    argv = {"input_file": model["input_file"], "output_file": tmp_path / "out.jsonl",
+            "vocab_file": model["vocab"], "bert_config_file": model["config"],
+            "init_checkpoint": model["checkpoint"]}
+    change, message = {
+        "missing input": ({"input_file": missing}, f"--input_file: no such file: {missing}"),
+        "missing vocab": ({"vocab_file": missing}, f"--vocab_file: no such file: {missing}"),
+        "missing config": ({"bert_config_file": missing}, f"--bert_config_file: no such file: {missing}"),
+        "no config": ({"bert_config_file": None},
+                      f"--bert_config_file is required: no config is stored with {model['checkpoint']}"),
+        "bad layers": ({"layers": "-1,5"}, "--layers=-1,5: layer 5 is outside -2..1 (the model has 2 layers)"),
+        "long sequence": ({"max_seq_length": 65, "layers": "-1"},
+                          "--max_seq_length=65 exceeds the model's max_position_embeddings 64"),
+    }[case]
+    argv = {**argv, **change}
+    flag_values = parsed_flags(*(f"--{name}={value}" for name, value in argv.items() if value is not None))
+    with pytest.raises((ValueError, FileNotFoundError)) as error:
+        feature_extraction.run(flag_values)
+    assert str(error.value) == message
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_script_reports_a_bad_flag_in_one_line(model, tmp_path):
+    process = run_extract_features(
+        f"--input_file={model['input_file']}", f"--output_file={tmp_path / 'out.jsonl'}",
+        f"--vocab_file={model['vocab']}", f"--bert_config_file={model['config']}",
+        f"--init_checkpoint={model['checkpoint']}", "--layers=-1,two")
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 1, stderr
+    assert stderr.strip().splitlines()[-1] == (
+        "extract_features.py: error: --layers=-1,two: 'two' is not an integer")
