@@ -194,3 +194,19 @@ def test_a_crashed_run_resumes_from_its_last_epoch(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "Epoch 1 eval" not in printed and "Epoch 2 eval" in printed  # epoch 1 was not run again
     assert not (tmp_path / "out" / "backup").exists()  # removed once training finished
+
+
+def test_sparse_cross_entropy_smooths_labels_and_averages_over_weighted_tokens():
+    from bert_tf.finetuning.losses import SparseCrossEntropy
+
+    logits = np.array([[2.0, 0.0, -1.0]], "float32")
+    log_softmax = logits - np.log(np.exp(logits).sum())
+    smoothed = np.array([0.8, 0.1, 0.1])  # 0.3 spread evenly over 3 classes, on top of 0.7 one-hot
+    expected = -(smoothed * log_softmax).sum()
+    assert float(SparseCrossEntropy(0.3)(np.array([0]), logits)) == pytest.approx(expected, rel=1e-5)
+
+    tokens = np.array([[[2.0, 0.0, -1.0], [0.0, 5.0, 0.0]]], "float32")  # [1, 2 tokens, 3]
+    weighted = SparseCrossEntropy()(np.array([[0, 2]]), tokens, sample_weight=np.array([[1.0, 0.0]]))
+    assert float(weighted) == pytest.approx(-log_softmax[0, 0], rel=1e-5)  # the unweighted token is out
+    assert float(SparseCrossEntropy(scale=0.5)(np.array([0]), logits)) == pytest.approx(-0.5 * log_softmax[0, 0],
+                                                                                         rel=1e-5)

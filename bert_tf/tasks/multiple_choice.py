@@ -23,6 +23,7 @@ from scipy import special
 from sklearn import metrics
 
 from bert_tf.data import swag
+from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_text
 from bert_tf.models import BertMultipleChoice
@@ -46,12 +47,8 @@ class MultipleChoiceTask(FineTuningTask):
         return BertMultipleChoice(encoder)
 
     def loss(self, label_smoothing: float = 0.0):
-        """Cross-entropy of the softmax over the choices, on smoothed one-hot targets."""
-        def cross_entropy(label_ids, logits):  # [batch], [batch, num_choices]
-            targets = keras.ops.one_hot(keras.ops.cast(label_ids, "int32"), swag.NUM_CHOICES)
-            return keras.losses.categorical_crossentropy(targets, logits, from_logits=True,
-                                                         label_smoothing=label_smoothing)
-        return {OUTPUT: cross_entropy}
+        """Cross-entropy of the softmax over the choices."""
+        return {OUTPUT: SparseCrossEntropy(label_smoothing)}
 
     def encode(self, split: str) -> EncodedSplit:
         """`<split>.csv` of `data_dir`: features `[n, 4, seq]`, labels `[n]` (None for test);

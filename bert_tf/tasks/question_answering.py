@@ -21,6 +21,7 @@ import numpy as np
 from absl import flags
 
 from bert_tf.data import squad
+from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_text
 from bert_tf.metrics import squad_metrics
@@ -80,11 +81,7 @@ class SquadTask(FineTuningTask):
 
     def loss(self, label_smoothing: float = 0.0):
         """Half the cross-entropy over the sequence per output: their sum is the mean of the two."""
-        def half_cross_entropy(positions, logits):  # [batch], [batch, seq]
-            targets = keras.ops.one_hot(keras.ops.cast(positions, "int32"), keras.ops.shape(logits)[-1])
-            return 0.5 * keras.losses.categorical_crossentropy(targets, logits, from_logits=True,
-                                                               label_smoothing=label_smoothing)
-        return {name: half_cross_entropy for name in OUTPUTS}
+        return {name: SparseCrossEntropy(label_smoothing, scale=0.5) for name in OUTPUTS}
 
     def encode(self, split: str) -> EncodedSplit:
         """The split's windows; metadata is `(examples, SquadFeatures)` for post-processing."""
