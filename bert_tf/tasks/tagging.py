@@ -1,0 +1,98 @@
+"""Token tagging (CoNLL-2003 NER with BIO/BIOES tags, or plain tags such as part of speech) for the driver.
+
+`run_ner.py` runs it. `data_dir` holds `train.txt`, `dev.txt` and `test.txt` in
+CoNLL format (`bert_tf.data.conll`); the label set is read from `train.txt`. The
+model is `BertTokenClassifier`; only the first WordPiece of each word is scored.
+Entity tags report token accuracy and seqeval's entity precision/recall/F1 (F1
+picks the best checkpoint); plain tags report token accuracy.
+
+Example:
+>>> task = TaggingTask(options, tokenizer)  # doctest: +SKIP
+>>> task.label_list, task.main_metric  # doctest: +SKIP
+(['B-LOC', 'B-PER', 'I-PER', 'O'], 'f1')
+"""
+
+from __future__ import annotations
+
+import os
+
+import keras
+import numpy as np
+
+from bert_tf.data import conll
+from bert_tf.finetuning.losses import SparseCrossEntropy
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
+from bert_tf.metrics import tagging_metrics
+from bert_tf.models import BertTokenClassifier
+
+OUTPUT = "logits"
+
+
+def build_task(options, tokenizer, flag_values) -> "TaggingTask":
+    """The `TaggingTask` for run_ner.py (it has no flags of its own)."""
+    return TaggingTask(options, tokenizer)
+
+
+class TaggingTask(FineTuningTask):
+    """Words -> one tag each, read from the first sub-token; long sentences in overlapping windows."""
+
+    eval_splits = ("dev",)
+    predict_splits = ("test",)
+
+    def __init__(self, options, tokenizer):
+        super().__init__(options, tokenizer)
+        self._label_list = None
+
+    @property
+    def label_list(self) -> list[str]:
+        """The tags of `train.txt`, sorted (a tag's id is its index)."""
+        if self._label_list is None:
+            self._label_list = conll.label_list(conll.read_conll(self._path("train")))
+        return self._label_list
+
+    @property
+    def scheme(self) -> str | None:
+        """"BIO" or "BIOES" for entity tags, None for plain tags."""
+        return tagging_metrics.entity_scheme(self.label_list)
+
+    @property
+    def main_metric(self) -> str:
+        return "accuracy" if self.scheme is None else "f1"
+
+    def build_model(self, encoder) -> keras.Model:
+        return BertTokenClassifier(encoder, len(self.label_list))
+
+    def loss(self, label_smoothing: float = 0.0):
+        return {OUTPUT: SparseCrossEntropy(label_smoothing)}  # mean over the weighted first sub-tokens
+
+    def encode(self, split: str) -> EncodedSplit:
+        """Windows of the split; a tag of dev/test outside the training tags is an error naming its line."""
+        sentences = conll.read_conll(self._path(split), labels=None if split == "train" else self.label_list)
+        windows = conll.encode_sentences(sentences, self.tokenizer, self.label_list,
+                                         self.options.max_seq_length)
+        return EncodedSplit(windows.features, {OUTPUT: windows.label_ids}, windows.label_weights,
+                            metadata=windows)
+
+    def evaluate(self, split, encoded, outputs) -> dict[str, float]:
+        gold, predicted = self._gold_and_predicted(encoded, outputs)
+        return tagging_metrics.tagging_scores(gold, predicted, self.scheme)
+
+    def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
+        """`<split>_predictions.txt`: `word gold predicted` per line, a blank line between sentences."""
+        gold, predicted = self._gold_and_predicted(encoded, outputs)
+        path = os.path.join(output_dir, f"{split}_predictions.txt")
+        tagging_metrics.write_conll_predictions(path, [s.words for s in encoded.metadata.sentences],
+                                                gold, predicted)
+        return [path]
+
+    def export_options(self) -> dict:
+        return {"labels": list(self.label_list)}
+
+    def _gold_and_predicted(self, encoded, outputs) -> tuple[list[list[str]], list[list[str]]]:
+        windows = encoded.metadata
+        label_ids = np.argmax(outputs[OUTPUT], axis=-1)  # [n, seq]
+        predicted = [[self.label_list[i] for i in sentence] for sentence in windows.decode(label_ids)]
+        return [list(s.labels) for s in windows.sentences], predicted
+
+    def _path(self, split: str) -> str:
+        return os.path.join(self.options.data_dir, f"{split}.txt")

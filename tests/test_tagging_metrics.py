@@ -1,0 +1,77 @@
+"""Tagging metrics: hand-computed accuracy, seqeval against conlleval.pl, BIOES strict mode, CoNLL output."""
+
+import re
+import subprocess
+
+import pytest
+
+from bert_tf.datasets.public_data import fetch_seqeval_sample
+from bert_tf.metrics import tagging_metrics
+
+
+def conlleval(perl_script, path) -> dict[str, float]:
+    """Runs conlleval.pl on a `word ... gold predicted` file; its overall scores as fractions (4 places)."""
+    with open(path, encoding="utf-8") as f:
+        output = subprocess.run(["perl", str(perl_script)], stdin=f, capture_output=True, text=True,
+                                check=True).stdout
+    line = output.splitlines()[1]  # accuracy:  84.08%; precision:  68.83%; recall:  80.83%; FB1:  74.35
+    values = dict(re.findall(r"(\w+):\s+([\d.]+)", line))
+    names = {"accuracy": "accuracy", "precision": "precision", "recall": "recall", "f1": "FB1"}
+    return {name: round(float(values[key]) / 100, 4) for name, key in names.items()}
+
+
+def read_gold_and_predicted(path):
+    """Sentences of a `word ... gold predicted` file: [words, gold, predicted], each a list per sentence."""
+    with open(path, encoding="utf-8") as f:
+        blocks = [block for block in re.split(r"\n\s*\n", f.read()) if block.strip()]
+    rows = [[line.split() for line in block.strip().splitlines()] for block in blocks]
+    return [[[fields[column] for fields in sentence] for sentence in rows] for column in (0, -2, -1)]
+
+
+def test_token_accuracy_by_hand():
+    gold = [["B-PER", "I-PER", "O"], ["O"]]
+    predicted = [["B-PER", "O", "O"], ["B-LOC"]]
+    assert tagging_metrics.token_accuracy(gold, predicted) == 2 / 4
+
+
+def test_plain_tags_get_accuracy_only():
+    labels = ["DT", "NN", "VBZ"]
+    assert tagging_metrics.entity_scheme(labels) is None
+    scores = tagging_metrics.tagging_scores([["DT", "NN", "VBZ"]], [["DT", "VBZ", "VBZ"]], None)
+    assert scores == {"accuracy": pytest.approx(2 / 3)}
+
+
+def test_seqeval_matches_conlleval_on_seqeval_sample(tmp_path):
+    sample, perl_script = fetch_seqeval_sample()
+    words, gold, predicted = read_gold_and_predicted(sample)
+    assert sum(map(len, words)) == 961  # the whole sample, as conlleval.pl counts it
+    scheme = tagging_metrics.entity_scheme({tag for s in gold + predicted for tag in s})
+    assert scheme == "BIO"
+    ours = tagging_metrics.tagging_scores(gold, predicted, scheme)
+    reference = conlleval(perl_script, sample)
+    assert {name: round(value, 4) for name, value in ours.items()} == reference
+    # Our predictions file is conlleval's input format: it scores the same.
+    written = tmp_path / "predictions.txt"
+    tagging_metrics.write_conll_predictions(written, words, gold, predicted)
+    assert conlleval(perl_script, written) == reference
+    assert read_gold_and_predicted(written) == [words, gold, predicted]
+
+
+def test_bioes_uses_the_strict_scheme():
+    gold = [["S-PER", "O", "B-LOC", "E-LOC"], ["B-ORG", "I-ORG", "E-ORG"]]
+    predicted = [["S-PER", "O", "B-LOC", "I-LOC"], ["B-ORG", "I-ORG", "E-ORG"]]
+    scheme = tagging_metrics.entity_scheme({t for s in gold for t in s})
+    assert scheme == "BIOES"
+    # B-LOC I-LOC without its E-LOC is no entity in strict IOBES: 2 found, 2 correct, 3 gold.
+    scores = tagging_metrics.tagging_scores(gold, predicted, scheme)
+    assert scores == pytest.approx({"accuracy": 6 / 7, "precision": 1.0, "recall": 2 / 3, "f1": 0.8})
+    # The lenient conlleval mode would have accepted the broken span.
+    assert tagging_metrics.tagging_scores(gold, predicted, "BIO")["f1"] == 1.0
+
+
+def test_predictions_file_layout(tmp_path):
+    path = tmp_path / "out.txt"
+    tagging_metrics.write_conll_predictions(path, [["EU", "rejects"], ["Bonn"]], [["B-ORG", "O"], ["B-LOC"]],
+                                            [["B-ORG", "B-LOC"], ["B-LOC"]])
+    assert path.read_text() == "EU B-ORG B-ORG\nrejects O B-LOC\n\nBonn B-LOC B-LOC\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]  # no temporary file left behind
