@@ -1,9 +1,6 @@
 """Pretraining: learning, precision, XLA, checkpoints and clear errors on bad input."""
 
-import os
 import pathlib
-import re
-import signal
 import subprocess
 import sys
 import time

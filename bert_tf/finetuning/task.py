@@ -8,6 +8,7 @@ from typing import Any
 
 import keras
 import numpy as np
+from absl import logging
 
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.tokenization import BertTokenizer
@@ -76,3 +77,21 @@ class FineTuningTask(abc.ABC):
     def export_options(self) -> dict:
         """Keyword arguments for `bert_tf.export.export_task_model` (labels, span settings)."""
         return {}
+
+
+def assign_dense_head(layer: keras.layers.Dense, head: dict, name: str) -> bool:
+    """Sets `layer` from a checkpoint's fine-tuned head `{"kernel": [hidden, k], "bias": [k]}`.
+
+    For `FineTuningTask.load_head`. A head whose shapes do not fit (say a 3-way
+    MNLI classifier for a 2-way task) is left out with a warning, and the layer
+    keeps its fresh initialisation. Returns whether the head was assigned.
+    """
+    kernel, bias = np.asarray(head["kernel"]), np.asarray(head["bias"])
+    wanted = (tuple(layer.kernel.shape), tuple(layer.bias.shape))
+    if (kernel.shape, bias.shape) != wanted:
+        logging.warning("--init_checkpoint: its %s has shapes %s and %s, this task needs %s and %s; "
+                        "the %s starts fresh", name, kernel.shape, bias.shape, *wanted, name)
+        return False
+    layer.set_weights([kernel, bias])
+    logging.info("--init_checkpoint: loaded its %s (%d outputs)", name, bias.shape[0])
+    return True

@@ -8,7 +8,6 @@ import re
 import time
 
 import keras
-import numpy as np
 import tensorflow as tf
 from absl import logging
 

@@ -17,12 +17,11 @@ import json
 import os
 
 import keras
-import numpy as np
 from absl import flags
 
 from bert_tf.data import squad
 from bert_tf.finetuning.losses import SparseCrossEntropy
-from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask, assign_dense_head
 from bert_tf.io_utils import atomic_write_text
 from bert_tf.metrics import squad_metrics
 from bert_tf.models import BertSpanLabeler
@@ -115,18 +114,9 @@ class SquadTask(FineTuningTask):
         return paths
 
     def load_head(self, model, heads: dict) -> None:
-        """A fine-tuned SQuAD checkpoint's span layer (`cls/squad/...`).
-
-        `heads["squad"]` is `{"kernel": [hidden, 2], "bias": [2]}`, the loader's Dense layout.
-        """
-        if "squad" not in heads:
-            return
-        layer = model.span_classifier
-        kernel, bias = np.asarray(heads["squad"]["kernel"]), np.asarray(heads["squad"]["bias"])
-        if kernel.shape != tuple(layer.kernel.shape) or bias.shape != tuple(layer.bias.shape):
-            raise ValueError(f"--init_checkpoint: the SQuAD head has shapes {kernel.shape} and {bias.shape}, "
-                             f"the model needs {tuple(layer.kernel.shape)} and {tuple(layer.bias.shape)}")
-        layer.set_weights([kernel, bias])
+        """A fine-tuned SQuAD checkpoint's span layer (`cls/squad/...`), if it fits."""
+        if "squad" in heads:
+            assign_dense_head(model.span_classifier, heads["squad"], "SQuAD span layer")
 
     def export_options(self) -> dict:
         return {"max_answer_length": self.max_answer_length, "doc_stride": self.doc_stride,

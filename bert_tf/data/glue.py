@@ -1,0 +1,292 @@
+"""Sentence(-pair) classification data: the nine GLUE tasks, users' CSV/TSV files, and their encoding.
+
+`data_dir` is one task's folder of the official GLUE download (`glue_data/MRPC`,
+as google-research/bert's `--data_dir`), or a folder with `train`, `dev` and
+`test` `.csv`/`.tsv` files for the generic task.
+
+Example:
+>>> processor = get_processor("mrpc")
+>>> processor.labels("glue_data/MRPC"), processor.eval_splits
+(('0', '1'), ('dev',))
+>>> examples = processor.read("glue_data/MRPC", "train")  # doctest: +SKIP
+>>> features, labels = encode_examples(tokenizer, examples, processor.labels(data_dir), 128)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import abc
+import csv
+import dataclasses
+import io
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+csv.field_size_limit(sys.maxsize)  # GLUE parse-tree columns and users' long documents
+
+
+class DataError(ValueError):
+    """Unusable task data; the one-line message names the file and line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class InputExample:
+    """One example: its id, one or two texts, and its label (None in test files).
+
+    `guid` is the file's id column where it has one (the index a GLUE submission
+    names), else `<split>-<row>` with the 0-based data row. `label` is the label
+    string, or the float score of a regression task.
+    """
+
+    guid: str
+    text_a: str
+    text_b: str | None = None
+    label: str | float | None = None
+
+
+class DataProcessor(abc.ABC):
+    """A task's files: their names, columns, label set, and which splits evaluate or predict."""
+
+    eval_splits: tuple[str, ...] = ("dev",)
+    predict_splits: tuple[str, ...] = ("test",)
+    is_regression: bool = False
+
+    @abc.abstractmethod
+    def labels(self, data_dir: str) -> tuple[str, ...] | None:
+        """The label strings in id order; None for a regression task."""
+
+    @abc.abstractmethod
+    def file_name(self, split: str) -> str:
+        """The split's file name inside `data_dir`, e.g. `train.tsv`."""
+
+    @abc.abstractmethod
+    def read(self, data_dir: str, split: str) -> list[InputExample]:
+        """The split's examples; raises `DataError` naming `file:line` on bad data."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Columns:
+    """Where a TSV keeps its fields (0-based; negative counts from the row's end)."""
+
+    text_a: int
+    text_b: int | None = None
+    label: int | None = None
+    index: int | None = None
+    header: bool = True
+
+    @property
+    def min_columns(self) -> int:
+        used = [c for c in (self.text_a, self.text_b, self.label, self.index) if c is not None]
+        needed = max(c + 1 for c in used if c >= 0)
+        return needed + sum(1 for c in used if c < 0)  # a column counted from the end lies past the others
+
+
+@dataclasses.dataclass(frozen=True)
+class GlueProcessor(DataProcessor):
+    """One GLUE task: its official TSV layout (QUOTE_NONE), labels and submission file names."""
+
+    name: str                                   # the task folder and submission name, e.g. "MRPC"
+    label_list: tuple[str, ...] | None          # None: regression (STS-B)
+    labeled: Columns                            # train and dev files
+    test: Columns
+    eval_splits: tuple[str, ...] = ("dev",)
+    predict_splits: tuple[str, ...] = ("test",)
+    submission_names: tuple[str, ...] = ()      # one per predict split; default `<name>.tsv`
+
+    @property
+    def is_regression(self) -> bool:
+        return self.label_list is None
+
+    def labels(self, data_dir: str) -> tuple[str, ...] | None:
+        return self.label_list
+
+    def file_name(self, split: str) -> str:
+        return f"{split}.tsv"
+
+    def submission_name(self, split: str) -> str:
+        names = self.submission_names or (f"{self.name}.tsv",)
+        return names[self.predict_splits.index(split)]
+
+    def read(self, data_dir: str, split: str) -> list[InputExample]:
+        path = _split_path(data_dir, self.file_name(split))
+        columns = self.test if split in self.predict_splits else self.labeled
+        rows = _read_rows(path, dict(delimiter="\t", quoting=csv.QUOTE_NONE))
+        if columns.header:
+            rows = rows[1:]
+        examples = []
+        for row_number, (line, row) in enumerate(rows):
+            if len(row) < columns.min_columns:
+                raise DataError(f"{path}:{line}: malformed TSV row: {len(row)} tab-separated columns, "
+                                f"{self.name} needs at least {columns.min_columns}")
+            guid = row[columns.index] if columns.index is not None else f"{split}-{row_number}"
+            label = None
+            if columns.label is not None:
+                label = _check_label(row[columns.label], self.label_list, path, line)
+            examples.append(InputExample(guid, row[columns.text_a],
+                                         None if columns.text_b is None else row[columns.text_b], label))
+        return examples
+
+
+@dataclasses.dataclass(frozen=True)
+class DelimitedFileProcessor(DataProcessor):
+    """Users' own data: `train`/`dev`/`test` files with a header row naming the columns.
+
+    The label set is the sorted set of the training file's labels. The test file
+    may lack the label column.
+
+    Example:
+    >>> processor = DelimitedFileProcessor("csv", text_a_column="review", label_column="stars")
+    >>> processor.file_name("train")
+    'train.csv'
+    """
+
+    extension: str                              # "csv" or "tsv"
+    text_a_column: str = "text"
+    text_b_column: str | None = None
+    label_column: str = "label"
+
+    def labels(self, data_dir: str) -> tuple[str, ...]:
+        examples = self.read(data_dir, "train", check_labels=False)
+        labels = tuple(sorted({e.label for e in examples}))
+        if not labels:
+            raise DataError(f"{_split_path(data_dir, self.file_name('train'))}: no training examples to "
+                            f"read the label set from")
+        return labels
+
+    def file_name(self, split: str) -> str:
+        return f"{split}.{self.extension}"
+
+    def read(self, data_dir: str, split: str, check_labels: bool = True) -> list[InputExample]:
+        path = _split_path(data_dir, self.file_name(split))
+        rows = _read_rows(path, dict(delimiter="," if self.extension == "csv" else "\t"))
+        if not rows:
+            raise DataError(f"{path}:1: empty file; the first row must name the columns")
+        header_line, header = rows[0]
+
+        def position(flag: str, name: str | None, required: bool = True) -> int | None:
+            if name is None or (name not in header and not required):
+                return None
+            if name not in header:
+                raise DataError(f"{path}:{header_line}: no column {name!r} ({flag}) in the header "
+                                f"{', '.join(header)}")
+            return header.index(name)
+
+        text_a = position("--text_a_column", self.text_a_column)
+        text_b = position("--text_b_column", self.text_b_column)
+        label = position("--label_column", self.label_column, required=split not in self.predict_splits)
+        label_set = self.labels(data_dir) if check_labels and split != "train" and label is not None else None
+        min_columns = max(p for p in (text_a, text_b, label) if p is not None) + 1
+        examples = []
+        for row_number, (line, row) in enumerate(rows[1:]):
+            if len(row) < min_columns:
+                raise DataError(f"{path}:{line}: malformed {self.extension.upper()} row: {len(row)} columns, "
+                                f"the header names {len(header)}")
+            value = None if label is None else row[label]
+            if label_set is not None:
+                value = _check_label(value, label_set, path, line)
+            examples.append(InputExample(f"{split}-{row_number}", row[text_a],
+                                         None if text_b is None else row[text_b], value))
+        return examples
+
+
+def _labeled(text_a, text_b=None, label=-1, index=None, header=True) -> Columns:
+    return Columns(text_a, text_b, label, index, header)
+
+
+def _unlabeled(text_a, text_b=None) -> Columns:
+    return Columns(text_a, text_b, None, index=0)
+
+
+_BINARY, _NLI = ("0", "1"), ("entailment", "not_entailment")
+_PAIR_WITH_INDEX = dict(labeled=_labeled(1, 2, 3, index=0), test=_unlabeled(1, 2))
+GLUE_PROCESSORS = {
+    "cola": GlueProcessor("CoLA", _BINARY, labeled=_labeled(3, label=1, header=False), test=_unlabeled(1)),
+    "sst2": GlueProcessor("SST-2", _BINARY, labeled=_labeled(0, label=1), test=_unlabeled(1)),
+    "mrpc": GlueProcessor("MRPC", _BINARY, labeled=_labeled(3, 4, label=0), test=_unlabeled(3, 4)),
+    "stsb": GlueProcessor("STS-B", None, labeled=_labeled(7, 8, label=9, index=0), test=_unlabeled(7, 8)),
+    "qqp": GlueProcessor("QQP", _BINARY, labeled=_labeled(3, 4, label=5, index=0), test=_unlabeled(1, 2)),
+    "mnli": GlueProcessor("MNLI", ("contradiction", "entailment", "neutral"),
+                          labeled=_labeled(8, 9, label=-1, index=0), test=_unlabeled(8, 9),
+                          eval_splits=("dev_matched", "dev_mismatched"),
+                          predict_splits=("test_matched", "test_mismatched"),
+                          submission_names=("MNLI-m.tsv", "MNLI-mm.tsv")),
+    "qnli": GlueProcessor("QNLI", _NLI, **_PAIR_WITH_INDEX),
+    "rte": GlueProcessor("RTE", _NLI, **_PAIR_WITH_INDEX),
+    "wnli": GlueProcessor("WNLI", _BINARY, **_PAIR_WITH_INDEX),
+}
+
+
+def normalize_task_name(task_name: str) -> str:
+    """`SST-2`, `sst_2`, `sst2` -> `sst2`."""
+    return task_name.lower().replace("-", "").replace("_", "")
+
+
+def get_processor(task_name: str, text_a_column: str = "text", text_b_column: str | None = None,
+                  label_column: str = "label") -> DataProcessor:
+    """The processor of a GLUE task name (any case, `SST-2` or `sst2`), or of `csv`/`tsv`."""
+    key = normalize_task_name(task_name)
+    if key in ("csv", "tsv"):
+        return DelimitedFileProcessor(key, text_a_column, text_b_column or None, label_column)
+    if key not in GLUE_PROCESSORS:
+        raise DataError(f"--task_name={task_name}: unknown task; choose one of "
+                        f"{', '.join(sorted(GLUE_PROCESSORS))}, csv, tsv")
+    return GLUE_PROCESSORS[key]
+
+
+def encode_examples(tokenizer, examples: list[InputExample], label_list: tuple[str, ...] | None,
+                    max_seq_length: int) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """Examples -> (int32 encoder inputs `[n, max_seq_length]`, labels `[n]` or None).
+
+    Labels are int32 ids into `label_list`, or float32 scores when `label_list` is
+    None (regression); None when the examples have no labels (a test split).
+    Pairs are cut round robin to fit (`tokenizer.pack_inputs`).
+    """
+    segments = [tokenizer.tokenize([e.text_a for e in examples])]
+    if examples and examples[0].text_b is not None:
+        segments.append(tokenizer.tokenize([e.text_b for e in examples]))
+    features = {name: value.numpy() for name, value in tokenizer.pack_inputs(segments, max_seq_length).items()}
+    if not examples or examples[0].label is None:
+        return features, None
+    if label_list is None:
+        return features, np.array([e.label for e in examples], np.float32)
+    ids = {label: i for i, label in enumerate(label_list)}
+    return features, np.array([ids[e.label] for e in examples], np.int32)
+
+
+def _split_path(data_dir: str, file_name: str) -> str:
+    return f"{data_dir.rstrip('/')}/{file_name}"
+
+
+def _read_rows(path: str, dialect: dict) -> list[tuple[int, list[str]]]:
+    """(1-based line where the row starts, fields) for each row of a UTF-8 file."""
+    if not tf.io.gfile.exists(path):
+        raise DataError(f"{path}: no such file")
+    with tf.io.gfile.GFile(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: not UTF-8 ({e.reason})") from None
+    reader = csv.reader(io.StringIO(text, newline=""), **dialect)
+    rows, line = [], 1
+    try:
+        for row in reader:
+            if row:  # blank lines (a trailing newline) hold no example
+                rows.append((line, row))
+            line = reader.line_num + 1
+    except csv.Error as e:
+        raise DataError(f"{path}:{line}: malformed row ({e})") from None
+    return rows
+
+
+def _check_label(label: str, label_set: tuple[str, ...] | None, path: str, line: int) -> str | float:
+    if label_set is None:
+        try:
+            return float(label)
+        except ValueError:
+            raise DataError(f"{path}:{line}: score {label!r} is not a number") from None
+    if label not in label_set:
+        raise DataError(f"{path}:{line}: label {label!r} is not in the label set {', '.join(label_set)}")
+    return label

@@ -1,0 +1,131 @@
+"""Sentence(-pair) classification and regression (GLUE, users' CSV/TSV) for the fine-tuning driver.
+
+`run_classifier.py` runs it. The model is `BertClassifier` (K = 1 for STS-B);
+the loss is cross-entropy with optional label smoothing, or mean squared error
+for regression; the metrics are each GLUE task's official ones.
+
+Example:
+>>> task = SentencePredictionTask(options, tokenizer)  # options.task_name="MRPC"  # doctest: +SKIP
+>>> task.encode("dev").features["input_word_ids"].shape  # doctest: +SKIP
+(408, 128)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+
+import keras
+import numpy as np
+from absl import flags
+from scipy import special
+
+from bert_tf.data import glue
+from bert_tf.finetuning.losses import SparseCrossEntropy
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask, assign_dense_head
+from bert_tf.io_utils import atomic_write_text
+from bert_tf.metrics import classification_metrics
+from bert_tf.models import BertClassifier
+
+OUTPUT = "logits"
+
+
+def define_flags() -> None:
+    """run_classifier.py's own flags: the columns of a `--task_name=csv|tsv` file."""
+    flags.DEFINE_string("text_a_column", "text", "csv/tsv task: the header name of the (first) text column.")
+    flags.DEFINE_string("text_b_column", None, "csv/tsv task: the header name of the second text of a pair.")
+    flags.DEFINE_string("label_column", "label", "csv/tsv task: the header name of the label column.")
+
+
+def build_task(options, tokenizer, flag_values) -> "SentencePredictionTask":
+    """The `SentencePredictionTask` that run_classifier.py's flags describe."""
+    names = ("text_a_column", "text_b_column", "label_column")
+    return SentencePredictionTask(options, tokenizer, **{name: flag_values[name].value for name in names})
+
+
+class SentencePredictionTask(FineTuningTask):
+    """`[CLS] A [SEP] (B [SEP])` -> one label (or a score); `options.task_name` picks the data and metric."""
+
+    def __init__(self, options, tokenizer, *, text_a_column: str = "text", text_b_column: str | None = None,
+                 label_column: str = "label"):
+        super().__init__(options, tokenizer)
+        if not options.task_name:
+            raise ValueError("--task_name is required: a GLUE task (e.g. MRPC, SST-2, MNLI) or csv/tsv")
+        self.processor = glue.get_processor(options.task_name, text_a_column, text_b_column, label_column)
+        self.task = glue.normalize_task_name(options.task_name)
+        self.main_metric = classification_metrics.main_metric(self.task)
+        self.eval_splits = self.processor.eval_splits
+        self.predict_splits = self.processor.predict_splits
+        self._label_list = None
+
+    @property
+    def label_list(self) -> tuple[str, ...] | None:
+        """The label strings in id order (read from the training file for csv/tsv); None for regression."""
+        if self._label_list is None and not self.processor.is_regression:
+            self._label_list = self.processor.labels(self.options.data_dir)
+        return self._label_list
+
+    @property
+    def num_classes(self) -> int:
+        return 1 if self.processor.is_regression else len(self.label_list)
+
+    def build_model(self, encoder) -> keras.Model:
+        return BertClassifier(encoder, self.num_classes)
+
+    def loss(self, label_smoothing: float = 0.0):
+        """Mean squared error for regression; else cross-entropy, optionally smoothed."""
+        if self.processor.is_regression:
+            def squared_error(scores, logits):  # [batch], [batch, 1]
+                return keras.ops.square(logits[:, 0] - keras.ops.cast(scores, logits.dtype))
+            return {OUTPUT: squared_error}
+        return {OUTPUT: SparseCrossEntropy(label_smoothing)}
+
+    def encode(self, split: str) -> EncodedSplit:
+        """The split's inputs and labels (None for the test files); metadata is the examples."""
+        examples = self.processor.read(self.options.data_dir, split)
+        if not examples:
+            raise glue.DataError(f"{self.options.data_dir}/{self.processor.file_name(split)}: no examples")
+        features, labels = glue.encode_examples(self.tokenizer, examples, self.label_list,
+                                                self.options.max_seq_length)
+        return EncodedSplit(features, None if labels is None else {OUTPUT: labels}, metadata=examples)
+
+    def evaluate(self, split, encoded, outputs) -> dict[str, float]:
+        return classification_metrics.classification_metrics(
+            self.task, encoded.labels[OUTPUT], self._predictions(outputs[OUTPUT]))
+
+    def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
+        """A GLUE submission file (`index<TAB>prediction`), or csv/tsv's `test_results.tsv`.
+
+        `test_results.tsv` has the 0-based row of each test example, the predicted
+        label, and one `probability_<label>` column per label.
+        """
+        logits = outputs[OUTPUT]  # [n, num_classes]
+        predictions = self._predictions(logits)
+        if isinstance(self.processor, glue.GlueProcessor):
+            path = os.path.join(output_dir, self.processor.submission_name(split))
+            values = ([f"{score:.3f}" for score in predictions] if self.processor.is_regression
+                      else [self.label_list[i] for i in predictions])
+            rows = [("index", "prediction")] + [(e.guid, v) for e, v in zip(encoded.metadata, values)]
+        else:
+            path = os.path.join(output_dir, "test_results.tsv")
+            probabilities = special.softmax(logits.astype(np.float64), axis=-1)
+            rows = [("index", "prediction", *(f"probability_{label}" for label in self.label_list))]
+            rows += [(i, self.label_list[p], *(f"{x:.6f}" for x in probs))
+                     for i, (p, probs) in enumerate(zip(predictions, probabilities))]
+        text = io.StringIO()
+        csv.writer(text, delimiter="\t", lineterminator="\n").writerows(rows)
+        atomic_write_text(path, text.getvalue())
+        return [path]
+
+    def load_head(self, model, heads: dict) -> None:
+        """A TF1 fine-tuned classifier (`output_weights`/`output_bias`) into the output layer, if it fits."""
+        if "classifier" in heads:
+            assign_dense_head(model.classifier, heads["classifier"], "classifier")
+
+    def export_options(self) -> dict:
+        return {} if self.processor.is_regression else {"labels": list(self.label_list)}
+
+    def _predictions(self, logits: np.ndarray) -> np.ndarray:
+        """`[n, num_classes]` logits -> class ids `[n]`, or the scores `[n]` for regression."""
+        return logits[:, 0] if self.processor.is_regression else np.argmax(logits, axis=-1)

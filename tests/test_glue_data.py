@@ -1,0 +1,218 @@
+"""GLUE processors on the official layouts, the csv/tsv task, bad-data errors and the encoding."""
+
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+from bert_tf.data.glue import (GLUE_PROCESSORS, DataError, InputExample, encode_examples,
+                               get_processor)
+from bert_tf.tokenization import BertTokenizer
+from bert_test_utils import write_word_vocab
+
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "glue"
+
+# task -> split -> (number of examples, first example), hand-checked against the fixture files.
+EXPECTED = {
+    "cola": {
+        "train": (3, InputExample("train-0", "The dog chased the ball across the yard.", None, "1")),
+        "dev": (2, InputExample("dev-0", "Him left quickly the.", None, "0")),
+        "test": (2, InputExample("0", "Birds sing in the morning.")),
+    },
+    "sst2": {
+        "train": (3, InputExample("train-0", "a warm , funny and moving film ", None, "1")),
+        "dev": (2, InputExample("dev-0", "a delightful surprise ", None, "1")),
+        "test": (2, InputExample("0", "an honest , touching story ")),
+    },
+    "mrpc": {
+        "train": (2, InputExample("train-0", "The company reported higher profits on Tuesday.",
+                                  "Profits rose at the company, it said Tuesday.", "1")),
+        "dev": (1, InputExample("dev-0", "Sales fell by ten percent.", "Sales dropped 10 percent.", "1")),
+        "test": (2, InputExample("0", "The team won the final.", "The final was won by the team.")),
+    },
+    "stsb": {
+        "train": (2, InputExample("0", "A man is playing a guitar.", "A man plays the guitar.", 4.8)),
+        "dev": (2, InputExample("0", "A woman is cutting onions.", "A woman slices an onion.", 4.2)),
+        "test": (1, InputExample("0", "Markets fall sharply.", "Stocks drop steeply.")),
+    },
+    "qqp": {
+        "train": (2, InputExample("201", "How do I learn to cook?", "What is the best way to learn cooking?",
+                                  "1")),
+        "dev": (1, InputExample("301", "Where can I buy cheap books?", "Where do I find inexpensive books?",
+                                "1")),
+        "test": (2, InputExample("0", "What is a good first car?", "Which car should I buy first?")),
+    },
+    "mnli": {
+        "train": (3, InputExample("0", "The boy ran home after school.", "The boy went home.", "entailment")),
+        "dev_matched": (1, InputExample("3", "She painted the fence red.", "The fence is red.", "entailment")),
+        "dev_mismatched": (2, InputExample("4", "We thank you for your gift.", "We never received a gift.",
+                                           "contradiction")),
+        "test_matched": (1, InputExample("0", "The car is fast.", "The car is slow.")),
+        "test_mismatched": (2, InputExample("0", "Please write soon.", "Write back quickly.")),
+    },
+    "qnli": {
+        "train": (2, InputExample("0", "What color is grass?", "Grass is usually green.", "entailment")),
+        "dev": (1, InputExample("0", "When does the shop open?", "The shop opens at nine.", "entailment")),
+        "test": (1, InputExample("0", "How many legs does a spider have?", "A spider has eight legs.")),
+    },
+    "rte": {
+        "train": (2, InputExample("0", "The museum was built in 1900 and is still open.", "The museum is open.",
+                                  "entailment")),
+        "dev": (1, InputExample("0", "Anna bought a new bicycle.", "Anna owns a bicycle.", "entailment")),
+        "test": (1, InputExample("0", "The lake froze in January.", "The lake was frozen.")),
+    },
+    "wnli": {
+        "train": (2, InputExample("0", "The trophy did not fit in the case because it was too big.",
+                                  "The trophy was too big.", "1")),
+        "dev": (1, InputExample("0", "Tom thanked Bob because he had helped.", "Bob had helped.", "1")),
+        "test": (1, InputExample("0", "The cup fell off the shelf because it was unstable.",
+                                 "The shelf was unstable.")),
+    },
+}
+
+
+@pytest.mark.parametrize("task", sorted(EXPECTED))
+def test_each_glue_processor_reads_its_official_layout(task):
+    processor = get_processor(task)
+    data_dir = str(FIXTURES / processor.name)
+    assert ("train", *processor.eval_splits, *processor.predict_splits) == tuple(EXPECTED[task])
+    for split, (count, first) in EXPECTED[task].items():
+        examples = processor.read(data_dir, split)
+        assert len(examples) == count, split
+        assert examples[0] == first, split
+        labels = {e.label for e in examples}
+        if split in processor.predict_splits:
+            assert labels == {None}
+        elif processor.is_regression:
+            assert all(isinstance(label, float) for label in labels)
+        else:
+            assert labels <= set(processor.labels(data_dir))
+
+
+def test_label_sets_regression_and_submission_names():
+    assert GLUE_PROCESSORS["mnli"].labels("") == ("contradiction", "entailment", "neutral")
+    assert GLUE_PROCESSORS["rte"].labels("") == ("entailment", "not_entailment")
+    assert GLUE_PROCESSORS["cola"].labels("") == ("0", "1")
+    assert GLUE_PROCESSORS["stsb"].labels("") is None and GLUE_PROCESSORS["stsb"].is_regression
+    assert not GLUE_PROCESSORS["sst2"].is_regression
+    assert [GLUE_PROCESSORS["mnli"].submission_name(s) for s in ("test_matched", "test_mismatched")] == \
+        ["MNLI-m.tsv", "MNLI-mm.tsv"]
+    assert GLUE_PROCESSORS["sst2"].submission_name("test") == "SST-2.tsv"
+    assert GLUE_PROCESSORS["stsb"].submission_name("test") == "STS-B.tsv"
+    assert get_processor("SST-2") is get_processor("sst_2") is GLUE_PROCESSORS["sst2"]
+
+
+def test_quotes_are_text_in_glue_files():
+    # QUOTE_NONE: an unbalanced double quote is part of the sentence, not the start of a quoted field.
+    examples = get_processor("sst2").read(str(FIXTURES / "SST-2"), "test")
+    assert examples[1].text_a == 'it \'s a "mess'
+    assert get_processor("cola").read(str(FIXTURES / "CoLA"), "train")[2].text_a == 'She said "hello" and left.'
+
+
+def write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_csv_task_reads_named_columns_and_sorted_label_set(tmp_path):
+    write(tmp_path / "train.csv", 'id,review,title,stars\n1,"Great, really great",Fine,5\n'
+                                  '2,"Bad.\nVery bad.",Nope,1\n3,ok,Meh,3\n4,super,Yes,5\n')
+    write(tmp_path / "dev.csv", "id,review,title,stars\n9,meh,Hmm,3\n")
+    write(tmp_path / "test.csv", "id,review,title\n7,lovely,Wow\n")
+    processor = get_processor("csv", text_a_column="review", text_b_column="title", label_column="stars")
+    assert processor.labels(str(tmp_path)) == ("1", "3", "5")
+    train = processor.read(str(tmp_path), "train")
+    assert train[:2] == [InputExample("train-0", "Great, really great", "Fine", "5"),
+                         InputExample("train-1", "Bad.\nVery bad.", "Nope", "1")]
+    assert processor.read(str(tmp_path), "dev") == [InputExample("dev-0", "meh", "Hmm", "3")]
+    assert processor.read(str(tmp_path), "test") == [InputExample("test-0", "lovely", "Wow", None)]
+
+
+def test_tsv_task_single_text(tmp_path):
+    write(tmp_path / "train.tsv", "text\tlabel\nwarm and kind\tpos\ncold\tneg\n")
+    processor = get_processor("tsv", text_a_column="text")
+    assert processor.file_name("dev") == "dev.tsv"
+    assert processor.labels(str(tmp_path)) == ("neg", "pos")
+    assert processor.read(str(tmp_path), "train")[1] == InputExample("train-1", "cold", None, "neg")
+
+
+@pytest.mark.parametrize("task, text, split, error", [
+    ("sst2", "sentence\tlabel\ngood\t1\nno label here\n", "train",
+     "{dir}/train.tsv:3: malformed TSV row: 1 tab-separated columns, SST-2 needs at least 2"),
+    ("sst2", "sentence\tlabel\ngood\t1\nbad\tnegative\n", "dev",
+     "{dir}/dev.tsv:3: label 'negative' is not in the label set 0, 1"),
+    ("cola", "src\t1\t\tfine\nsrc\t1\n", "train",
+     "{dir}/train.tsv:2: malformed TSV row: 2 tab-separated columns, CoLA needs at least 4"),
+    ("mnli", "header\n0\t1\t2\tg\tp\tp\tp\tp\tA.\tB.\tmaybe\n", "train",
+     "{dir}/train.tsv:2: label 'maybe' is not in the label set contradiction, entailment, neutral"),
+    ("stsb", "header\n0\tg\tf\ty\to\ts\ts\tA.\tB.\thigh\n", "dev",
+     "{dir}/dev.tsv:2: score 'high' is not a number"),
+])
+def test_bad_glue_rows_name_file_and_line(tmp_path, task, text, split, error):
+    write(tmp_path / f"{split}.tsv", text)
+    with pytest.raises(DataError) as caught:
+        get_processor(task).read(str(tmp_path), split)
+    assert str(caught.value) == error.format(dir=tmp_path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DataError, match=f"^{re.escape(str(tmp_path))}/dev_matched.tsv: no such file$"):
+        get_processor("mnli").read(str(tmp_path), "dev_matched")
+
+
+def test_bad_csv_data(tmp_path):
+    write(tmp_path / "train.csv", "text,label\na,x\nb,y\n")
+    processor = get_processor("csv", text_a_column="text")
+    write(tmp_path / "dev.csv", 'text,label\n"multi\nline",x\nc,z\n')
+    with pytest.raises(DataError) as caught:
+        processor.read(str(tmp_path), "dev")
+    assert str(caught.value) == f"{tmp_path}/dev.csv:4: label 'z' is not in the label set x, y"
+    write(tmp_path / "dev.csv", "text,label\nonly-text\n")
+    with pytest.raises(DataError) as caught:
+        processor.read(str(tmp_path), "dev")
+    assert str(caught.value) == f"{tmp_path}/dev.csv:2: malformed CSV row: 1 columns, the header names 2"
+    with pytest.raises(DataError) as caught:
+        get_processor("csv", text_a_column="review").read(str(tmp_path), "train")
+    assert str(caught.value) == (f"{tmp_path}/train.csv:1: no column 'review' (--text_a_column) "
+                                 f"in the header text, label")
+    with pytest.raises(DataError, match="^--task_name=boolq: unknown task; choose one of cola, mnli"):
+        get_processor("boolq")
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory):
+    texts = [e.text_a + " " + (e.text_b or "") for task, splits in EXPECTED.items()
+             for _, first in splits.values() for e in [first]]
+    return BertTokenizer(write_word_vocab(tmp_path_factory.mktemp("vocab") / "vocab.txt", texts))
+
+
+def test_encode_pairs_with_label_ids(tokenizer):
+    processor = get_processor("mrpc")
+    examples = processor.read(str(FIXTURES / "MRPC"), "dev")
+    features, labels = encode_examples(tokenizer, examples * 2, processor.labels(""), 16)
+    assert {k: (v.dtype, v.shape) for k, v in features.items()} == {
+        k: (np.int32, (2, 16)) for k in ("input_word_ids", "input_mask", "input_type_ids")}
+    tokens = tokenizer.convert_ids_to_tokens(features["input_word_ids"][0])
+    assert tokens == ["[CLS]", "sales", "fell", "by", "ten", "percent", ".", "[SEP]",
+                      "sales", "dropped", "10", "percent", ".", "[SEP]", "[PAD]", "[PAD]"]
+    np.testing.assert_array_equal(features["input_type_ids"][0], [0] * 8 + [1] * 6 + [0, 0])
+    np.testing.assert_array_equal(features["input_mask"][0], [1] * 14 + [0, 0])
+    assert labels.dtype == np.int32 and labels.tolist() == [1, 1]
+    # 12 leave 9 tokens for the pair: the longer text loses one, then the second (round robin).
+    features, _ = encode_examples(tokenizer, examples, processor.labels(""), 12)
+    assert tokenizer.convert_ids_to_tokens(features["input_word_ids"][0]) == [
+        "[CLS]", "sales", "fell", "by", "ten", "percent", "[SEP]", "sales", "dropped", "10", "percent", "[SEP]"]
+
+
+def test_encode_single_texts_regression_and_unlabeled(tokenizer):
+    examples = [InputExample("a", "The car is fast.", None, "1"), InputExample("b", "Birds sing.", None, "0")]
+    features, labels = encode_examples(tokenizer, examples, ("0", "1"), 5)
+    tokens = tokenizer.convert_ids_to_tokens(features["input_word_ids"][0])
+    assert tokens == ["[CLS]", "the", "car", "is", "[SEP]"]
+    assert features["input_type_ids"].sum() == 0 and labels.tolist() == [1, 0]
+    stsb = get_processor("stsb").read(str(FIXTURES / "STS-B"), "dev")
+    _, scores = encode_examples(tokenizer, stsb, None, 32)
+    assert scores.dtype == np.float32 and scores.tolist() == pytest.approx([4.2, 0.25])
+    _, none = encode_examples(tokenizer, get_processor("stsb").read(str(FIXTURES / "STS-B"), "test"), None, 32)
+    assert none is None
