@@ -143,3 +143,23 @@ def write_word_vocab(path, texts, do_lower_case: bool = True) -> str:
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(dict.fromkeys(tokens)) + "\n")
     return str(path)
+
+
+def run_without_bert_tf(script: str, cwd) -> str:
+    """Runs `script` in a fresh Python that has only TensorFlow and tensorflow-text; returns its stdout.
+
+    bert_tf is installed with `pip install -e`, so the script starts by making any
+    import of it fail; `tf` and `tensorflow_text` (its ops registered) are imported for it.
+    """
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    prologue = ('import sys\nsys.modules["bert_tf"] = None  # any import of bert_tf now fails\n'
+                'import tensorflow as tf\nimport tensorflow_text  # registers the TF Text ops\n')
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "-c", prologue + textwrap.dedent(script)], cwd=cwd, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout

@@ -50,9 +50,13 @@ class BestCheckpoint(keras.callbacks.Callback):
 
 
 def save_model_checkpoint(task_model: keras.Model, directory: str, metrics: dict) -> None:
-    """Replaces `directory` with the model's checkpoint and its metrics."""
+    """Replaces `directory` with the model's checkpoint, its `bert_config.json` and its metrics.
+
+    With the config beside it, the checkpoint needs no `--bert_config_file` downstream.
+    """
     tmp = f"{directory}.tmp-{uuid.uuid4().hex[:8]}"
     tf.train.Checkpoint(model=task_model).write(os.path.join(tmp, _PREFIX))
+    task_model.encoder.bert_config.to_json_file(os.path.join(tmp, "bert_config.json"))
     io_utils.atomic_write_text(os.path.join(tmp, "metrics.json"), json.dumps(metrics, indent=2) + "\n")
     if tf.io.gfile.exists(directory):
         tf.io.gfile.rmtree(directory)

@@ -3,8 +3,10 @@
 It fetches the public Wikipedia sample, holds out every tenth article, builds
 TFRecords with our generator, pretrains the tiny config on CPU, evaluates on the
 held-out articles next to the majority baselines, and fills in a `[MASK]` in a
-few held-out sentences. Any flag given on the command line overrides the demo's
-setting of the same name.
+few held-out sentences. Last, it exports the model as a TF-Hub-style
+preprocessing + encoder SavedModel pair under `output_dir/export/`, loads it with
+`tf.saved_model.load` and fills in a `[MASK]` through the export. Any flag given
+on the command line overrides the demo's setting of the same name.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from bert_tf.checkpoints import load_checkpoint
 from bert_tf.data import pretraining_features
 from bert_tf.data.pretraining_data_generator import PretrainingDataOptions, create_pretraining_data
 from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
+from bert_tf.export import export_hub_pair
 from bert_tf.pretraining import fill_mask
 from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
@@ -86,19 +89,19 @@ def run_demo(flag_values) -> dict:
     started = time.perf_counter()
     options = demo_options(flag_values)
     data_dir = pathlib.Path(options.output_dir) / "data"
-    print("1/4 Fetching the Wikipedia sample and the uncased vocab (cached after the first run)...")
+    print("1/5 Fetching the Wikipedia sample and the uncased vocab (cached after the first run)...")
     corpus, vocab_file = fetch_wikipedia_sample(), fetch_uncased_vocab()
     if flag_values["vocab_file"].present:
         vocab_file = flag_values.vocab_file
     train_text, heldout_text = split_corpus(corpus, data_dir)
 
-    print("2/4 Writing pretraining TFRecords with bert_tf's generator...")
+    print("2/5 Writing pretraining TFRecords with bert_tf's generator...")
     train_records = _create_records(train_text, data_dir / "train.tfrecord", vocab_file, options, dupe_factor=5)
     heldout_records = _create_records(heldout_text, data_dir / "heldout.tfrecord", vocab_file, options,
                                       dupe_factor=1)
     options = dataclasses.replace(options, input_file=train_records, eval_file=heldout_records)
 
-    print(f"3/4 Pretraining {pathlib.Path(options.bert_config_file).parent.name} BERT for "
+    print(f"3/5 Pretraining {pathlib.Path(options.bert_config_file).parent.name} BERT for "
           f"{options.num_train_steps} steps, then evaluating on held-out articles...")
     strategy = runtime_flags.strategy_from_flags(flag_values)
     results = run_pretraining(options, strategy)
@@ -110,8 +113,13 @@ def run_demo(flag_values) -> dict:
     print(f"  next sentence  {results['next_sentence_accuracy']:.3f}   (always predicting the majority "
           f"label: {baseline['next_sentence_accuracy']:.3f})")
 
-    print("\n4/4 Filling in a [MASK] in held-out sentences:")
-    _show_fill_mask(options, vocab_file, heldout_text)
+    print("\n4/5 Filling in a [MASK] in held-out sentences:")
+    model = _restore_model(options)
+    _show_fill_mask(model, vocab_file, heldout_text)
+
+    export_dir = pathlib.Path(options.output_dir) / "export"
+    print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and querying them:")
+    _export_and_query(model, vocab_file, heldout_text, export_dir)
     print(f"\nDone in {time.perf_counter() - started:.0f} s. Checkpoints, TensorBoard logs and "
           f"eval_results.txt are in {options.output_dir}")
     return results
@@ -130,14 +138,19 @@ def _create_records(text: pathlib.Path, output: pathlib.Path, vocab_file, option
     return str(output)
 
 
-def _show_fill_mask(options: PretrainingOptions, vocab_file, heldout_text: pathlib.Path, count: int = 5):
-    """Restores the trained model from its checkpoint and fills a [MASK] in held-out sentences."""
+def _restore_model(options: PretrainingOptions):
+    """The trained pretraining model, restored from its last checkpoint."""
     model, _ = build_model(BertConfig.from_json_file(options.bert_config_file), options,
                            tf.distribute.get_strategy())
     load_checkpoint(options.output_dir, model)
+    return model
+
+
+def _show_fill_mask(model, vocab_file, heldout_text: pathlib.Path, count: int = 5):
+    """Fills a [MASK] in held-out sentences with the trained model."""
     tokenizer = BertTokenizer(vocab_file, do_lower_case=True)
     rng = np.random.default_rng(0)
-    sentences = [s for s in heldout_text.read_text(encoding="utf-8").splitlines() if 8 <= len(s.split()) <= 25]
+    sentences = _heldout_sentences(heldout_text)
     shown = 0
     for sentence in rng.permutation(sentences):
         masked = fill_mask.mask_one_word(tokenizer, sentence, rng)
@@ -146,10 +159,39 @@ def _show_fill_mask(options: PretrainingOptions, vocab_file, heldout_text: pathl
         ids, index, original = masked
         tokens = tokenizer.convert_ids_to_tokens(ids)
         predictions = fill_mask.top_predictions(model, tokenizer, ids, index)
-        print(f"  {' '.join(tokens).replace(' ##', '')}")
-        print(f"    answer: {tokenizer.vocab.tokens[original]:<12} top 5: "
-              + ", ".join(f"{token} {p:.2f}" for token, p in predictions))
+        _print_prediction(" ".join(tokens).replace(" ##", ""), tokenizer.vocab.tokens[original], predictions)
         shown += 1
         if shown == count:
             break
     logging.info("Showed %d fill-mask examples", shown)
+
+
+def _export_and_query(model, vocab_file, heldout_text: pathlib.Path, export_dir: pathlib.Path):
+    """Exports the Hub-style pair, loads it back and fills a [MASK] in a held-out sentence through it."""
+    tokenizer = BertTokenizer(vocab_file, do_lower_case=True)
+    paths = export_hub_pair(model, export_dir, tokenizer=tokenizer, seq_length=128)
+    preprocessing, encoder = (tf.saved_model.load(paths[name]) for name in ("preprocessing", "encoder"))
+    rng = np.random.default_rng(1)
+    sentences = _heldout_sentences(heldout_text)
+    for sentence in rng.permutation(sentences):
+        if (masked := fill_mask.mask_one_word(tokenizer, sentence, rng)) is not None:
+            break
+    ids, index, original = masked
+    text = " ".join(tokenizer.convert_ids_to_tokens(ids)).replace(" ##", "")  # "[MASK]" stays one token
+    inputs = preprocessing(tf.constant([text]))
+    mask_id = preprocessing.tokenize.get_special_tokens_dict()["mask_id"]
+    positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[None, :, 0]  # [1, 1]
+    logits = encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][0, 0]  # [vocab]
+    probabilities, best = tf.math.top_k(tf.nn.softmax(logits), k=5)
+    print(f"  tf.saved_model.load('{paths['preprocessing']}') and ('{paths['encoder']}'), then encoder.mlm:")
+    _print_prediction(text, tokenizer.vocab.tokens[original],
+                      [(tokenizer.vocab.tokens[i], p) for i, p in zip(best.numpy(), probabilities.numpy())])
+
+
+def _heldout_sentences(heldout_text: pathlib.Path) -> list[str]:
+    return [s for s in heldout_text.read_text(encoding="utf-8").splitlines() if 8 <= len(s.split()) <= 25]
+
+
+def _print_prediction(text: str, answer: str, predictions) -> None:
+    print(f"  {text}")
+    print(f"    answer: {answer:<12} top 5: " + ", ".join(f"{token} {p:.2f}" for token, p in predictions))

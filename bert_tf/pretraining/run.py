@@ -115,6 +115,8 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
             pretraining_data.check_record_lengths(path, options.max_seq_length, options.max_predictions_per_seq)
 
     tf.io.gfile.makedirs(options.output_dir)
+    # Beside the checkpoints, so that they load with no --bert_config_file (export_model.py, convert).
+    config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
     model, optimizer = build_model(config, options, strategy)
     manager = tf.train.CheckpointManager(
         checkpoints.pretraining_checkpoint(model, optimizer), options.output_dir,

@@ -1,0 +1,144 @@
+"""Serving latency and throughput of the exported classifier (BERT-base, seq 128), next to peers.
+
+    python benchmarks/bench_serving.py                  # base config, random weights, float32 + bfloat16
+    python benchmarks/bench_serving.py --config=tiny --calls=50
+
+One process, one run. Exported SavedModel (`tf.saved_model.load`): the ids signature at
+seq 128, the text signature on sentences that pack to 128 tokens (same padded length,
+so the difference is the in-graph tokenization), and the text signature on a
+30-character sentence (padded only to its own length). Peer: Model Garden's
+BertClassifier (tf_keras) in a `tf.function`, with and without XLA. ONNX Runtime runs
+on the ids signature if `tf2onnx` and `onnxruntime` import and the conversion works;
+otherwise the script prints why. Batch 1: median and p99 over `--calls` calls after
+warm-up; batch 32: sequences per second. A bfloat16 export is timed too, with its
+largest probability difference from float32.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from absl import app, flags  # noqa: E402
+
+from bert_tf.bert_config import BertConfig  # noqa: E402
+from bert_tf.datasets import fetch_uncased_vocab  # noqa: E402
+from bert_tf.export import export_task_model  # noqa: E402
+from bert_tf.models import BertClassifier, BertEncoder  # noqa: E402
+from bert_tf.tokenization import BertTokenizer  # noqa: E402
+
+flags.DEFINE_string("config", "base", "configs/<name>/bert_config.json")
+flags.DEFINE_integer("calls", 200, "Timed batch-1 calls per peer (after warm-up).")
+flags.DEFINE_integer("batch_calls", 5, "Timed batch-32 calls per peer.")
+FLAGS = flags.FLAGS
+SEQ = 128
+SHORT = "The movie was a pleasant surprise."  # ~30 characters
+
+
+def timed(fn, calls):
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return np.array(times)
+
+
+def report(name, fn1, fn32):
+    one, many = timed(fn1, FLAGS.calls), timed(fn32, FLAGS.batch_calls)
+    print(f"| {name} | {1e3 * np.median(one):.1f} ms | {1e3 * np.percentile(one, 99):.1f} ms | "
+          f"{32 / np.median(many):.1f} seq/s |", flush=True)
+
+
+def export(config, vocab, directory, dtype):
+    keras.config.set_dtype_policy(dtype)
+    keras.utils.set_random_seed(0)
+    model = BertClassifier(BertEncoder.from_bert_config(config), num_classes=2)
+    model.build_with_dummy_inputs()
+    keras.config.set_dtype_policy("float32")
+    return model, tf.saved_model.load(export_task_model(model, directory, tokenizer=BertTokenizer(vocab),
+                                                        seq_length=SEQ))
+
+
+def model_garden_peer(config, jit_compile):
+    import tensorflow_models as tfm
+    import tf_keras
+
+    network = tfm.nlp.networks.BertEncoder(
+        vocab_size=config.vocab_size, hidden_size=config.hidden_size, num_layers=config.num_hidden_layers,
+        num_attention_heads=config.num_attention_heads, inner_dim=config.intermediate_size,
+        inner_activation=lambda x: tf_keras.activations.gelu(x, approximate=False),
+        max_sequence_length=config.max_position_embeddings, type_vocab_size=config.type_vocab_size)
+    classifier = tfm.nlp.models.BertClassifier(network, num_classes=2)
+    return tf.function(lambda ids: classifier([ids["input_word_ids"], ids["input_mask"], ids["input_type_ids"]]),
+                       jit_compile=jit_compile)
+
+
+def onnx_peer(path, ids):
+    try:
+        import onnxruntime
+        import tf2onnx  # noqa: F401
+    except ImportError as error:
+        return f"not run: {error} (tf2onnx/onnxruntime not installed)"
+    try:
+        onnx_path = path + ".onnx"
+        os.system(f"{sys.executable} -m tf2onnx.convert --saved-model {path} --signature_def serving_default "
+                  f"--output {onnx_path} > /dev/null 2>&1")
+        session = onnxruntime.InferenceSession(onnx_path)
+    except Exception as error:  # the conversion's failure is the result we report
+        return f"not run: tf2onnx could not convert the SavedModel ({str(error).splitlines()[0]})"
+    return lambda batch: session.run(None, {k: v for k, v in batch.items()})
+
+
+def main(argv):
+    del argv
+    config = BertConfig.from_json_file(f"configs/{FLAGS.config}/bert_config.json")
+    vocab = fetch_uncased_vocab()
+    rng = np.random.default_rng(0)
+
+    def ids(batch):
+        return {"input_word_ids": tf.constant(rng.integers(1000, 20000, (batch, SEQ)), tf.int32),
+                "input_mask": tf.ones((batch, SEQ), tf.int32), "input_type_ids": tf.zeros((batch, SEQ), tf.int32)}
+
+    one, many = ids(1), ids(32)
+    long_text = " ".join(["word"] * (SEQ - 2))  # packs to exactly 128 tokens
+    print(f"{FLAGS.config} config, seq {SEQ}, {os.cpu_count()} CPUs, TF {tf.__version__}\n")
+    print("| peer | batch 1, median | batch 1, p99 | batch 32 |\n| --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as directory:
+        results = {}
+        for dtype in ("float32", "mixed_bfloat16"):
+            _, loaded = export(config, vocab, os.path.join(directory, dtype), dtype)
+            serve, text = loaded.signatures["serving_default"], loaded.signatures["text"]
+            report(f"bert_tf export, ids signature ({dtype})", lambda: serve(**one), lambda: serve(**many))
+            report(f"bert_tf export, text signature, 128 tokens ({dtype})",
+                   lambda: text(text_a=tf.constant([long_text])), lambda: text(text_a=tf.constant([long_text] * 32)))
+            report(f"bert_tf export, text signature, 30-char sentence ({dtype})",
+                   lambda: text(text_a=tf.constant([SHORT])), lambda: text(text_a=tf.constant([SHORT] * 32)))
+            results[dtype] = serve(**many)["probabilities"].numpy()
+        print(f"\nbfloat16 vs float32: max |probability difference| "
+              f"{np.abs(results['float32'] - results['mixed_bfloat16']).max():.4f}")
+        for jit in (True, False):
+            peer = model_garden_peer(config, jit)
+            report(f"Model Garden BertClassifier, tf.function{', XLA' if jit else ''}",
+                   lambda: peer(one), lambda: peer(many))
+        onnx = onnx_peer(os.path.join(directory, "float32"), {k: v.numpy() for k, v in one.items()})
+        if isinstance(onnx, str):
+            print(f"\nONNX Runtime: {onnx}")
+        else:
+            numpy_one = {k: v.numpy() for k, v in one.items()}
+            numpy_many = {k: v.numpy() for k, v in many.items()}
+            report("ONNX Runtime (tf2onnx of the ids signature)", lambda: onnx(numpy_one), lambda: onnx(numpy_many))
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,54 @@
+"""`ClassifierExport`: a `BertClassifier` as a SavedModel, on ids and on one or two texts."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from bert_tf.export.task_module import TaskExport, text_spec
+
+
+class ClassifierExport(TaskExport):
+    """Signatures:
+        `serving_default`: ids -> `logits` `[batch, classes]`, `probabilities` (softmax).
+        `text`: `text_a` `[batch]` -> `probabilities`, `label` (the label string).
+        `text_pair`: `text_a`, `text_b` -> the same, for sentence-pair tasks.
+    A regression model (one class) returns `logits` and `score` on ids, `score` on text.
+
+    Example:
+    >>> loaded = tf.saved_model.load("export")  # doctest: +SKIP
+    >>> loaded.signatures["text"](text_a=tf.constant(["great movie"]))["label"]  # doctest: +SKIP
+    <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'positive'], dtype=object)>
+    """
+
+    def __init__(self, model, tokenizer, seq_length: int, labels=None):
+        super().__init__(model, tokenizer, seq_length)
+        num_classes = model.num_classes
+        labels = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
+        if num_classes > 1 and len(labels) != num_classes:
+            raise ValueError(f"labels: {len(labels)} given for a classifier with {num_classes} classes")
+        self._regression = num_classes == 1
+        self.labels = tf.constant(labels)
+
+    def serve(self, inputs):
+        logits = self._logits(inputs)["logits"]  # [batch, classes]
+        if self._regression:
+            return {"logits": logits, "score": logits[:, 0]}
+        return {"logits": logits, "probabilities": tf.nn.softmax(logits)}
+
+    def classify_text(self, text_a):
+        return self._predict([self._tokenizer.tokenize(text_a)])
+
+    def classify_text_pair(self, text_a, text_b):
+        return self._predict([self._tokenizer.tokenize(text_a), self._tokenizer.tokenize(text_b)])
+
+    def text_signatures(self) -> dict:
+        return {"text": (self.classify_text, [text_spec("text_a")]),
+                "text_pair": (self.classify_text_pair, [text_spec("text_a"), text_spec("text_b")])}
+
+    def _predict(self, segments):
+        outputs = self.serve(self._pack(segments))
+        if self._regression:
+            return {"score": outputs["score"]}
+        probabilities = outputs["probabilities"]  # [batch, classes]
+        return {"probabilities": probabilities,
+                "label": tf.gather(self.labels, tf.argmax(probabilities, axis=-1))}

@@ -1,0 +1,73 @@
+"""`EncoderExport`: a TF-Hub-style BERT encoder SavedModel, with an `mlm` subobject for a pretrained model."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from bert_tf.export.keras_tracking import KerasModelRef
+from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.models.bert_pretrainer import BertPretrainer
+from bert_tf.models.bert_task_model import ENCODER_INPUTS
+
+ENCODER_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS}
+
+
+def _float32(outputs):
+    return tf.nest.map_structure(lambda t: tf.cast(t, tf.float32), outputs)
+
+
+class _MaskedLM(tf.Module):
+    """`mlm(inputs + masked_lm_positions [batch, predictions])` -> `mlm_logits` `[batch, predictions, vocab]`."""
+
+    def __init__(self, pretrainer: BertPretrainer):
+        super().__init__()
+        self._pretrainer = KerasModelRef(pretrainer)
+        self.model_variables = [v.value for v in pretrainer.variables]
+
+    @tf.function(autograph=False, input_signature=[{**ENCODER_SPEC, "masked_lm_positions":
+                                   tf.TensorSpec([None, None], tf.int32, name="masked_lm_positions")}])
+    def __call__(self, inputs):
+        pretrainer = self._pretrainer.model
+        encoder = pretrainer.encoder
+        outputs = encoder({name: inputs[name] for name in ENCODER_INPUTS}, training=False)
+        logits = pretrainer.masked_lm_head(outputs["sequence_output"], inputs["masked_lm_positions"],
+                                                 encoder.embeddings.word_embeddings.embeddings)
+        return _float32({"mlm_logits": logits, "pooled_output": outputs["pooled_output"],
+                         "sequence_output": outputs["sequence_output"]})
+
+
+class EncoderExport(tf.Module):
+    """The encoder inputs -> `pooled_output`, `sequence_output`, `encoder_outputs` (float32).
+
+    Called as a function (`loaded(inputs)`) it returns `encoder_outputs` as a list of
+    `[batch, seq, hidden]` tensors, as TF Hub's encoders do; the `serving_default`
+    signature, whose outputs must be single tensors, stacks them to
+    `[batch, num_hidden_layers, seq, hidden]`. Given a `BertPretrainer`, `mlm` adds
+    the masked-LM logits at `masked_lm_positions`.
+
+    Example:
+    >>> encoder = tf.saved_model.load("export/encoder")  # doctest: +SKIP
+    >>> encoder(preprocessor(tf.constant(["hello world"])))["pooled_output"].shape  # doctest: +SKIP
+    TensorShape([1, 768])
+    """
+
+    def __init__(self, model: BertEncoder | BertPretrainer, vocab_file: str | None = None):
+        super().__init__()
+        encoder = model.encoder if isinstance(model, BertPretrainer) else model
+        self._encoder = KerasModelRef(encoder)
+        self.model_variables = [v.value for v in encoder.variables]
+        if isinstance(model, BertPretrainer):
+            self.mlm = _MaskedLM(model)
+        if vocab_file is not None:
+            self.vocab_file = tf.saved_model.Asset(vocab_file)
+
+    @tf.function(autograph=False, input_signature=[ENCODER_SPEC])
+    def __call__(self, inputs):
+        return _float32(self._encoder.model(inputs, training=False))
+
+    @tf.function(autograph=False, input_signature=[ENCODER_SPEC])
+    def serve(self, inputs):
+        outputs = self.__call__(inputs)
+        return {"pooled_output": outputs["pooled_output"],  # [batch, hidden]
+                "sequence_output": outputs["sequence_output"],  # [batch, seq, hidden]
+                "encoder_outputs": tf.stack(outputs["encoder_outputs"], axis=1)}  # [batch, layers, seq, hidden]

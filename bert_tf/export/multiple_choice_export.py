@@ -1,0 +1,38 @@
+"""`MultipleChoiceExport`: a `BertMultipleChoice` as a SavedModel, on ids and on texts."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from bert_tf.export.task_module import TaskExport, id_spec, text_spec
+
+
+class MultipleChoiceExport(TaskExport):
+    """Signatures:
+        `serving_default`: ids `[batch, choices, seq]` -> `logits`, `probabilities` `[batch, choices]`.
+        `text`: `text_a` `[batch]` (the context) and `choices` `[batch, choices]` ->
+            `probabilities` and `label`, the index of the best choice.
+
+    Example:
+    >>> loaded.signatures["text"](text_a=tf.constant(["She opened the door."]),
+    ...                           choices=tf.constant([["She walked in.", "The door ate."]]))  # doctest: +SKIP
+    """
+
+    def id_spec(self):
+        return id_spec(rank=3)
+
+    def serve(self, inputs):
+        logits = self._logits(inputs)["logits"]  # [batch, choices]
+        return {"logits": logits, "probabilities": tf.nn.softmax(logits)}
+
+    def choose_text(self, text_a, choices):
+        shape = tf.shape(choices)  # [batch, choices]
+        contexts = tf.reshape(tf.repeat(text_a[:, None], shape[1], axis=1), [-1])
+        packed = self._pack([self._tokenizer.tokenize(contexts),
+                             self._tokenizer.tokenize(tf.reshape(choices, [-1]))])
+        packed = {name: tf.reshape(value, [shape[0], shape[1], -1]) for name, value in packed.items()}
+        probabilities = self.serve(packed)["probabilities"]
+        return {"probabilities": probabilities, "label": tf.argmax(probabilities, axis=-1, output_type=tf.int32)}
+
+    def text_signatures(self) -> dict:
+        return {"text": (self.choose_text, [text_spec("text_a"), text_spec("choices", rank=2)])}

@@ -1,0 +1,79 @@
+"""`PreprocessingExport`: a TF-Hub-style BERT preprocessing SavedModel (strings -> encoder inputs)."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from bert_tf.export.packing import pack_segments
+from bert_tf.tokenization.bert_tokenizer import BertTokenizer
+
+_TEXTS = tf.TensorSpec([None], tf.string, name="text")
+
+
+class _Tokenize(tf.Module):
+    """`tokenize(texts [batch])` -> int32 ragged `[batch, (tokens)]`; carries the vocab asset."""
+
+    def __init__(self, tokenizer: BertTokenizer):
+        super().__init__()
+        self._tokenizer = tokenizer
+        self.vocab_file = tf.saved_model.Asset(tokenizer.vocab_file)
+        self.do_lower_case = tf.Variable(tokenizer.do_lower_case, trainable=False, name="do_lower_case")
+        vocab = tokenizer.vocab
+        self._special = {"vocab_size": len(vocab), "padding_id": vocab.pad_id, "start_of_sequence_id":
+                         vocab.cls_id, "end_of_segment_id": vocab.sep_id, "mask_id": vocab.mask_id}
+
+    @tf.function(autograph=False, input_signature=[_TEXTS])
+    def __call__(self, texts):
+        return self._tokenizer.tokenize(texts)
+
+    @tf.function(autograph=False, input_signature=[])
+    def get_special_tokens_dict(self):
+        """The ids a caller needs to build inputs by hand, as TF Hub's preprocessors give them."""
+        return {name: tf.constant(value, tf.int32) for name, value in self._special.items()}
+
+
+class _PackInputs(tf.Module):
+    """`bert_pack_inputs([segment_a, (segment_b)], seq_length)` -> the encoder's int32 inputs."""
+
+    def __init__(self, tokenizer: BertTokenizer, seq_length: int):
+        super().__init__()
+        self._vocab = tokenizer.vocab
+        self.seq_length = seq_length
+
+    @tf.function(autograph=False)
+    def __call__(self, segments, seq_length=None):
+        if seq_length is None:
+            seq_length = self.seq_length
+        return pack_segments(list(segments), seq_length, self._vocab)
+
+
+class PreprocessingExport(tf.Module):
+    """Strings -> `input_word_ids`/`input_mask`/`input_type_ids` `[batch, seq_length]`, as TF Hub's.
+
+    Subobjects: `tokenize` (strings -> ragged ids; `tokenize.vocab_file` is the vocab
+    asset) and `bert_pack_inputs` (one or two ragged segments, optional int32 scalar
+    `seq_length`, default the exported one).
+
+    Example:
+    >>> pre = tf.saved_model.load("export/preprocessing")  # doctest: +SKIP
+    >>> pre(tf.constant(["hello world"]))["input_word_ids"].shape  # doctest: +SKIP
+    TensorShape([1, 128])
+    >>> a, b = pre.tokenize(tf.constant(["a question"])), pre.tokenize(tf.constant(["its answer"]))
+    >>> pre.bert_pack_inputs([a, b], tf.constant(64))["input_type_ids"].shape  # doctest: +SKIP
+    TensorShape([1, 64])
+    """
+
+    def __init__(self, tokenizer: BertTokenizer, seq_length: int = 128):
+        super().__init__()
+        self.tokenize = _Tokenize(tokenizer)
+        self.bert_pack_inputs = _PackInputs(tokenizer, seq_length)
+        ragged = tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1,
+                                     row_splits_dtype=tokenizer.tokenize([""]).row_splits.dtype)
+        for count in (1, 2):
+            self.bert_pack_inputs.__call__.get_concrete_function([ragged] * count)
+            self.bert_pack_inputs.__call__.get_concrete_function(
+                [ragged] * count, tf.TensorSpec([], tf.int32, name="seq_length"))
+
+    @tf.function(autograph=False, input_signature=[_TEXTS])
+    def __call__(self, texts):
+        return self.bert_pack_inputs([self.tokenize(texts)])

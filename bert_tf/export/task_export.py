@@ -1,0 +1,46 @@
+"""`export_task_model`: a fine-tuned task model as a SavedModel with id and text signatures."""
+
+from __future__ import annotations
+
+import os
+
+import keras
+
+from bert_tf.export.classifier_export import ClassifierExport
+from bert_tf.export.multiple_choice_export import MultipleChoiceExport
+from bert_tf.export.saved_model_writer import save_atomically
+from bert_tf.export.span_export import SpanExport
+from bert_tf.export.token_classifier_export import TokenClassifierExport
+from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
+from bert_tf.tokenization.bert_tokenizer import BertTokenizer
+
+
+def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, tokenizer: BertTokenizer,
+                      seq_length: int, labels=None, max_answer_length: int = 30, doc_stride: int = 128,
+                      max_query_length: int = 64, version_2_with_negative: bool = False) -> str:
+    """Writes `model` to `export_dir` as a SavedModel; returns the directory.
+
+    `serving_default` takes the three int32 id tensors (stock TF Serving); the text
+    signatures tokenize in-graph with tensorflow-text (see each head's export class):
+    `BertClassifier` -> `text`, `text_pair`; `BertSpanLabeler`, `BertTokenClassifier`,
+    `BertMultipleChoice` -> `text`. `labels` names the classes (classifier, tagger);
+    the span options are run_squad.py's. The vocab file is stored as an asset.
+
+    Example:
+    >>> export_task_model(tagger, "export/ner", tokenizer=tokenizer, seq_length=128,
+    ...                   labels=["O", "B-PER", "I-PER"])  # doctest: +SKIP
+    'export/ner'
+    """
+    if isinstance(model, BertClassifier):
+        module = ClassifierExport(model, tokenizer, seq_length, labels)
+    elif isinstance(model, BertSpanLabeler):
+        module = SpanExport(model, tokenizer, seq_length, max_answer_length, doc_stride, max_query_length,
+                            version_2_with_negative)
+    elif isinstance(model, BertTokenClassifier):
+        module = TokenClassifierExport(model, tokenizer, seq_length, labels)
+    elif isinstance(model, BertMultipleChoice):
+        module = MultipleChoiceExport(model, tokenizer, seq_length)
+    else:
+        raise ValueError(f"export_task_model: cannot export a {type(model).__name__}; expected "
+                         "BertClassifier, BertSpanLabeler, BertTokenClassifier or BertMultipleChoice")
+    return save_atomically(module, export_dir, signatures=module.signatures())

@@ -1,0 +1,60 @@
+"""`TaskExport`: what every exported task model shares: the model, the tokenizer, the vocab asset."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from bert_tf.export.keras_tracking import KerasModelRef
+from bert_tf.export.packing import pack_segments
+from bert_tf.models.bert_task_model import ENCODER_INPUTS
+from bert_tf.tokenization.bert_tokenizer import BertTokenizer
+
+
+def id_spec(rank: int = 2) -> dict[str, tf.TensorSpec]:
+    """The three int32 id inputs, `[batch, seq]` (or `[batch, choices, seq]` for rank 3)."""
+    return {name: tf.TensorSpec([None] * rank, tf.int32, name=name) for name in ENCODER_INPUTS}
+
+
+def text_spec(name: str, rank: int = 1) -> tf.TensorSpec:
+    return tf.TensorSpec([None] * rank, tf.string, name=name)
+
+
+class TaskExport(tf.Module):
+    """Base of the per-head exports: `serving_default` on ids, plus text signatures in subclasses.
+
+    Subclasses define `serve(inputs)` (the ids signature, a plain method) and
+    `text_signatures()`: name -> (method, input specs). Text signatures truncate to
+    `seq_length` tokens and pad only to the batch's longest packed row. The signature
+    functions are traced once, here, and are not attributes of the module, so that
+    `tf.saved_model.save` does not trace them again.
+    """
+
+    def __init__(self, model: keras.Model, tokenizer: BertTokenizer, seq_length: int):
+        super().__init__()
+        self._model = KerasModelRef(model)
+        self.model_variables = [v.value for v in model.variables]  # the tf.Variables
+        self._tokenizer = tokenizer
+        self.seq_length = seq_length
+        self.vocab_file = tf.saved_model.Asset(tokenizer.vocab_file)
+
+    def signatures(self) -> dict:
+        """Signature name -> concrete function, for `tf.saved_model.save`."""
+        functions = {"serving_default": (self.serve, [self.id_spec()]), **self.text_signatures()}
+        return {name: tf.function(method, input_signature=specs, autograph=False).get_concrete_function()
+                for name, (method, specs) in functions.items()}
+
+    def id_spec(self) -> dict[str, tf.TensorSpec]:
+        return id_spec()
+
+    def serve(self, inputs) -> dict[str, tf.Tensor]:
+        raise NotImplementedError
+
+    def text_signatures(self) -> dict:
+        raise NotImplementedError
+
+    def _logits(self, inputs) -> dict[str, tf.Tensor]:
+        return self._model.model({name: inputs[name] for name in ENCODER_INPUTS}, training=False)
+
+    def _pack(self, segments) -> dict[str, tf.Tensor]:
+        return pack_segments(segments, self.seq_length, self._tokenizer.vocab, pad_to_seq_length=False)

@@ -1,0 +1,67 @@
+"""`TokenClassifierExport`: a `BertTokenClassifier` as a SavedModel, on ids and on text, labels per word."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from bert_tf.export.task_module import TaskExport, text_spec
+
+
+class TokenClassifierExport(TaskExport):
+    """Signatures:
+        `serving_default`: ids -> `logits` `[batch, seq, classes]`, `predictions` (argmax, int32).
+        `text`: `text` `[batch]` -> per word (a WordPiece without `##` and the pieces after it):
+            `tokens` (the word cut from the input), `labels` (its first piece's label),
+            `start_char`, `end_char` (code point offsets, `text[start:end]`), all
+            `[batch, max_words]`, padded with "" and -1. Words past `seq_length` tokens
+            are dropped.
+
+    Example:
+    >>> out = loaded.signatures["text"](text=tf.constant(["John lives in Paris"]))  # doctest: +SKIP
+    >>> out["labels"].numpy()  # doctest: +SKIP
+    array([[b'B-PER', b'O', b'O', b'B-LOC']], dtype=object)
+    """
+
+    def __init__(self, model, tokenizer, seq_length: int, labels=None):
+        super().__init__(model, tokenizer, seq_length)
+        num_classes = model.num_classes
+        labels = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
+        if len(labels) != num_classes:
+            raise ValueError(f"labels: {len(labels)} given for a tagger with {num_classes} classes")
+        self.labels = tf.constant(labels)
+        self._is_continuation = tf.constant([t.startswith("##") for t in tokenizer.vocab.tokens])
+
+    def serve(self, inputs):
+        logits = self._logits(inputs)["logits"]  # [batch, seq, classes]
+        return {"logits": logits, "predictions": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+
+    def tag_text(self, text):
+        ids, starts, ends = self._tokenizer.tokenize_with_offsets(text, unit="UTF8_CHAR")
+        keep = self.seq_length - 2
+        ids, starts, ends = ids[:, :keep], starts[:, :keep], ends[:, :keep]  # [batch, (tokens)]
+        predictions = self.serve(self._pack([ids]))["predictions"]  # [batch, seq]
+
+        position = tf.ragged.range(ids.row_lengths()).flat_values  # each token's index in its row
+        is_word_start = (position == 0) | ~tf.gather(self._is_continuation, ids.flat_values)
+        word = tf.cumsum(tf.cast(is_word_start, tf.int64)) - 1  # global word index of each token
+        num_words = tf.reduce_sum(tf.cast(is_word_start, tf.int64))
+        first = tf.where(is_word_start)[:, 0]  # flat index of each word's first token
+        row = ids.value_rowids()
+        word_row = tf.gather(row, first)
+        start_char = tf.gather(starts.flat_values, first)
+        end_char = tf.math.unsorted_segment_max(ends.flat_values, word, num_words)
+        # +1: position 0 of the packed sequence is [CLS].
+        label_ids = tf.gather_nd(predictions, tf.stack([word_row, tf.gather(position, first) + 1], axis=1))
+        words = tf.strings.substr(tf.gather(text, word_row), tf.cast(start_char, tf.int32),
+                                  tf.cast(end_char - start_char, tf.int32), unit="UTF8_CHAR")
+
+        def per_row(values, pad):  # [words] -> [batch, max_words]
+            return tf.RaggedTensor.from_value_rowids(values, word_row, nrows=tf.shape(text, tf.int64)[0]
+                                                     ).to_tensor(default_value=pad)
+
+        return {"tokens": per_row(words, ""), "labels": per_row(tf.gather(self.labels, label_ids), ""),
+                "start_char": per_row(start_char, tf.constant(-1, tf.int64)),
+                "end_char": per_row(end_char, tf.constant(-1, tf.int64))}
+
+    def text_signatures(self) -> dict:
+        return {"text": (self.tag_text, [text_spec("text")])}

@@ -1,0 +1,128 @@
+"""export_task_model on a BertClassifier: ids and text signatures, fresh-process load, saved_model_cli."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.export import export_task_model
+from bert_tf.models import BertClassifier, BertPretrainer
+from bert_tf.tokenization import BertTokenizer
+from bert_test_utils import random_encoder_inputs, tiny_encoder, write_word_vocab, run_without_bert_tf
+
+TEXTS = ["the movie was great", "a dull and boring film", "great acting , weak plot", "Café crème brûlée!"]
+LABELS = ["negative", "neutral", "positive"]
+SEQ_LENGTH = 16
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("classifier")
+    tokenizer = BertTokenizer(write_word_vocab(directory / "vocab.txt", TEXTS))
+    model = BertClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size), num_classes=3)
+    model.build_with_dummy_inputs()
+    path = export_task_model(model, directory / "export", tokenizer=tokenizer, seq_length=SEQ_LENGTH,
+                             labels=LABELS)
+    return model, tokenizer, path, tf.saved_model.load(path)
+
+
+def reference(model, tokenizer, *texts):
+    """Our tokenizer, packed to the batch's longest row, through the in-memory model."""
+    segments = [tokenizer.tokenize(tf.constant(t)) for t in texts]
+    length = max(int(tf.reduce_max(s.row_lengths())) if s.nrows() else 0 for s in segments) + len(texts) + 1
+    inputs = tokenizer.pack_inputs(segments, min(length, SEQ_LENGTH))
+    return tf.nn.softmax(model(inputs)["logits"]).numpy(), inputs
+
+
+def test_serving_default_equals_the_model(exported):
+    model, _, _, loaded = exported
+    inputs = random_encoder_inputs(5, SEQ_LENGTH, model.encoder.vocab_size, seed=3)
+    outputs = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})
+    logits = model(inputs)["logits"].numpy()
+    np.testing.assert_allclose(outputs["logits"], logits, atol=1e-5)
+    np.testing.assert_allclose(outputs["probabilities"], tf.nn.softmax(logits), atol=1e-5)
+
+
+def test_text_signatures_equal_tokenizer_then_serving(exported):
+    model, tokenizer, _, loaded = exported
+    texts = tf.constant(TEXTS)
+    outputs = loaded.signatures["text"](text_a=texts)
+    expected, _ = reference(model, tokenizer, TEXTS)
+    np.testing.assert_allclose(outputs["probabilities"], expected, atol=1e-5)
+    assert outputs["label"].numpy().tolist() == [LABELS[i].encode() for i in expected.argmax(-1)]
+
+    pair = loaded.signatures["text_pair"](text_a=texts, text_b=tf.constant(TEXTS[::-1]))
+    expected, _ = reference(model, tokenizer, TEXTS, TEXTS[::-1])
+    np.testing.assert_allclose(pair["probabilities"], expected, atol=1e-5)
+
+
+def test_text_pads_only_to_the_batch_length_and_truncates_long_text(exported):
+    model, tokenizer, _, loaded = exported
+    long_text = " ".join(TEXTS * 5)  # far past SEQ_LENGTH tokens
+    for texts in (["great"], ["", "great"], [long_text, ""]):
+        expected, inputs = reference(model, tokenizer, texts)
+        assert inputs["input_word_ids"].shape[1] == (SEQ_LENGTH if long_text in texts else 3)
+        np.testing.assert_allclose(loaded.signatures["text"](text_a=tf.constant(texts))["probabilities"],
+                                   expected, atol=1e-5)
+
+
+def test_batches_of_1_and_64(exported):
+    _, _, _, loaded = exported
+    for batch in (1, 64):
+        texts = tf.constant([TEXTS[i % len(TEXTS)] for i in range(batch)])
+        outputs = loaded.signatures["text"](text_a=texts)
+        assert outputs["probabilities"].shape == (batch, 3) and outputs["label"].shape == (batch,)
+        np.testing.assert_allclose(outputs["probabilities"][-1], outputs["probabilities"][(batch - 1) % 4],
+                                   atol=1e-5)
+
+
+def test_wrong_dtype_and_missing_input_are_refused_by_the_signature(exported):
+    _, _, _, loaded = exported
+    with pytest.raises(tf.errors.InvalidArgumentError, match="expected to be a string tensor"):
+        loaded.signatures["text"](text_a=tf.constant([1, 2]))
+    with pytest.raises(TypeError):
+        loaded.signatures["text_pair"](text_a=tf.constant(["only one"]))
+
+
+def test_unsupported_model_is_a_one_line_value_error(exported, tmp_path):
+    _, tokenizer, _, _ = exported
+    with pytest.raises(ValueError, match="cannot export a BertPretrainer"):
+        export_task_model(BertPretrainer(tiny_encoder(vocab_size=tokenizer.vocab_size)), tmp_path,
+                          tokenizer=tokenizer, seq_length=SEQ_LENGTH)
+
+
+def test_fresh_process_without_bert_tf(exported, tmp_path):
+    model, tokenizer, path, _ = exported
+    inputs = random_encoder_inputs(2, 8, tokenizer.vocab_size, seed=5)
+    stdout = run_without_bert_tf(f"""
+        import json
+        loaded = tf.saved_model.load({str(path)!r})
+        ids = {{k: tf.constant(v, tf.int32) for k, v in {json.dumps({k: v.tolist() for k, v in inputs.items()})}.items()}}
+        text = loaded.signatures["text"](text_a=tf.constant({TEXTS!r}))
+        print(json.dumps({{"logits": loaded.signatures["serving_default"](**ids)["logits"].numpy().tolist(),
+                          "probabilities": text["probabilities"].numpy().tolist()}}))
+    """, tmp_path)
+    got = json.loads(stdout.strip().splitlines()[-1])
+    np.testing.assert_allclose(got["logits"], model(inputs)["logits"], atol=1e-5)
+    np.testing.assert_allclose(got["probabilities"], reference(model, tokenizer, TEXTS)[0], atol=1e-5)
+
+
+def test_saved_model_cli_runs_serving_default(exported, tmp_path):
+    model, tokenizer, path, _ = exported
+    # saved_model_cli imports the whole graph, text signatures included: their TF Text ops must be
+    # registered first, so it runs behind `import tensorflow_text` (the README's command).
+    cli = [sys.executable, "-c", "import sys, tensorflow_text; from tensorflow.python.tools import saved_model_cli; "
+           "sys.argv[0] = 'saved_model_cli'; saved_model_cli.main()"]
+    inputs = random_encoder_inputs(2, 8, tokenizer.vocab_size, seed=7)
+    for name, value in inputs.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    result = subprocess.run(
+        [*cli, "run", "--dir", str(path), "--tag_set", "serve", "--signature_def", "serving_default",
+         "--inputs", ";".join(f"{name}={tmp_path / name}.npy" for name in inputs),
+         "--outdir", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "logits.npy"), model(inputs)["logits"], atol=1e-5)

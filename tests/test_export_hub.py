@@ -1,0 +1,72 @@
+"""export_hub_pair: TF-Hub-style preprocessing + encoder (with mlm) SavedModels, loaded without bert_tf."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.export import export_hub_pair
+from bert_tf.models import BertPretrainer
+from bert_tf.tokenization import BertTokenizer
+from bert_test_utils import tiny_encoder, write_word_vocab, run_without_bert_tf
+
+TEXTS = ["the cat sat on the mat", "a dog ran in the park", "", "Ünïcode wörds here"]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("hub")
+    tokenizer = BertTokenizer(write_word_vocab(directory / "vocab.txt", TEXTS))
+    model = BertPretrainer(tiny_encoder(vocab_size=tokenizer.vocab_size))
+    ones = tf.ones([1, 4], tf.int32)
+    model({"input_ids": ones, "input_mask": ones, "segment_ids": 0 * ones, "masked_lm_positions": ones[:, :1]})
+    paths = export_hub_pair(model, directory / "export", tokenizer=tokenizer, seq_length=16)
+    return model, tokenizer, paths
+
+
+def test_preprocessing_equals_the_tokenizer(exported):
+    _, tokenizer, paths = exported
+    pre = tf.saved_model.load(paths["preprocessing"])
+    got = pre(tf.constant(TEXTS))
+    expected = tokenizer.pack_inputs([tokenizer.tokenize(TEXTS)], 16)
+    for name in expected:
+        np.testing.assert_array_equal(got[name], expected[name])
+    a, b = pre.tokenize(tf.constant(TEXTS)), pre.tokenize(tf.constant(TEXTS[::-1]))
+    assert a.to_list() == tokenizer.tokenize(TEXTS).to_list()
+    packed = pre.bert_pack_inputs([a, b], tf.constant(8))
+    np.testing.assert_array_equal(packed["input_type_ids"], tokenizer.pack_inputs([a, b], 8)["input_type_ids"])
+    assert pre.tokenize.get_special_tokens_dict()["mask_id"] == tokenizer.vocab.mask_id
+    assert os.path.basename(pre.tokenize.vocab_file.asset_path.numpy().decode()) == "vocab.txt"
+
+
+def test_encoder_and_mlm_equal_the_model(exported):
+    model, tokenizer, paths = exported
+    encoder = tf.saved_model.load(paths["encoder"])
+    inputs = tokenizer.pack_inputs([tokenizer.tokenize(TEXTS)], 16)
+    got, expected = encoder(inputs), model.encoder(inputs)
+    np.testing.assert_allclose(got["pooled_output"], expected["pooled_output"], atol=1e-5)
+    np.testing.assert_allclose(got["encoder_outputs"][0], expected["encoder_outputs"][0], atol=1e-5)
+    served = encoder.signatures["serving_default"](**inputs)
+    np.testing.assert_allclose(served["encoder_outputs"][:, -1], expected["sequence_output"], atol=1e-5)
+    positions = tf.constant([[1, 2]] * len(TEXTS), tf.int32)
+    mlm = encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"]
+    reference = model({"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
+                       "segment_ids": inputs["input_type_ids"], "masked_lm_positions": positions})
+    np.testing.assert_allclose(mlm, reference["masked_lm_logits"], atol=1e-5)
+
+
+def test_fill_mask_in_a_fresh_process_without_bert_tf(exported, tmp_path):
+    model, tokenizer, paths = exported
+    stdout = run_without_bert_tf(f"""
+        pre = tf.saved_model.load({paths["preprocessing"]!r})
+        encoder = tf.saved_model.load({paths["encoder"]!r})
+        inputs = pre(tf.constant(["the cat [MASK] on the mat"]))
+        logits = encoder.mlm({{**inputs, "masked_lm_positions": tf.constant([[3]])}})["mlm_logits"]
+        print(int(tf.argmax(logits[0, 0])))
+    """, tmp_path)
+    ids = tokenizer.pack_inputs([tokenizer.tokenize(["the cat [MASK] on the mat"])], 16)
+    assert ids["input_word_ids"][0, 3] == tokenizer.vocab.mask_id
+    expected = model({"input_ids": ids["input_word_ids"], "input_mask": ids["input_mask"],
+                      "segment_ids": ids["input_type_ids"], "masked_lm_positions": tf.constant([[3]])})
+    assert int(stdout.strip().splitlines()[-1]) == int(tf.argmax(expected["masked_lm_logits"][0, 0]))

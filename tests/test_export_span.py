@@ -1,0 +1,140 @@
+"""export_task_model on a BertSpanLabeler: a quickly trained model answers from a two-window context."""
+
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.export import export_task_model
+from bert_tf.export.span_export import SpanExport
+from bert_tf.models import BertSpanLabeler
+from bert_tf.tokenization import BertTokenizer
+from bert_test_utils import random_encoder_inputs, tiny_encoder, write_word_vocab, run_without_bert_tf
+
+QUESTION = "who built the bridge ?"
+# The answer "Ada Lovelace" is in the second half: with SEQ_LENGTH 24 the context needs two windows.
+CONTEXT = ("The old town sits by a slow river and many small boats pass under its arches every day "
+           "while the bridge was built by Ada Lovelace long ago .")
+ANSWER = "Ada Lovelace"
+SEQ_LENGTH, MAX_QUERY, STRIDE = 24, 8, 6
+
+
+def training_features(tokenizer):
+    """Every window of the fixture (and shifted copies) labelled with the answer span, or [CLS]."""
+    question = tokenizer.tokenize(QUESTION).numpy().tolist()
+    context = tokenizer.tokenize(CONTEXT).numpy().tolist()
+    answer = tokenizer.tokenize(ANSWER).numpy().tolist()
+    begin = next(i for i in range(len(context)) if context[i:i + len(answer)] == answer)
+    ids, starts, ends = [], [], []
+    room = SEQ_LENGTH - len(question) - 3
+    for offset in range(0, len(context) - 2):
+        window = context[offset:offset + room]
+        tokens = [tokenizer.vocab.cls_id, *question, tokenizer.vocab.sep_id, *window, tokenizer.vocab.sep_id]
+        inside = offset <= begin and begin + len(answer) <= offset + len(window)
+        first = len(question) + 2 + begin - offset
+        starts.append(first if inside else 0)
+        ends.append(first + len(answer) - 1 if inside else 0)
+        ids.append(tokens + [0] * (SEQ_LENGTH - len(tokens)))
+    ids = np.array(ids, "int32")
+    type_ids = np.cumsum(ids == tokenizer.vocab.sep_id, axis=1) >= 1
+    type_ids = (type_ids & (ids != 0) & (np.arange(SEQ_LENGTH) > len(question) + 1)).astype("int32")
+    features = {"input_word_ids": ids, "input_mask": (ids != 0).astype("int32"), "input_type_ids": type_ids}
+    return features, {"start_logits": np.array(starts), "end_logits": np.array(ends)}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("span")
+    tokenizer = BertTokenizer(write_word_vocab(directory / "vocab.txt", [QUESTION, CONTEXT]))
+    tf.keras.utils.set_random_seed(0)
+    model = BertSpanLabeler(tiny_encoder(vocab_size=tokenizer.vocab_size))
+    model.build_with_dummy_inputs()
+    features, labels = training_features(tokenizer)
+    loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    model.compile(optimizer=tf.keras.optimizers.Adam(1e-3), loss={"start_logits": loss, "end_logits": loss})
+    model.fit(features, labels, batch_size=16, epochs=60, verbose=0)
+    path = export_task_model(model, directory / "export", tokenizer=tokenizer, seq_length=SEQ_LENGTH,
+                             max_query_length=MAX_QUERY, doc_stride=STRIDE, max_answer_length=5)
+    return model, tokenizer, path, tf.saved_model.load(path)
+
+
+def test_context_needs_two_windows(trained):
+    _, tokenizer, _, _ = trained
+    room = SEQ_LENGTH - len(tokenizer.tokenize(QUESTION)) - 3
+    assert len(tokenizer.tokenize(CONTEXT)) > room
+
+
+def test_answer_string_and_char_offsets(trained):
+    _, _, _, loaded = trained
+    out = loaded.signatures["text"](question=tf.constant([QUESTION]), context=tf.constant([CONTEXT]))
+    start, end = int(out["start_char"][0]), int(out["end_char"][0])
+    assert out["answer"].numpy()[0].decode() == ANSWER
+    assert (start, end) == (CONTEXT.index(ANSWER), CONTEXT.index(ANSWER) + len(ANSWER))
+    assert CONTEXT[start:end] == ANSWER
+
+
+def test_serving_default_equals_the_model(trained):
+    model, tokenizer, _, loaded = trained
+    inputs = random_encoder_inputs(3, SEQ_LENGTH, tokenizer.vocab_size, seed=2)
+    outputs = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})
+    expected = model(inputs)
+    for name in ("start_logits", "end_logits"):
+        np.testing.assert_allclose(outputs[name], expected[name], atol=1e-5)
+
+
+def test_text_equals_tokenizer_then_serving_on_one_window(trained):
+    model, tokenizer, _, loaded = trained
+    question, context = "who built it ?", "Ada built the bridge ."
+    out = loaded.signatures["text"](question=tf.constant([question]), context=tf.constant([context]))
+    q = len(tokenizer.tokenize(question)) + 2
+    n = len(tokenizer.tokenize(context))
+    logits = model(tokenizer.pack_inputs([tokenizer.tokenize([question]), tokenizer.tokenize([context])], q + n + 1))
+    start, end = logits["start_logits"][0].numpy(), logits["end_logits"][0].numpy()
+    scores = {(i, j): start[i] + end[j] for i in range(q, q + n) for j in range(i, min(i + 5, q + n))}
+    best = max(scores, key=scores.get)
+    np.testing.assert_allclose(out["score"][0], scores[best], atol=1e-5)
+    _, starts, ends = tokenizer.tokenize_with_offsets([context], unit="UTF8_CHAR")
+    assert (int(out["start_char"][0]), int(out["end_char"][0])) == (
+        int(starts[0][best[0] - q]), int(ends[0][best[1] - q]))
+
+
+def test_empty_long_and_batch_64(trained):
+    _, _, _, loaded = trained
+    questions = ["", QUESTION, "who ?", QUESTION * 10] * 16
+    contexts = [CONTEXT, "", CONTEXT * 4, CONTEXT] * 16
+    out = loaded.signatures["text"](question=tf.constant(questions), context=tf.constant(contexts))
+    assert out["answer"].shape == (64,)
+    assert out["answer"][1].numpy() == b"" and int(out["start_char"][1]) == -1
+    for i in (0, 2, 3):
+        start, end = int(out["start_char"][i]), int(out["end_char"][i])
+        assert contexts[i][start:end] == out["answer"][i].numpy().decode()
+    np.testing.assert_array_equal(out["start_char"][4:8], out["start_char"][:4])
+
+
+def test_version_2_null_answer(trained):
+    model, tokenizer, _, _ = trained
+    module = SpanExport(model, tokenizer, SEQ_LENGTH, 5, STRIDE, MAX_QUERY, version_2_with_negative=True)
+    answer = module.signatures()["text"]
+    question, context = tf.constant([QUESTION]), tf.constant(["the old town sits by a slow river ."])
+    out = answer(question=question, context=context)
+    length = len(tokenizer.tokenize(QUESTION)) + len(tokenizer.tokenize(context[0])) + 3
+    logits = model(tokenizer.pack_inputs([tokenizer.tokenize(question), tokenizer.tokenize(context)], length))
+    null = float(logits["start_logits"][0, 0] + logits["end_logits"][0, 0])
+    span = SpanExport(model, tokenizer, SEQ_LENGTH, 5, STRIDE, MAX_QUERY).signatures()["text"](
+        question=question, context=context)
+    assert (out["answer"].numpy()[0] == b"") == (null > float(span["score"][0]))
+    assert out["answer"].numpy()[0] == b""  # the model learned [CLS] for contexts without the answer
+
+
+def test_fresh_process_without_bert_tf(trained, tmp_path):
+    _, _, path, _ = trained
+    stdout = run_without_bert_tf(f"""
+        import json
+        loaded = tf.saved_model.load({str(path)!r})
+        ones = tf.ones([1, 8], tf.int32)
+        print(loaded.signatures["serving_default"](input_word_ids=ones, input_mask=ones,
+                                                   input_type_ids=0 * ones)["start_logits"].shape)
+        print(loaded.signatures["text"](question=tf.constant([{QUESTION!r}]),
+                                        context=tf.constant([{CONTEXT!r}]))["answer"].numpy()[0].decode())
+    """, tmp_path)
+    assert stdout.strip().splitlines()[-2:] == ["(1, 8)", ANSWER]

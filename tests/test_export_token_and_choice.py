@@ -1,0 +1,87 @@
+"""export_task_model on a BertTokenClassifier (per-word labels) and a BertMultipleChoice."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.export.multiple_choice_export import MultipleChoiceExport
+from bert_tf.export import export_task_model
+from bert_tf.models import BertMultipleChoice, BertTokenClassifier
+from bert_tf.tokenization import BertTokenizer
+from bert_test_utils import random_encoder_inputs, tiny_encoder, write_word_vocab
+
+TEXTS = ["John lives in Paris", "unbelievably , Zoë léft", ""]
+LABELS = ["O", "B-PER", "B-LOC"]
+SEQ_LENGTH = 12
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory):
+    # Only characters for "unbelievably": it becomes a word of many ## pieces.
+    return BertTokenizer(write_word_vocab(tmp_path_factory.mktemp("vocab") / "vocab.txt",
+                                          ["john lives in paris , zoë léft", "abcdefghijklmnopqrstuvwxyz"]))
+
+
+@pytest.fixture(scope="module")
+def tagger(tokenizer, tmp_path_factory):
+    model = BertTokenClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size), num_classes=3)
+    model.build_with_dummy_inputs()
+    path = export_task_model(model, tmp_path_factory.mktemp("tagger") / "export", tokenizer=tokenizer,
+                             seq_length=SEQ_LENGTH, labels=LABELS)
+    return model, tf.saved_model.load(path)
+
+
+def test_tagger_serving_default_equals_the_model(tagger, tokenizer):
+    model, loaded = tagger
+    inputs = random_encoder_inputs(4, SEQ_LENGTH, tokenizer.vocab_size, seed=1)
+    got = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})
+    logits = model(inputs)["logits"].numpy()
+    np.testing.assert_allclose(got["logits"], logits, atol=1e-5)
+    np.testing.assert_array_equal(got["predictions"], logits.argmax(-1))
+
+
+def test_tagger_text_gives_words_with_their_first_piece_label(tagger, tokenizer):
+    model, loaded = tagger
+    out = loaded.signatures["text"](text=tf.constant(TEXTS))
+    ids, starts, ends = tokenizer.tokenize_with_offsets(TEXTS, unit="UTF8_CHAR")
+    kept = ids[:, :SEQ_LENGTH - 2]
+    predictions = model(tokenizer.pack_inputs([kept], int(tf.reduce_max(kept.row_lengths())) + 2)
+                        )["logits"].numpy().argmax(-1)
+    for row, text in enumerate(TEXTS):
+        tokens = tokenizer.convert_ids_to_tokens(kept[row].numpy())
+        firsts = [i for i, t in enumerate(tokens) if not t.startswith("##")]
+        lasts = [i - 1 for i in firsts[1:]] + [len(tokens) - 1]
+        words = [text[starts[row][i]:ends[row][j]] for i, j in zip(firsts, lasts)]
+        n = len(words)
+        assert [w.decode() for w in out["tokens"][row].numpy()[:n]] == words
+        assert [x.decode() for x in out["labels"][row].numpy()[:n]] == [LABELS[predictions[row, i + 1]]
+                                                                          for i in firsts]
+        assert [text[s:e] for s, e in zip(out["start_char"][row][:n], out["end_char"][row][:n])] == words
+        assert set(out["tokens"][row].numpy()[n:]) <= {b""} and set(out["start_char"][row].numpy()[n:]) <= {-1}
+    assert out["tokens"][0].numpy()[:4].tolist() == [b"John", b"lives", b"in", b"Paris"]
+    assert len(tokenizer.tokenize(TEXTS[1])) > SEQ_LENGTH - 2  # long input: words past it are dropped
+
+
+def test_tagger_batches_of_1_and_64(tagger):
+    _, loaded = tagger
+    one = loaded.signatures["text"](text=tf.constant([TEXTS[0]]))
+    many = loaded.signatures["text"](text=tf.constant([TEXTS[0]] * 64))
+    assert many["labels"].shape == (64, 4)
+    np.testing.assert_array_equal(many["labels"][63], one["labels"][0])
+
+
+def test_multiple_choice_ids_and_text(tokenizer):
+    model = BertMultipleChoice(tiny_encoder(vocab_size=tokenizer.vocab_size))
+    model.build_with_dummy_inputs()
+    signatures = MultipleChoiceExport(model, tokenizer, SEQ_LENGTH).signatures()
+    inputs = {k: v.reshape(2, 3, SEQ_LENGTH) for k, v in
+              random_encoder_inputs(6, SEQ_LENGTH, tokenizer.vocab_size, seed=4).items()}
+    got = signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})
+    np.testing.assert_allclose(got["logits"], model(inputs)["logits"], atol=1e-5)
+
+    context, choices = ["john lives in paris"], [["in paris", "zoë", ""]]
+    out = signatures["text"](text_a=tf.constant(context), choices=tf.constant(choices))
+    packed = tokenizer.pack_inputs([tokenizer.tokenize(context * 3), tokenizer.tokenize(choices[0])], SEQ_LENGTH)
+    logits = model({k: tf.reshape(v, [1, 3, -1]) for k, v in packed.items()})["logits"]
+    np.testing.assert_allclose(out["probabilities"], tf.nn.softmax(logits), atol=1e-5)
+    assert int(out["label"][0]) == int(tf.argmax(logits[0]))
