@@ -5,7 +5,6 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_tf.layers.initializers import bert_initializer
 from bert_tf.models.bert_task_model import ENCODER_INPUTS, BertTaskModel
 
 
@@ -28,9 +27,7 @@ class BertMultipleChoice(BertTaskModel):
 
     def __init__(self, encoder, dropout_rate: float = 0.1, **kwargs):
         super().__init__(encoder, dropout_rate, **kwargs)
-        self.choice_scorer = keras.layers.Dense(
-            1, use_bias=False, kernel_initializer=bert_initializer(encoder.initializer_range),
-            dtype=encoder.dtype_policy, name="choice_scorer")
+        self.choice_scorer = self.output_layer(1, "choice_scorer", use_bias=False)
 
     def build_with_dummy_inputs(self, leading_shape=(1, 1)) -> None:
         super().build_with_dummy_inputs(leading_shape)

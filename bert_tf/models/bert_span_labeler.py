@@ -5,7 +5,6 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_tf.layers.initializers import bert_initializer
 from bert_tf.models.bert_task_model import BertTaskModel
 
 
@@ -29,9 +28,7 @@ class BertSpanLabeler(BertTaskModel):
 
     def __init__(self, encoder, dropout_rate: float = 0.0, **kwargs):
         super().__init__(encoder, dropout_rate, **kwargs)
-        self.span_classifier = keras.layers.Dense(
-            2, kernel_initializer=bert_initializer(encoder.initializer_range),
-            dtype=encoder.dtype_policy, name="span_classifier")
+        self.span_classifier = self.output_layer(2, "span_classifier")
 
     def call(self, inputs, training=False):
         sequence = self.encoder(inputs, training=training)["sequence_output"]  # [batch, seq, hidden]

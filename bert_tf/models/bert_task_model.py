@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keras
 
+from bert_tf.layers.initializers import bert_initializer
 from bert_tf.models.bert_encoder import BertEncoder
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -24,6 +25,12 @@ class BertTaskModel(keras.Model):
         self.encoder = encoder
         self.dropout_rate = dropout_rate
         self.dropout = keras.layers.Dropout(dropout_rate, name="dropout")
+
+    def output_layer(self, units: int, name: str, use_bias: bool = True) -> keras.layers.Dense:
+        """A task head's dense layer, initialised and typed like the encoder's layers."""
+        return keras.layers.Dense(units, use_bias=use_bias,
+                                  kernel_initializer=bert_initializer(self.encoder.initializer_range),
+                                  dtype=self.encoder.dtype_policy, name=name)
 
     def build_with_dummy_inputs(self, leading_shape=(1,)) -> None:
         """Builds every weight by calling the model once on a `[*leading_shape, 1]` batch."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_tf.layers.initializers import bert_initializer
 from bert_tf.models.bert_task_model import BertTaskModel
 
 
@@ -30,9 +29,7 @@ class BertTokenClassifier(BertTaskModel):
     def __init__(self, encoder, num_classes: int, dropout_rate: float = 0.1, **kwargs):
         super().__init__(encoder, dropout_rate, **kwargs)
         self.num_classes = num_classes
-        self.classifier = keras.layers.Dense(
-            num_classes, kernel_initializer=bert_initializer(encoder.initializer_range),
-            dtype=encoder.dtype_policy, name="classifier")
+        self.classifier = self.output_layer(num_classes, "classifier")
 
     def call(self, inputs, training=False):
         sequence = self.encoder(inputs, training=training)["sequence_output"]  # [batch, seq, hidden]
