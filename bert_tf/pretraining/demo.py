@@ -87,6 +87,8 @@ def demo_options(flag_values) -> PretrainingOptions:
 
 def run_demo(flag_values) -> dict:
     started = time.perf_counter()
+    if not flag_values["verbosity"].present:  # the demo prints its own summary of each step
+        logging.set_verbosity(logging.WARNING)
     options = demo_options(flag_values)
     data_dir = pathlib.Path(options.output_dir) / "data"
     print("1/5 Fetching the Wikipedia sample and the uncased vocab (cached after the first run)...")
