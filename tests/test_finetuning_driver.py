@@ -71,6 +71,10 @@ def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
     assert results["accuracy"] > 0.9
     best = json.load(open(tmp_path / "out" / "best" / "metrics.json"))
     assert best["accuracy"] == pytest.approx(results["accuracy"])  # eval used the best epoch's weights
+    variables = [name for name, _ in tf.train.list_variables(str(tmp_path / "out" / "best" / "ckpt"))]
+    assert any(name.startswith("model/classifier/") for name in variables)
+    assert not any("optimizer" in name for name in variables)  # weights only: no Adam slots
+    assert (tmp_path / "out" / "best" / "bert_config.json").exists()
     assert "accuracy = " in (tmp_path / "out" / "eval_results.txt").read_text()
     assert len((tmp_path / "out" / "test_predictions.txt").read_text().split()) == 64
 

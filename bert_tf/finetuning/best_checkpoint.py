@@ -55,12 +55,29 @@ def save_model_checkpoint(task_model: keras.Model, directory: str, metrics: dict
     With the config beside it, the checkpoint needs no `--bert_config_file` downstream.
     """
     tmp = f"{directory}.tmp-{uuid.uuid4().hex[:8]}"
-    tf.train.Checkpoint(model=task_model).write(os.path.join(tmp, _PREFIX))
+    tf.train.Checkpoint(model=_weights_only(task_model)).write(os.path.join(tmp, _PREFIX))
     task_model.encoder.bert_config.to_json_file(os.path.join(tmp, "bert_config.json"))
     io_utils.atomic_write_text(os.path.join(tmp, "metrics.json"), json.dumps(metrics, indent=2) + "\n")
     if tf.io.gfile.exists(directory):
         tf.io.gfile.rmtree(directory)
     tf.io.gfile.rename(tmp, directory)
+
+
+def _weights_only(task_model: keras.Model) -> tf.train.Checkpoint:
+    """The task model's layers, without the optimizer that `compile` attached to it.
+
+    The children are named as the model's own attributes (`encoder`, and each head
+    layer under its name, which the task models keep equal to the attribute), so
+    `tf.train.Checkpoint(model=task_model)` reads the result back.
+    """
+    layers = {layer.name: layer for layer in task_model.layers
+              if layer is not task_model.encoder and layer.weights}
+    return tf.train.Checkpoint(encoder=task_model.encoder, **layers)
+
+
+def restore_model_checkpoint(task_model: keras.Model, prefix: str) -> None:
+    """Reads a checkpoint written by `save_model_checkpoint` into `task_model`; every layer must match."""
+    tf.train.Checkpoint(model=_weights_only(task_model)).read(prefix).assert_existing_objects_matched()
 
 
 def best_checkpoint_prefix(output_dir: str) -> str | None:

@@ -14,7 +14,7 @@ from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import CheckpointError, checkpoint_config, load_checkpoint
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_checkpoint_prefix,
-                                               save_model_checkpoint)
+                                               restore_model_checkpoint, save_model_checkpoint)
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
 from bert_tf.finetuning.options import FineTuningOptions
@@ -182,5 +182,5 @@ def _train(model, task_model, train: EncodedSplit, steps_per_epoch: int, epochs:
 def _restore_best(task_model, output_dir: str) -> None:
     prefix = best_checkpoint_prefix(output_dir)
     if prefix:
-        tf.train.Checkpoint(model=task_model).read(prefix).assert_existing_objects_matched()
+        restore_model_checkpoint(task_model, prefix)
         logging.info("Restored the best weights from %s", prefix)
