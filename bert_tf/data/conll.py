@@ -22,6 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bert_tf.data.windows import context_score, window_spans
+
 DOCSTART = "-DOCSTART-"
 
 
@@ -127,19 +129,10 @@ def encode_sentences(sentences: Sequence[Sentence], tokenizer, labels: Sequence[
             ids.extend(word_pieces)
             first.extend([w] + [-1] * (len(word_pieces) - 1))
         word_offset += len(sentence.words)
-        rows.extend((s, np.asarray(ids), np.asarray(first), start, stop)
-                    for start, stop in _windows(len(ids), capacity))
+        window_starts, window_lengths = window_spans(len(ids), capacity, stride=max(1, capacity // 2))
+        rows.extend((s, np.asarray(ids), np.asarray(first), start, start + length)
+                    for start, length in zip(window_starts, window_lengths))
     return _pack(sentences, rows, label_to_id, max_seq_length, tokenizer.vocab)
-
-
-def _windows(length: int, capacity: int) -> list[tuple[int, int]]:
-    """[start, stop) piece ranges of at most `capacity`, `capacity // 2` apart, covering `length`."""
-    stride, spans, start = max(1, capacity // 2), [], 0
-    while True:
-        spans.append((start, min(start + capacity, length)))
-        if start + capacity >= length:
-            return spans
-        start += stride
 
 
 def _pack(sentences, rows, label_to_id, max_seq_length, vocab) -> TaggedWindows:
@@ -161,7 +154,7 @@ def _pack(sentences, rows, label_to_id, max_seq_length, vocab) -> TaggedWindows:
         tags = sentences[s].labels
         label_ids[row, positions] = [label_to_id[tags[w]] for w in words[words >= 0]]
         offsets = positions - 1
-        context[row, positions] = np.minimum(offsets, size - 1 - offsets) + 0.01 * size
+        context[row, positions] = context_score(offsets, size)
     return TaggedWindows(
         sentences=list(sentences),
         features={"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": np.zeros_like(mask)},

@@ -23,6 +23,8 @@ import json
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data.windows import context_score, window_spans
+
 
 class SquadDataError(ValueError):
     """A SQuAD file that cannot be used; the message names the file and the question id."""
@@ -147,8 +149,8 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,
     token_index, is_max_context, lengths, example_index, answers = [], [], [], [], []
     for i, example in enumerate(examples):
         lo, hi = splits[context_row[example.context]], splits[context_row[example.context] + 1]
-        window_starts, window_lengths = _window_spans(hi - lo, max_seq_length - query_lengths[i] - 3,
-                                                      doc_stride)
+        window_starts, window_lengths = window_spans(hi - lo, max_seq_length - query_lengths[i] - 3,
+                                                     doc_stride)
         max_context = _max_context(window_starts, window_lengths, hi - lo)  # [w, tokens]
         for j, (first, n) in enumerate(zip(window_starts, window_lengths)):
             token_index.append(lo + first + np.arange(n))
@@ -183,24 +185,16 @@ def _to_columns(position, offset):
     return np.where(position >= 0, position + offset, 0).astype(np.int32)
 
 
-def _window_spans(num_tokens: int, max_tokens: int, doc_stride: int):
-    """Window starts and lengths `[w]` over `num_tokens` context tokens (at least one window)."""
-    step = min(doc_stride, max_tokens)
-    count = 1 + max(0, -(-(num_tokens - max_tokens) // step))
-    window_starts = np.arange(count) * step
-    return window_starts, np.minimum(max_tokens, num_tokens - window_starts)
-
-
 def _max_context(window_starts, lengths, num_tokens: int) -> np.ndarray:
     """bool `[w, num_tokens]`: token t has its maximum context in window w.
 
-    A token's score in a window is min(tokens left, tokens right) + 0.01 * window
-    length; the first window with the best score wins, as in google-research/bert.
+    A token's score in a window is its `context_score`; the first window with the
+    best score wins, as in google-research/bert.
     """
     token = np.arange(num_tokens)[None, :]
     first, last = window_starts[:, None], (window_starts + lengths - 1)[:, None]
-    score = np.minimum(token - first, last - token) + 0.01 * lengths[:, None]
-    score = np.where((token >= first) & (token <= last), score, -np.inf)
+    score = np.where((token >= first) & (token <= last), context_score(token - first, lengths[:, None]),
+                     -np.inf)
     return np.arange(len(window_starts))[:, None] == np.argmax(score, axis=0)[None, :]
 
 
