@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_tf.export.packing import pack_segments
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
 _TEXTS = tf.TensorSpec([None], tf.string, name="text")
@@ -37,14 +36,14 @@ class _PackInputs(tf.Module):
 
     def __init__(self, tokenizer: BertTokenizer, seq_length: int):
         super().__init__()
-        self._vocab = tokenizer.vocab
+        self._tokenizer = tokenizer
         self.seq_length = seq_length
 
     @tf.function(autograph=False)
     def __call__(self, segments, seq_length=None):
         if seq_length is None:
             seq_length = self.seq_length
-        return pack_segments(list(segments), seq_length, self._vocab)
+        return self._tokenizer.pack_inputs(list(segments), seq_length)
 
 
 class PreprocessingExport(tf.Module):

@@ -6,7 +6,6 @@ import keras
 import tensorflow as tf
 
 from bert_tf.export.keras_tracking import KerasModelRef
-from bert_tf.export.packing import pack_segments
 from bert_tf.models.bert_task_model import ENCODER_INPUTS
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
@@ -57,4 +56,4 @@ class TaskExport(tf.Module):
         return self._model.model({name: inputs[name] for name in ENCODER_INPUTS}, training=False)
 
     def _pack(self, segments) -> dict[str, tf.Tensor]:
-        return pack_segments(segments, self.seq_length, self._tokenizer.vocab, pad_to_seq_length=False)
+        return self._tokenizer.pack_inputs(segments, self.seq_length, pad_to_seq_length=False)

@@ -89,24 +89,32 @@ class BertTokenizer(tf.Module):
         """Ids `[batch, (tokens)]` -> text `[batch]`, with `##` pieces joined."""
         return self._wordpiece.detokenize(ids)
 
-    def pack_inputs(self, segments, seq_length: int) -> dict[str, tf.Tensor]:
+    def pack_inputs(self, segments, seq_length, pad_to_seq_length: bool = True) -> dict[str, tf.Tensor]:
         """One or two ragged id batches `[batch, (tokens)]` -> the encoder's inputs.
 
-        Builds `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, padded with `[PAD]` to
-        `seq_length`. Segments that do not fit are cut at their ends, round robin
-        (tensorflow-text's `RoundRobinTrimmer`): for a pair, the lengths that
-        google-research/bert's `_truncate_seq_pair` keeps. Returns int32 `input_word_ids`, `input_mask`,
-        `input_type_ids`, each `[batch, seq_length]`.
+        Builds `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, at most `seq_length` tokens
+        (an int, or a scalar tensor in a graph). Segments that do not fit are cut at
+        their ends, round robin (tensorflow-text's `RoundRobinTrimmer`): for a pair, the
+        lengths that google-research/bert's `_truncate_seq_pair` keeps. Returns int32
+        `input_word_ids`, `input_mask`, `input_type_ids`, each `[batch, seq_length]`,
+        or, with `pad_to_seq_length=False`, padded only to the batch's longest packed
+        row (`[batch, <= seq_length]`), as a serving signature wants.
         """
         if isinstance(segments, (tf.Tensor, tf.RaggedTensor)):
             segments = [segments]
-        if seq_length < len(segments) + 2:
+        if isinstance(seq_length, int) and seq_length < len(segments) + 2:
             raise ValueError(f"seq_length={seq_length} leaves no room for a token besides "
                              f"{len(segments) + 1} [CLS]/[SEP]")
+        seq_length = tf.cast(seq_length, tf.int32)
         segments = tf_text.RoundRobinTrimmer(seq_length - len(segments) - 1).trim(segments)
         ids, type_ids = tf_text.combine_segments(segments, self.vocab.cls_id, self.vocab.sep_id)
-        word_ids, mask = tf_text.pad_model_inputs(ids, seq_length, pad_value=self.vocab.pad_id)
-        type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length)
+        if pad_to_seq_length:
+            word_ids, mask = tf_text.pad_model_inputs(ids, seq_length, pad_value=self.vocab.pad_id)
+            type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length)
+        else:
+            word_ids = ids.to_tensor(default_value=self.vocab.pad_id)
+            mask = tf.ones_like(ids).to_tensor()
+            type_ids = type_ids.to_tensor()
         return {"input_word_ids": tf.cast(word_ids, tf.int32), "input_mask": tf.cast(mask, tf.int32),
                 "input_type_ids": tf.cast(type_ids, tf.int32)}
 
