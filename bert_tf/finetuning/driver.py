@@ -74,7 +74,7 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     eval_splits = {split: task.encode(split) for split in task.eval_splits} if options.do_eval else {}
 
     def evaluate() -> dict[str, float]:
-        return _evaluate(task, task_model, eval_splits, options.eval_batch_size)
+        return _evaluate(task, eval_splits, _predict_splits(task_model, eval_splits, options.eval_batch_size))
 
     if options.do_train:
         _train(model, task_model, train, steps_per_epoch, epochs, options,
@@ -83,16 +83,20 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     if options.do_train or not options.init_checkpoint:
         _restore_best(task_model, options.output_dir)
 
-    results = {}
+    results, eval_outputs = {}, {}
     if options.do_eval:
-        results = evaluate()
+        eval_outputs = _predict_splits(task_model, eval_splits, options.eval_batch_size)
+        results = _evaluate(task, eval_splits, eval_outputs)
         io_utils.atomic_write_text(os.path.join(options.output_dir, "eval_results.txt"),
                                    "".join(f"{k} = {v}\n" for k, v in sorted(results.items())))
         print("Eval results: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(results.items())))
     if options.do_predict:
         for split in task.predict_splits:
-            encoded = task.encode(split)
-            outputs = _predict(task_model, encoded, options.predict_batch_size)
+            if split in eval_outputs:  # just evaluated (SQuAD predicts its dev file): not run again
+                encoded, outputs = eval_splits[split], eval_outputs[split]
+            else:
+                encoded = task.encode(split)
+                outputs = _predict(task_model, encoded, options.predict_batch_size)
             for path in task.write_predictions(split, encoded, outputs, options.output_dir):
                 print(f"Wrote {path}")
     if options.export_dir:
@@ -148,11 +152,16 @@ def _predict(task_model, encoded: EncodedSplit, batch_size: int) -> dict[str, np
     return task_model.predict(encoded.features, batch_size=batch_size, verbose=0)
 
 
-def _evaluate(task: FineTuningTask, task_model, splits: dict[str, EncodedSplit],
-              batch_size: int) -> dict[str, float]:
+def _predict_splits(task_model, splits: dict[str, EncodedSplit], batch_size: int) -> dict[str, dict]:
+    return {split: _predict(task_model, encoded, batch_size) for split, encoded in splits.items()}
+
+
+def _evaluate(task: FineTuningTask, splits: dict[str, EncodedSplit],
+              outputs: dict[str, dict]) -> dict[str, float]:
+    """The task's metrics on each split, keyed `<split>_<metric>` when there are several splits."""
     results = {}
     for split, encoded in splits.items():
-        metrics = task.evaluate(split, encoded, _predict(task_model, encoded, batch_size))
+        metrics = task.evaluate(split, encoded, outputs[split])
         results.update({_metric_key(splits, split, k): float(v) for k, v in metrics.items()})
     return results
 
