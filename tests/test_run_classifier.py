@@ -87,3 +87,4 @@ def test_malformed_csv_row_exits_with_one_line_error(tmp_path):
     assert result.returncode == 1, result.stderr[-3000:]
     assert result.stderr.strip().splitlines()[-1] == (
         f"run_classifier.py: error: {tmp_path}/train.csv:3: malformed CSV row: 2 columns, the header names 3")
+    assert not (tmp_path / "out").exists()  # the data is checked before anything is written

@@ -100,3 +100,4 @@ def test_bad_data_is_a_one_line_error(swag_dir, tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         f"run_multiple_choice.py: error: {bad_dir / 'train.csv'}:8: label 4 is outside 0..3")
+    assert not (tmp_path / "out").exists()  # the data is checked before anything is written

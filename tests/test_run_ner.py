@@ -144,3 +144,4 @@ def test_bad_line_exits_with_one_line_error(tmp_path):
     errors = [line for line in result.stderr.splitlines() if line.startswith("run_ner.py:")]
     assert errors == [f"run_ner.py: error: {data / 'train.txt'}:{bad + 1}: 2 columns where the file's "
                       "first line has 4"], result.stderr[-2000:]
+    assert not (tmp_path / "out").exists()  # the data is checked before anything is written

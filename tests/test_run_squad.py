@@ -109,3 +109,4 @@ def test_bad_answer_start_exits_with_one_line(tmp_path, model_files):
     assert result.stderr.strip().splitlines()[-1] == (
         f"run_squad.py: error: {bad}: question 1.1-20: answer_start 3 gives ' river Ostra r', "
         "not the answer text '212 kilometres'")
+    assert not (tmp_path / "out").exists()  # the data is checked before anything is written
