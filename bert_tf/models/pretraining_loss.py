@@ -33,7 +33,10 @@ def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_example
             this batch's; a distributed step passes the global batch's, so that the
             replicas' losses sum to the loss of the whole batch.
 
-    Returns a dict of float32 scalars: `loss`, `masked_lm_loss`, `next_sentence_loss`.
+    Returns a dict of float32 tensors: the scalars `loss`, `masked_lm_loss` and
+    `next_sentence_loss`, and the per-prediction `masked_lm_cross_entropy`
+    `[batch, predictions]` and per-example `next_sentence_cross_entropy` `[batch]`
+    they come from (the metrics reuse them rather than recompute the vocab softmax).
     """
     weights = ops.cast(features["masked_lm_weights"], "float32")
     mlm_ce = masked_lm_cross_entropy(features["masked_lm_ids"], outputs["masked_lm_logits"])
@@ -49,4 +52,6 @@ def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_example
         "loss": masked_lm_loss + next_sentence_loss,
         "masked_lm_loss": masked_lm_loss,
         "next_sentence_loss": next_sentence_loss,
+        "masked_lm_cross_entropy": mlm_ce,
+        "next_sentence_cross_entropy": nsp_ce,
     }

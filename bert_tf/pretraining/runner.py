@@ -46,11 +46,11 @@ class PretrainingRunner:
         variables = self.model.trainable_variables
         with tf.GradientTape() as tape:
             outputs = self.model(features, training=True)
-            loss = self._global_losses(features, outputs)["loss"]
-            scaled_loss = self.optimizer.scale_loss(loss)
+            losses = self._global_losses(features, outputs)
+            scaled_loss = self.optimizer.scale_loss(losses["loss"])
         grads = tape.gradient(scaled_loss, variables)
         apply_global_gradients(self.optimizer, grads, variables, self.clip_norm)
-        self.model.update_pretraining_metrics(features, outputs)
+        self.model.update_pretraining_metrics(features, outputs, losses)
 
     def _eval_step(self, features):
         self.model.update_pretraining_metrics(features, self.model(features, training=False))
