@@ -28,6 +28,8 @@ flags.DEFINE_integer("max_answer_length", 30, "Span: longest answer in tokens.")
 flags.DEFINE_integer("doc_stride", 128, "Span: tokens between the starts of context windows.")
 flags.DEFINE_integer("max_query_length", 64, "Span: question tokens kept.")
 flags.DEFINE_bool("version_2_with_negative", False, "Span: SQuAD 2.0, an empty answer when [CLS] wins.")
+flags.DEFINE_bool("jit_compile", False, "Compile serving_default with XLA (faster on CPU; TF Serving then "
+                  "needs --xla_cpu_compilation_enabled). Task models only.")
 for _name in ("model_type", "init_checkpoint", "vocab_file", "export_dir"):
     flags.mark_flag_as_required(_name)
 FLAGS = flags.FLAGS
@@ -35,6 +37,8 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
+    if FLAGS.jit_compile and FLAGS.model_type == "hub":
+        raise ValueError("--jit_compile applies to task models (their serving_default), not --model_type=hub")
     num_classes = FLAGS.num_classes or (len(FLAGS.labels) if FLAGS.labels else None)
     model = model_from_checkpoint(FLAGS.init_checkpoint, FLAGS.model_type, FLAGS.bert_config_file, num_classes)
     tokenizer = BertTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
@@ -45,7 +49,8 @@ def main(argv):
     print(export_task_model(model, FLAGS.export_dir, tokenizer=tokenizer, seq_length=FLAGS.max_seq_length,
                             labels=FLAGS.labels, max_answer_length=FLAGS.max_answer_length,
                             doc_stride=FLAGS.doc_stride, max_query_length=FLAGS.max_query_length,
-                            version_2_with_negative=FLAGS.version_2_with_negative))
+                            version_2_with_negative=FLAGS.version_2_with_negative,
+                            jit_compile=FLAGS.jit_compile))
 
 
 if __name__ == "__main__":

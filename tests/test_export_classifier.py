@@ -126,3 +126,18 @@ def test_saved_model_cli_runs_serving_default(exported, tmp_path):
         capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     np.testing.assert_allclose(np.load(tmp_path / "out" / "logits.npy"), model(inputs)["logits"], atol=1e-5)
+
+
+def test_jit_compiled_serving_default_equals_the_model(tmp_path):
+    tokenizer = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", TEXTS))
+    model = BertClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size), num_classes=3)
+    model.build_with_dummy_inputs()
+    path = export_task_model(model, tmp_path / "export", tokenizer=tokenizer, seq_length=SEQ_LENGTH,
+                             labels=LABELS, jit_compile=True)
+    serving = tf.saved_model.load(path).signatures["serving_default"]
+    compiled = [f.signature.name for f in serving.graph.as_graph_def().library.function
+                if f.attr["_XlaMustCompile"].b]
+    assert compiled, "serving_default is not XLA-compiled"
+    inputs = random_encoder_inputs(3, SEQ_LENGTH, model.encoder.vocab_size, seed=4)
+    outputs = serving(**{k: tf.constant(v) for k, v in inputs.items()})
+    np.testing.assert_allclose(outputs["logits"], model(inputs)["logits"], atol=1e-5)

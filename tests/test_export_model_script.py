@@ -52,3 +52,14 @@ def test_missing_head_is_a_one_line_error(tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith("export_model.py: error: ")
     assert "no classifier head" in result.stderr and not (tmp_path / "export").exists()
+
+
+def test_jit_compile_with_the_hub_pair_is_a_one_line_error(tmp_path):
+    vocab = write_word_vocab(tmp_path / "vocab.txt", ["a day"])
+    result = run_export_model("--model_type=hub", "--jit_compile", f"--init_checkpoint={tmp_path / 'none'}",
+                              f"--vocab_file={vocab}", f"--export_dir={tmp_path / 'export'}")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "export_model.py: error: --jit_compile applies to task models (their serving_default), "
+        "not --model_type=hub")
+    assert not (tmp_path / "export").exists()

@@ -17,7 +17,8 @@ from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
 def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, tokenizer: BertTokenizer,
                       seq_length: int, labels=None, max_answer_length: int = 30, doc_stride: int = 128,
-                      max_query_length: int = 64, version_2_with_negative: bool = False) -> str:
+                      max_query_length: int = 64, version_2_with_negative: bool = False,
+                      jit_compile: bool = False) -> str:
     """Writes `model` to `export_dir` as a SavedModel; returns the directory.
 
     `serving_default` takes the three int32 id tensors (stock TF Serving); the text
@@ -25,6 +26,8 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
     `BertClassifier` -> `text`, `text_pair`; `BertSpanLabeler`, `BertTokenClassifier`,
     `BertMultipleChoice` -> `text`. `labels` names the classes (classifier, tagger);
     the span options are run_squad.py's. The vocab file is stored as an asset.
+    `jit_compile` compiles `serving_default` with XLA (faster on CPU; TF Serving
+    needs `--xla_cpu_compilation_enabled` for it).
 
     Example:
     >>> export_task_model(tagger, "export/ner", tokenizer=tokenizer, seq_length=128,
@@ -43,4 +46,4 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
     else:
         raise ValueError(f"export_task_model: cannot export a {type(model).__name__}; expected "
                          "BertClassifier, BertSpanLabeler, BertTokenClassifier or BertMultipleChoice")
-    return save_atomically(module, export_dir, signatures=module.signatures())
+    return save_atomically(module, export_dir, signatures=module.signatures(jit_compile))

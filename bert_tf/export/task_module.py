@@ -37,11 +37,19 @@ class TaskExport(tf.Module):
         self.seq_length = seq_length
         self.vocab_file = tf.saved_model.Asset(tokenizer.vocab_file)
 
-    def signatures(self) -> dict:
-        """Signature name -> concrete function, for `tf.saved_model.save`."""
-        functions = {"serving_default": (self.serve, [self.id_spec()]), **self.text_signatures()}
-        return {name: tf.function(method, input_signature=specs, autograph=False).get_concrete_function()
-                for name, (method, specs) in functions.items()}
+    def signatures(self, jit_compile: bool = False) -> dict:
+        """Signature name -> concrete function, for `tf.saved_model.save`.
+
+        `jit_compile` compiles `serving_default` with XLA: about 30% lower latency
+        for BERT-base on CPU (benchmarks/README.md), but TF Serving then needs
+        `--xla_cpu_compilation_enabled`. The text signatures stay uncompiled: they
+        pad to each batch's own length, and XLA would compile every new shape.
+        """
+        signatures = {name: tf.function(method, input_signature=specs, autograph=False)
+                      for name, (method, specs) in self.text_signatures().items()}
+        signatures["serving_default"] = tf.function(self.serve, input_signature=[self.id_spec()],
+                                                    autograph=False, jit_compile=jit_compile)
+        return {name: function.get_concrete_function() for name, function in signatures.items()}
 
     def id_spec(self) -> dict[str, tf.TensorSpec]:
         return id_spec()
