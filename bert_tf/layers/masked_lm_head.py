@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.layers.activations import get_activation
@@ -60,7 +61,13 @@ class MaskedLMHead(keras.layers.Layer):
         masked = self.layer_norm(self._activation(self.transform(masked)))  # float32
         masked = ops.cast(masked, self.compute_dtype)
         embeddings = ops.cast(word_embeddings, self.compute_dtype)  # [vocab, hidden]
-        logits = ops.matmul(masked, ops.transpose(embeddings))  # [batch, predictions, vocab]
+        # One 2-D matmul against the untransposed table: its gradient is then
+        # [vocab, hidden] directly, with no transpose of a vocab-sized tensor (10-20%
+        # of the head's time at vocab 30,522 on CPU).
+        flat = ops.reshape(masked, (-1, self.hidden_size))  # [batch * predictions, hidden]
+        logits = tf.linalg.matmul(flat, embeddings, transpose_b=True)  # [batch * predictions, vocab]
+        batch, predictions = ops.shape(masked_lm_positions)
+        logits = ops.reshape(logits, (batch, predictions, self.vocab_size))
         return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
 
     def compute_output_shape(self, sequence_output_shape, masked_lm_positions_shape,
