@@ -141,3 +141,11 @@ def test_jit_compiled_serving_default_equals_the_model(tmp_path):
     inputs = random_encoder_inputs(3, SEQ_LENGTH, model.encoder.vocab_size, seed=4)
     outputs = serving(**{k: tf.constant(v) for k, v in inputs.items()})
     np.testing.assert_allclose(outputs["logits"], model(inputs)["logits"], atol=1e-5)
+
+
+def test_serving_default_has_only_onnx_convertible_math(exported):
+    # tf2onnx has no Erfc: the exact GELU must be written with Erf (google-research/bert's form).
+    _, _, _, loaded = exported
+    graph = loaded.signatures["serving_default"].graph.as_graph_def()
+    ops = {node.op for f in graph.library.function for node in f.node_def} | {n.op for n in graph.node}
+    assert "Erf" in ops and "Erfc" not in ops

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import keras
+from keras import ops
 
 from bert_tf.bert_config import HIDDEN_ACTIVATIONS
 
+
+def gelu(x):
+    """google-research/bert's exact GELU, x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))).
+
+    Written with erf, as there, rather than Keras's (TensorFlow's erfc form): ONNX has
+    an Erf op but no Erfc, so tf2onnx converts the exported SavedModels.
+    """
+    return 0.5 * x * (1.0 + ops.erf(x * (1.0 / math.sqrt(2.0))))
+
+
 _ACTIVATIONS = {
-    # google-research/bert's "gelu" is the exact form, x * Phi(x), with erf.
-    "gelu": functools.partial(keras.activations.gelu, approximate=False),
+    "gelu": gelu,
     "gelu_approximate": functools.partial(keras.activations.gelu, approximate=True),
     "gelu_new": functools.partial(keras.activations.gelu, approximate=True),
     "gelu_pytorch_tanh": functools.partial(keras.activations.gelu, approximate=True),
