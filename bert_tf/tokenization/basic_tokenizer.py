@@ -39,7 +39,8 @@ class BasicTokenizer(tf.Module):
 
     def tokenize(self, texts) -> tf.RaggedTensor:
         """UTF-8 strings `[batch]` -> words, ragged `[batch, (words)]`."""
-        return self.tokenize_with_offsets_map(texts)[0]
+        words = tf_text.regex_split(self.normalizer.normalize(texts), self._split_pattern, self._keep_pattern)
+        return self._lower(words)
 
     def tokenize_with_offsets_map(self, texts):
         """UTF-8 strings `[batch]` -> (words, starts, ends, offsets map).
@@ -51,8 +52,12 @@ class BasicTokenizer(tf.Module):
         normalized, offsets_map = self.normalizer.normalize_with_offsets_map(texts)
         words, starts, ends = tf_text.regex_split_with_offsets(
             normalized, self._split_pattern, self._keep_pattern)
-        if self.lower_case:  # ASCII letters, which the normalizer left for after this test
-            flat = words.flat_values
-            words = words.with_flat_values(tf.where(
-                tf.strings.regex_full_match(flat, self._special_tokens), flat, tf.strings.lower(flat)))
-        return words, starts, ends, offsets_map
+        return self._lower(words), starts, ends, offsets_map
+
+    def _lower(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
+        """Lower-cases ASCII letters (the normalizer left them for now), but not in the special tokens."""
+        if not self.lower_case:
+            return words
+        flat = words.flat_values
+        return words.with_flat_values(tf.where(
+            tf.strings.regex_full_match(flat, self._special_tokens), flat, tf.strings.lower(flat)))

@@ -39,6 +39,12 @@ def _in_ranges(values: tf.Tensor, ranges) -> tf.Tensor:
     return (index >= 0) & (values <= tf.gather(lasts, tf.maximum(index, 0)))
 
 
+def _encode(codepoints: tf.Tensor, row_splits: tf.Tensor) -> tf.Tensor:
+    """Flat code points and their row splits -> UTF-8 strings `[batch]`."""
+    return tf.strings.unicode_encode(
+        tf.RaggedTensor.from_row_splits(codepoints, row_splits, validate=False), "UTF-8")
+
+
 def _exclusive_cumsum(values: tf.Tensor) -> tf.Tensor:
     """`[0, v0, v0 + v1, ...]`, one longer than `values`."""
     return tf.concat([tf.zeros([1], values.dtype), tf.cumsum(values)], 0)
@@ -80,25 +86,22 @@ class BertNormalizer(tf.Module):
             self._cased = _ranges_tensors(cased)
             self._case_ignorable = _ranges_tensors(ignorable)
 
+    def normalize(self, texts) -> tf.Tensor:
+        """UTF-8 strings `[batch]` -> normalized strings `[batch]`."""
+        chars = tf.strings.unicode_decode(texts, "UTF-8", errors="replace")
+        values, lengths = self._replace(chars)
+        return _encode(values, tf.gather(_exclusive_cumsum(lengths), chars.row_splits))
+
     def normalize_with_offsets_map(self, texts):
         """UTF-8 strings `[batch]` -> (normalized strings `[batch]`, offsets map)."""
         chars, starts = tf.strings.unicode_decode_with_offsets(texts, "UTF-8", errors="replace")
-        flat, row_ids = chars.flat_values, chars.value_rowids()
-        if self.lower_case:
-            flat = self._final_sigmas(flat, row_ids, chars.row_splits)
-        index = tf.minimum(tf.searchsorted(self._keys, flat), tf.size(self._keys) - 1)
-        changed = tf.gather(self._keys, index) == flat
-        width = self._replacements.shape[1]
-        replaced = tf.where(changed[:, None], tf.gather(self._replacements, index),
-                            tf.pad(flat[:, None], [[0, 0], [0, width - 1]], constant_values=-1))
-        values = tf.boolean_mask(replaced, replaced >= 0)  # [input characters, width] -> flat
-        lengths = tf.reduce_sum(tf.cast(replaced >= 0, tf.int64), axis=1)
+        values, lengths = self._replace(chars)
         value_splits = _exclusive_cumsum(lengths)  # per input character
         row_splits = tf.gather(value_splits, chars.row_splits)
-        normalized = tf.strings.unicode_encode(
-            tf.RaggedTensor.from_row_splits(values, row_splits, validate=False), "UTF-8")
+        normalized = _encode(values, row_splits)
         byte_splits = _exclusive_cumsum(_utf8_length(values))
-        size = tf.size(flat, tf.int64)
+        row_ids = chars.value_rowids()
+        size = tf.size(chars.flat_values, tf.int64)
         char_starts = tf.range(size) - tf.gather(chars.row_splits, row_ids)
         # The next character that is not removed, if its string has one.
         is_kept = tf.cast(lengths > 0, tf.int64)
@@ -116,6 +119,21 @@ class BertNormalizer(tf.Module):
             char_ends=tf.where(has_following, tf.gather(char_starts, following),
                                tf.gather(chars.row_lengths(), row_ids)))
         return normalized, offsets_map
+
+    def _replace(self, chars: tf.RaggedTensor):
+        """Code points `[batch, (chars)]` -> (the normalized code points, flat; how many each
+        input character became `[chars]`)."""
+        flat = chars.flat_values
+        if self.lower_case:
+            flat = self._final_sigmas(flat, chars.value_rowids(), chars.row_splits)
+        index = tf.minimum(tf.searchsorted(self._keys, flat), tf.size(self._keys) - 1)
+        changed = tf.gather(self._keys, index) == flat
+        width = self._replacements.shape[1]
+        replaced = tf.where(changed[:, None], tf.gather(self._replacements, index),
+                            tf.pad(flat[:, None], [[0, 0], [0, width - 1]], constant_values=-1))
+        values = tf.boolean_mask(replaced, replaced >= 0)  # [input characters, width] -> flat
+        lengths = tf.reduce_sum(tf.cast(replaced >= 0, tf.int64), axis=1)
+        return values, lengths
 
     @staticmethod
     def find_source_offsets(offsets_map, starts, ends, unit: str = "BYTE"):

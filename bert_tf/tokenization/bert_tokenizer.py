@@ -131,6 +131,11 @@ class BertTokenizer(tf.Module):
             return tuple(t.flat_values for t in self._tokenize(texts[None], unit))
         if texts.shape.rank != 1:
             raise ValueError(f"texts must be a string or a batch of strings [batch], got shape {texts.shape}")
+        return self._route(texts, unit, self._tokenize_exactly)
+
+    def _route(self, texts, unit, tokenize_other):
+        """Rows of printable ASCII without `[` through the end-to-end WordPiece, the others
+        through `tokenize_other(texts, unit)`; the results in the input's row order."""
         is_ascii = tf.strings.regex_full_match(texts, _ASCII_TEXT)
         ascii_rows, other_rows = tf.where(is_ascii)[:, 0], tf.where(~is_ascii)[:, 0]
         ascii_texts = tf.gather(texts, ascii_rows)
@@ -140,21 +145,26 @@ class BertTokenizer(tf.Module):
             ascii_tokens = (self._ascii_wordpiece.tokenize(ascii_texts),)
         else:
             ascii_tokens = self._ascii_wordpiece.tokenize_with_offsets(ascii_texts)
-        other_tokens = self._tokenize_exactly(tf.gather(texts, other_rows), unit)
+        other_texts = tf.gather(texts, other_rows)
+        # Serving requests are mostly ASCII: skip the exact path's ops when no row needs it.
+        other_tokens = tf.cond(tf.size(other_texts) > 0, lambda: tokenize_other(other_texts, unit),
+                               lambda: self._no_tokens(unit))
         order = tf.math.invert_permutation(tf.concat([ascii_rows, other_rows], 0))
         return tuple(tf.gather(tf.concat([a, b], 0), order)  # ASCII offsets are both units
                      for a, b in zip(ascii_tokens, other_tokens))
 
     def _tokenize_exactly(self, texts, unit):
         """BasicTokenizer, then WordPiece; offsets mapped back to `texts`."""
-        words, word_starts, word_ends, offsets_map = self._basic_tokenizer.tokenize_with_offsets_map(texts)
-        flat = words.flat_values
-        too_long = tf.strings.length(flat, unit="UTF8_CHAR") > self.max_chars_per_word
-        ids, starts, ends = self._wordpiece.tokenize_with_offsets(
-            tf.where(too_long, self._unk_token, flat))
-        tokens = words.with_flat_values(ids).merge_dims(1, 2)
         if unit is None:
-            return (tokens,)
+            # BasicTokenizer never joins text across a space, and most space-separated
+            # pieces of these rows are plain ASCII too: route the pieces again.
+            pieces = tf.strings.split(texts, " ")
+            ids = self._route(pieces.flat_values, unit, self._tokenize_pieces_exactly)[0]
+            return (pieces.with_flat_values(ids).merge_dims(1, 2),)
+        words, word_starts, word_ends, offsets_map = self._basic_tokenizer.tokenize_with_offsets_map(texts)
+        flat, too_long = self._unk_if_too_long(words.flat_values)
+        ids, starts, ends = self._wordpiece.tokenize_with_offsets(flat)
+        tokens = words.with_flat_values(ids).merge_dims(1, 2)
         word = ids.value_rowids()
         word_starts = tf.gather(word_starts.flat_values, word)
         starts = word_starts + starts.flat_values
@@ -163,3 +173,21 @@ class BertTokenizer(tf.Module):
         starts, ends = self._basic_tokenizer.normalizer.find_source_offsets(
             offsets_map, tokens.with_flat_values(starts), tokens.with_flat_values(ends), unit)
         return tokens, starts, ends
+
+    def _tokenize_pieces_exactly(self, texts, unit):
+        """BasicTokenizer, then WordPiece, ids only (`unit` is None)."""
+        words = self._basic_tokenizer.tokenize(texts)
+        ids = self._wordpiece.tokenize(self._unk_if_too_long(words.flat_values)[0])
+        return (words.with_flat_values(ids).merge_dims(1, 2),)
+
+    def _no_tokens(self, unit):
+        """What `_tokenize_exactly` returns for an empty batch: empty ragged `[0, (tokens)]` tensors."""
+        def empty(dtype):
+            return tf.RaggedTensor.from_row_splits(tf.zeros([0], dtype), tf.zeros([1], tf.int64), validate=False)
+        return (empty(tf.int32),) if unit is None else (empty(tf.int32), empty(tf.int64), empty(tf.int64))
+
+    def _unk_if_too_long(self, words):
+        """Words `[n]` -> (the words, `[UNK]` for those over `max_chars_per_word` characters;
+        which ones those are)."""
+        too_long = tf.strings.length(words, unit="UTF8_CHAR") > self.max_chars_per_word
+        return tf.where(too_long, self._unk_token, words), too_long
