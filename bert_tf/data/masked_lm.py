@@ -35,10 +35,8 @@ def num_to_predict(lengths, masked_lm_prob: float, max_predictions_per_seq: int)
     return np.minimum(max_predictions_per_seq, wanted)
 
 
-def _words(candidate: np.ndarray, input_ids: np.ndarray, is_continuation: np.ndarray | None):
-    """(word starts `[batch, seq]`, start of each token's word (None: itself), word length at starts)."""
-    if is_continuation is None:
-        return candidate, None, candidate.astype(np.int64)
+def _words(candidate: np.ndarray, input_ids: np.ndarray, is_continuation: np.ndarray):
+    """Whole words: (word starts `[batch, seq]`, start of each token's word, word length at starts)."""
     seq = candidate.shape[1]
     columns = np.arange(seq)
     previous = np.pad(candidate[:, :-1], ((0, 0), (1, 0)))
@@ -48,6 +46,73 @@ def _words(candidate: np.ndarray, input_ids: np.ndarray, is_continuation: np.nda
     next_boundary = np.minimum.accumulate(boundary[:, ::-1], axis=1)[:, ::-1]  # first boundary >= column
     following = np.pad(next_boundary[:, 1:], ((0, 0), (0, 1)), constant_values=seq)
     return word_start, start_of, np.where(word_start, following - columns, 0)
+
+
+def _random_keys(shape: tuple[int, int], rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Distinct random keys: (uint32 `[batch, seq]`, random high bits and the column in the low bits;
+    the number of low bits). Two keys tie in their random bits with a chance of 2**-25 at seq 128:
+    then the earlier column sorts first."""
+    batch, seq = shape
+    position_bits = max(1, (seq - 1).bit_length())
+    random_bits = rng.bit_generator.random_raw((batch * seq + 1) // 2).view(np.uint32)  # 2 keys per draw
+    keys = random_bits[:batch * seq].reshape(shape)
+    keys &= np.uint32(0xFFFFFFFF << position_bits & 0xFFFFFFFF)
+    keys |= np.arange(seq, dtype=np.uint32)
+    return keys, position_bits
+
+
+def _choose_tokens(candidate: np.ndarray, budget: np.ndarray, num_predictions: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """The `budget` candidates of each row with the smallest random keys: their positions,
+    ascending, then `seq` as padding, `[batch, num_predictions]` (`budget <= num_predictions`).
+
+    This is the greedy pass over words in random order when every word is one token.
+    """
+    batch, seq = candidate.shape
+    keys, position_bits = _random_keys(candidate.shape, rng)
+    np.copyto(keys, np.iinfo(np.uint32).max, where=~candidate)
+    smallest = np.sort(keys, axis=1)[:, :num_predictions]
+    positions = (smallest & np.uint32((1 << position_bits) - 1)).astype(np.intp)
+    taken = ((np.arange(num_predictions) < budget[:, None])
+             & candidate.reshape(-1)[np.arange(batch)[:, None] * seq + positions])
+    return np.sort(np.where(taken, positions, seq), axis=1)
+
+
+def _choose_words(word_start: np.ndarray, word_length: np.ndarray, budget: np.ndarray,
+                  rng: np.random.Generator) -> np.ndarray:
+    """Word starts `[batch, seq]` taken greedily in random order while their words fit in `budget`."""
+    batch, seq = word_start.shape
+    rows = np.arange(batch)[:, None]
+    keys, _ = _random_keys(word_start.shape, rng)
+    np.copyto(keys, np.iinfo(np.uint32).max, where=~word_start)
+    order = np.argsort(keys, axis=1)
+    lengths_in_order = word_length[rows, order]  # 0 past the last word
+    taken_in_order = np.zeros((batch, seq), bool)
+    used = np.zeros(batch, np.int64)
+    for k in range(int(word_start.sum(axis=1).max(initial=0))):
+        if (used == budget).all():
+            break
+        fits = (lengths_in_order[:, k] > 0) & (used + lengths_in_order[:, k] <= budget)
+        taken_in_order[:, k] = fits
+        used += np.where(fits, lengths_in_order[:, k], 0)
+    chosen = np.zeros((batch, seq), bool)
+    chosen[rows, order] = taken_in_order
+    return chosen
+
+
+def _chosen_positions(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingConfig,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the positions to predict, ascending, then `seq` as padding `[batch, max_predictions_per_seq]`;
+    with whole-word masking, the start of each token's word `[batch, seq]`, else None)."""
+    seq = input_ids.shape[1]
+    budget = num_to_predict(input_mask.sum(axis=1), config.masked_lm_prob, config.max_predictions_per_seq)
+    candidate = (input_mask > 0) & (input_ids != config.cls_id) & (input_ids != config.sep_id)
+    if config.is_continuation is None:
+        return _choose_tokens(candidate, budget, config.max_predictions_per_seq, rng), None
+    word_start, start_of, word_length = _words(candidate, input_ids, config.is_continuation)
+    chosen = candidate & np.take_along_axis(_choose_words(word_start, word_length, budget, rng), start_of, 1)
+    positions = np.sort(np.where(chosen, np.arange(seq), seq), axis=1)[:, :config.max_predictions_per_seq]
+    return positions, start_of
 
 
 def mask_tokens(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingConfig,
@@ -65,40 +130,24 @@ def mask_tokens(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingCo
     """
     batch, seq = input_ids.shape
     rows = np.arange(batch)[:, None]
-    budget = num_to_predict(input_mask.sum(axis=1), config.masked_lm_prob, config.max_predictions_per_seq)
-    candidate = (input_mask > 0) & (input_ids != config.cls_id) & (input_ids != config.sep_id)
-    word_start, start_of, word_length = _words(candidate, input_ids, config.is_continuation)
-
-    # Words in random order, taken greedily while they fit in the budget.
-    order = np.argsort(np.where(word_start, rng.random((batch, seq)), 2.0), axis=1)
-    lengths_in_order = word_length[rows, order]  # 0 past the last word
-    taken_in_order = np.zeros((batch, seq), bool)
-    used = np.zeros(batch, np.int64)
-    for k in range(int(word_start.sum(axis=1).max(initial=0))):
-        if (used == budget).all():
-            break
-        fits = (lengths_in_order[:, k] > 0) & (used + lengths_in_order[:, k] <= budget)
-        taken_in_order[:, k] = fits
-        used += np.where(fits, lengths_in_order[:, k], 0)
-    chosen = np.zeros((batch, seq), bool)
-    chosen[rows, order] = taken_in_order
-    # One draw per word: < 0.8 [MASK], < 0.9 unchanged, else a random token (per piece).
-    draw = rng.random((batch, seq))
-    if start_of is not None:  # every piece of a chosen word, with the word's draw
-        chosen, draw = candidate & chosen[rows, start_of], draw[rows, start_of]
+    positions, start_of = _chosen_positions(input_ids, input_mask, config, rng)
+    real = positions < seq
+    positions = np.where(real, positions, 0).astype(np.int32)
+    flat = rows * seq + positions  # indices into the flattened `[batch * seq]` arrays
+    original = input_ids.reshape(-1)[flat]
+    # One draw per word (a piece takes its word's): < 0.8 [MASK], < 0.9 unchanged, else a random token.
+    draw = rng.random(positions.shape)
+    if start_of is not None:  # A piece's word starts that many slots before it.
+        draw = draw[rows, np.arange(positions.shape[1]) - (positions - start_of.reshape(-1)[flat])]
     action = np.where(draw < 0.8, MASK, np.where(draw < 0.9, KEEP, RANDOM))
+    random_ids = rng.integers(0, config.vocab_size, positions.shape)
+    replacement = np.where(action == MASK, config.mask_id, np.where(action == RANDOM, random_ids, original))
     output_ids = input_ids.astype(np.int32, copy=True)
-    output_ids[chosen & (action == MASK)] = config.mask_id
-    random_slots = chosen & (action == RANDOM)
-    output_ids[random_slots] = rng.integers(0, config.vocab_size, int(random_slots.sum()))
-
-    num_predictions = config.max_predictions_per_seq
-    positions = np.argsort(~chosen, axis=1, kind="stable")[:, :num_predictions]  # chosen first, ascending
-    real = np.arange(num_predictions) < chosen.sum(axis=1, keepdims=True)
+    output_ids.reshape(-1)[flat] = np.where(real, replacement, original)
     features = {
         "input_ids": output_ids,
-        "masked_lm_positions": np.where(real, positions, 0).astype(np.int32),
-        "masked_lm_ids": np.where(real, input_ids[rows, positions], 0).astype(np.int32),
+        "masked_lm_positions": positions,
+        "masked_lm_ids": np.where(real, original, 0).astype(np.int32),
         "masked_lm_weights": real.astype(np.float32),
     }
-    return features, np.bincount(action[chosen], minlength=3)
+    return features, np.bincount(action[real], minlength=3)

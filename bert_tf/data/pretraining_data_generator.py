@@ -3,21 +3,28 @@
 The corpus is cut into chunks of whole documents (`corpus.plan_chunks`). Each
 chunk is one task, run by a pool of worker processes: tokenize (tensorflow-text,
 big batches), build sentence pairs for `dupe_factor` passes, shuffle, truncate,
-pack, mask (numpy) and serialize (`example_encoder`). The main process writes
-the records round-robin to the output shards, in chunk order, so the output
-depends on the seed and the inputs only, not on `num_workers`. A random next
-sentence comes from another document of the same chunk. Memory is bounded by
-the chunk size times the workers, whatever the corpus size.
+pack, mask (numpy), serialize (`example_encoder`) and write the TFRecords to a
+scratch file. The main process moves each scratch file's records round-robin to
+the output shards, in chunk order, so the output depends on the seed and the
+inputs only, not on `num_workers`. A random next sentence comes from another
+document of the same chunk. Memory is bounded by the chunk size times the
+workers, whatever the corpus size.
+
+Workers start by `fork`, with TensorFlow imported and the tokenizer's Unicode
+tables built, unless this process already ran TensorFlow ops (then by `spawn`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import multiprocessing
 import os
 import random
+import shutil
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -30,10 +37,11 @@ from bert_tf.bert_config import BertConfig
 from bert_tf.data import corpus, example_encoder, masked_lm
 from bert_tf.data.pretraining_instances import (Documents, PairSpans, create_pairs, pack_pairs,
                                                 truncate_pairs)
-from bert_tf.tokenization import BertTokenizer, Vocab
+from bert_tf.tokenization import BertTokenizer, Vocab, unicode_tables
 
 MAX_SEQ_LENGTH_WITHOUT_CONFIG = 512
-_BATCH = 4096  # pairs masked and serialized at a time
+_BATCH = 2048  # pairs masked and serialized at a time
+_TFRECORD_FRAMING = 16  # bytes around each TFRecord: its length (8) and two masked CRC32Cs (4 each)
 
 
 class PretrainingDataError(ValueError):
@@ -121,10 +129,11 @@ class Statistics:
 
 
 class _ChunkProcessor:
-    """Turns one corpus chunk into shuffled serialized examples (one per process)."""
+    """Turns one corpus chunk into a scratch file of shuffled TFRecords (one per process)."""
 
-    def __init__(self, options: PretrainingDataOptions):
+    def __init__(self, options: PretrainingDataOptions, scratch_dir: str):
         self.options = options
+        self.scratch_dir = scratch_dir
         self.tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case)
         vocab = self.tokenizer.vocab
         self.special_ids = dict(cls_id=vocab.cls_id, sep_id=vocab.sep_id, pad_id=vocab.pad_id)
@@ -139,7 +148,20 @@ class _ChunkProcessor:
         ids = self.tokenizer.tokenize(lines)
         return ids.flat_values.numpy(), ids.row_splits.numpy()
 
-    def __call__(self, chunk: corpus.CorpusChunk) -> tuple[list[bytes], Statistics]:
+    def _examples(self, spans: PairSpans, token_ids: np.ndarray,
+                  rng: np.random.Generator) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Pairs truncated, packed and masked: (the schema's features `[pairs, ...]`, actions `[3]`)."""
+        max_seq_length = self.options.max_seq_length
+        spans = truncate_pairs(spans, max_seq_length - 3, rng)
+        features = pack_pairs(spans, token_ids, max_seq_length, **self.special_ids)
+        masked, actions = masked_lm.mask_tokens(features["input_ids"], features["input_mask"],
+                                                self.masking, rng)
+        features.update(masked)
+        features["next_sentence_labels"] = spans.is_random_next
+        return features, actions
+
+    def __call__(self, chunk: corpus.CorpusChunk) -> tuple[str, np.ndarray, Statistics]:
+        """(the scratch file's path, the size of each record in it `[examples]`, statistics)."""
         options = self.options
         documents = Documents.from_lines(corpus.read_chunk(chunk), self._tokenize)
         seeds = np.random.SeedSequence([options.random_seed, chunk.index])
@@ -147,39 +169,68 @@ class _ChunkProcessor:
         np_rng = np.random.default_rng(seeds)
         order = list(range(documents.num_documents))
         py_rng.shuffle(order)
-        max_num_tokens = options.max_seq_length - 3
         spans = PairSpans.concatenate([
-            create_pairs(documents, order, max_num_tokens, options.short_seq_prob, py_rng)
+            create_pairs(documents, order, options.max_seq_length - 3, options.short_seq_prob, py_rng)
             for _ in range(options.dupe_factor)])
         spans = spans.take(np_rng.permutation(len(spans)))
-        records, stats = [], Statistics(documents=documents.num_documents)
-        for begin in range(0, len(spans), _BATCH):
-            batch = truncate_pairs(spans.take(np.arange(begin, min(begin + _BATCH, len(spans)))),
-                                   max_num_tokens, np_rng)
-            features = pack_pairs(batch, documents.token_ids, options.max_seq_length, **self.special_ids)
-            masked, actions = masked_lm.mask_tokens(features["input_ids"], features["input_mask"],
-                                                    self.masking, np_rng)
-            features.update(masked)
-            features["next_sentence_labels"] = batch.is_random_next
-            records.extend(example_encoder.encode_examples(features))
-            stats.add(Statistics(examples=len(batch), real_tokens=int(features["input_mask"].sum()),
-                                 random_next=int(batch.is_random_next.sum()), actions=actions))
-        return records, stats
+        path = os.path.join(self.scratch_dir, f"chunk-{chunk.index:06d}.tfrecord")
+        sizes, stats = [np.zeros(0, np.int64)], Statistics(documents=documents.num_documents)
+        with tf.io.TFRecordWriter(path) as writer:
+            for begin in range(0, len(spans), _BATCH):
+                batch = spans.take(np.arange(begin, min(begin + _BATCH, len(spans))))
+                features, actions = self._examples(batch, documents.token_ids, np_rng)
+                data, lengths = example_encoder.encode_batch(features)
+                for record in example_encoder.split_records(data, lengths):
+                    writer.write(record)
+                sizes.append(lengths + _TFRECORD_FRAMING)
+                stats.add(Statistics(examples=len(batch), real_tokens=int(features["input_mask"].sum()),
+                                     random_next=int(batch.is_random_next.sum()), actions=actions))
+        return path, np.concatenate(sizes), stats
 
 
 _processor: _ChunkProcessor | None = None  # the worker process's own
 
 
-def _init_worker(options: PretrainingDataOptions) -> None:
+def _init_worker(options: PretrainingDataOptions, scratch_dir: str) -> None:
     global _processor
     # One process per core: TensorFlow's own thread pools would only compete.
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    _processor = _ChunkProcessor(options)
+    _processor = _ChunkProcessor(options, scratch_dir)
 
 
 def _process(chunk: corpus.CorpusChunk):
     return _processor(chunk)
+
+
+def _move_records(path: str, sizes: np.ndarray, shards: list, first_index: int) -> None:
+    """Appends the records of a scratch file to the shards, round robin, and removes the file.
+
+    Record i of the file is example `first_index + i` of the run, which goes to
+    shard `(first_index + i) % len(shards)`.
+    """
+    with open(path, "rb") as f:
+        if len(shards) == 1:
+            shutil.copyfileobj(f, shards[0], 1 << 20)
+        else:
+            data = f.read()
+            ends = np.cumsum(sizes).tolist()
+            starts = [0] + ends[:-1]
+            for k, shard in enumerate(shards):
+                records = range((k - first_index) % len(shards), len(sizes), len(shards))
+                shard.write(b"".join(data[starts[i]:ends[i]] for i in records))
+    os.remove(path)
+
+
+@contextlib.contextmanager
+def _gc_frozen():
+    """Freezes the garbage collector's objects while workers fork (Python's advice for `fork`):
+    their collections then skip what they inherit, so it stays shared instead of copied."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _tensorflow_runtime_started() -> bool:
@@ -232,20 +283,23 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     for directory in {os.path.dirname(p) for p in output_files} - {""}:
         tf.io.gfile.makedirs(directory)
     with contextlib.ExitStack() as stack:
-        writers = [stack.enter_context(tf.io.TFRecordWriter(stack.enter_context(io_utils.atomic_output(p))))
-                   for p in output_files]
+        scratch_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="create_pretraining_data-"))
+        shards = [stack.enter_context(tf.io.gfile.GFile(stack.enter_context(io_utils.atomic_output(p)), "wb"))
+                  for p in output_files]
         if num_workers > 1:
             method = "spawn" if _tensorflow_runtime_started() else "fork"
-            pool = stack.enter_context(multiprocessing.get_context(method).Pool(
-                min(num_workers, len(chunks)), _init_worker, (options,)))
+            if method == "fork":
+                unicode_tables.build_tables(options.do_lower_case)  # once, for every worker
+            with _gc_frozen():
+                pool = stack.enter_context(multiprocessing.get_context(method).Pool(
+                    min(num_workers, len(chunks)), _init_worker, (options, scratch_dir)))
             results = pool.imap(_process, chunks)
         else:
-            results = map(_ChunkProcessor(options), chunks)
+            results = map(_ChunkProcessor(options, scratch_dir), chunks)
         bar = stack.enter_context(tqdm(total=total_bytes, unit="B", unit_scale=True, file=sys.stderr,
                                        disable=not progress, desc="create_pretraining_data"))
-        for chunk, (records, chunk_stats) in zip(chunks, results):
-            for i, record in enumerate(records, stats.examples):
-                writers[i % len(writers)].write(record)
+        for chunk, (path, sizes, chunk_stats) in zip(chunks, results):
+            _move_records(path, sizes, shards, stats.examples)
             stats.add(chunk_stats)
             elapsed = time.perf_counter() - start_time
             bar.set_postfix_str(f"{stats.documents / elapsed:,.0f} documents/s,"

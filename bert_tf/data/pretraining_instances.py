@@ -3,19 +3,21 @@
 Tokens stay in one flat array: a document is a range of sentences and a
 sentence a range of tokens, so segment A (contiguous sentences) and segment B
 (the continuation, or sentences of a random document) are token ranges.
-`create_pairs` runs the per-document loop in Python over sentences only;
-truncation and packing are vectorised over all pairs.
+`create_pairs` runs the per-document loop in Python, one step per pair (a
+binary search finds where a segment reaches its target length); truncation and
+packing are vectorised over all pairs.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import random
 from typing import Callable, Sequence
 
 import numpy as np
 
-_TOKENIZE_BATCH = 16384  # lines per tokenizer call
+_TOKENIZE_BATCH = 1 << 16  # lines per tokenizer call
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,31 +103,31 @@ def create_pairs(documents: Documents, document_order: Sequence[int], max_num_to
         target = max_num_tokens
         if uniform() < short_seq_prob:
             target = 2 + int(uniform() * (max_num_tokens - 1))
-        chunk_first = i = first
-        while i < last:
-            if i == last - 1 or starts[i + 1] - starts[chunk_first] >= target:
-                num_sentences = i - chunk_first + 1
-                a_end = chunk_first + 1
-                if num_sentences >= 2:
-                    a_end += int(uniform() * (num_sentences - 1))
-                a_start = starts[chunk_first]
-                a_length = starts[a_end] - a_start
-                if num_sentences == 1 or uniform() < 0.5:
-                    for _ in range(10):  # another document, if there is one
-                        other = int(uniform() * num_documents)
-                        if other != position:
-                            break
-                    other_first, other_last = splits[order[other]], splits[order[other] + 1]
-                    j = other_first + int(uniform() * (other_last - other_first))
-                    b_start = starts[j]
-                    while j < other_last - 1 and starts[j + 1] - b_start < target - a_length:
-                        j += 1
-                    pairs.append((a_start, a_length, b_start, starts[j + 1] - b_start, 1))
-                    i = a_end - 1  # put the unused sentences back
-                else:
-                    pairs.append((a_start, a_length, starts[a_end], starts[i + 1] - starts[a_end], 0))
-                chunk_first = i + 1
-            i += 1
+        chunk_first = first
+        while chunk_first < last:
+            # Sentences chunk_first..end - 1: the fewest that reach `target` tokens, or the rest.
+            end = bisect.bisect_left(starts, starts[chunk_first] + target, chunk_first + 1, last)
+            num_sentences = end - chunk_first
+            a_end = chunk_first + 1
+            if num_sentences >= 2:
+                a_end += int(uniform() * (num_sentences - 1))
+            a_start = starts[chunk_first]
+            a_length = starts[a_end] - a_start
+            if num_sentences == 1 or uniform() < 0.5:
+                for _ in range(10):  # another document, if there is one
+                    other = int(uniform() * num_documents)
+                    if other != position:
+                        break
+                other_first, other_last = splits[order[other]], splits[order[other] + 1]
+                j = other_first + int(uniform() * (other_last - other_first))
+                b_start = starts[j]
+                # From sentence j, the fewest that fill the rest of the target, or to the end.
+                b_end = bisect.bisect_left(starts, b_start + target - a_length, j + 1, other_last)
+                pairs.append((a_start, a_length, b_start, starts[b_end] - b_start, 1))
+                chunk_first = a_end  # put the unused sentences back
+            else:
+                pairs.append((a_start, a_length, starts[a_end], starts[end] - starts[a_end], 0))
+                chunk_first = end
     columns = np.array(pairs, np.int64).reshape(-1, 5).T
     return PairSpans(*columns[:4], columns[4].astype(np.int8))
 
@@ -153,18 +155,19 @@ def truncate_pairs(spans: PairSpans, max_num_tokens: int, rng: np.random.Generat
 
 def pack_pairs(spans: PairSpans, token_ids: np.ndarray, max_seq_length: int, cls_id: int,
                sep_id: int, pad_id: int) -> dict[str, np.ndarray]:
-    """`[CLS] A [SEP] B [SEP]`, padded: `input_ids`, `segment_ids`, `input_mask`, each `[pairs, max_seq_length]`."""
-    j = np.arange(max_seq_length)[None, :]
-    a_length, b_length = spans.a_length[:, None], spans.b_length[:, None]
-    length = a_length + b_length + 3
-    in_a = (j >= 1) & (j <= a_length)
-    in_b = (j >= a_length + 2) & (j < length - 1)
-    source = np.where(in_a, spans.a_start[:, None] + j - 1, spans.b_start[:, None] + j - a_length - 2)
-    input_ids = np.where(in_a | in_b, token_ids[np.where(in_a | in_b, source, 0)], pad_id)
+    """`[CLS] A [SEP] B [SEP]`, padded, each `[pairs, max_seq_length]`: `input_ids` int32,
+    `segment_ids` and `input_mask` bool."""
+    j = np.arange(max_seq_length, dtype=np.int32)
+    a_length = spans.a_length.astype(np.int32)[:, None]
+    length = a_length + spans.b_length.astype(np.int32)[:, None] + 3
+    in_b = j > a_length + 1
+    # Where each position's token comes from in `token_ids` (0 for [CLS], [SEP] and padding).
+    source = np.where(in_b, (spans.b_start - spans.a_length - 2)[:, None], (spans.a_start - 1)[:, None]) + j
+    is_token = (j > 0) & (j < length - 1) & (j != a_length + 1)
+    np.copyto(source, 0, where=~is_token)
+    input_ids = token_ids[source].astype(np.int32, copy=False)
+    input_ids[~is_token] = pad_id
     input_ids[:, 0] = cls_id
     input_ids[(j == a_length + 1) | (j == length - 1)] = sep_id
-    return {
-        "input_ids": input_ids.astype(np.int32),
-        "segment_ids": ((j >= a_length + 2) & (j < length)).astype(np.int32),
-        "input_mask": (j < length).astype(np.int32),
-    }
+    input_mask = j < length
+    return {"input_ids": input_ids, "segment_ids": in_b & input_mask, "input_mask": input_mask}
