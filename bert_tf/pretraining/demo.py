@@ -42,8 +42,8 @@ DEMO_SETTINGS = dict(
     train_batch_size=32, eval_batch_size=32,
     learning_rate=1e-3, num_train_steps=1500, num_warmup_steps=150,
     save_checkpoints_steps=500, iterations_per_loop=100, log_every=100, max_eval_steps=1000,
-    # The tiny model's step is mostly elementwise work and the vocab softmax, which XLA
-    # fuses: 1.8x the steps/s of the plain graph here (benchmarks/README.md).
+    # The compiled step, as on TPU. On a 2-core CPU it and the plain graph are within a few
+    # percent of each other (benchmarks/README.md, tiny config); --nojit_compile overrides.
     jit_compile=True,
 )
 
