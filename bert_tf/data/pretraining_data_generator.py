@@ -62,6 +62,11 @@ class PretrainingDataOptions:
     masked_lm_prob: float = 0.15
     short_seq_prob: float = 0.1
 
+    @property
+    def max_num_tokens(self) -> int:
+        """Tokens of A and B together: `max_seq_length` less `[CLS]` and two `[SEP]`."""
+        return self.max_seq_length - 3
+
     def validate(self, bert_config_file: str | None = None) -> None:
         """Raises `PretrainingDataError` (or `ConfigError`) naming the bad flag.
 
@@ -151,9 +156,8 @@ class _ChunkProcessor:
     def _examples(self, spans: PairSpans, token_ids: np.ndarray,
                   rng: np.random.Generator) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Pairs truncated, packed and masked: (the schema's features `[pairs, ...]`, actions `[3]`)."""
-        max_seq_length = self.options.max_seq_length
-        spans = truncate_pairs(spans, max_seq_length - 3, rng)
-        features = pack_pairs(spans, token_ids, max_seq_length, **self.special_ids)
+        spans = truncate_pairs(spans, self.options.max_num_tokens, rng)
+        features = pack_pairs(spans, token_ids, self.options.max_seq_length, **self.special_ids)
         masked, actions = masked_lm.mask_tokens(features["input_ids"], features["input_mask"],
                                                 self.masking, rng)
         features.update(masked)
@@ -170,7 +174,7 @@ class _ChunkProcessor:
         order = list(range(documents.num_documents))
         py_rng.shuffle(order)
         spans = PairSpans.concatenate([
-            create_pairs(documents, order, options.max_seq_length - 3, options.short_seq_prob, py_rng)
+            create_pairs(documents, order, options.max_num_tokens, options.short_seq_prob, py_rng)
             for _ in range(options.dupe_factor)])
         spans = spans.take(np_rng.permutation(len(spans)))
         path = os.path.join(self.scratch_dir, f"chunk-{chunk.index:06d}.tfrecord")

@@ -181,7 +181,7 @@ class BertTokenizer(tf.Module):
         return (words.with_flat_values(ids).merge_dims(1, 2),)
 
     def _no_tokens(self, unit):
-        """What `_tokenize_exactly` returns for an empty batch: empty ragged `[0, (tokens)]` tensors."""
+        """What the exact path returns for an empty batch: empty ragged `[0, (tokens)]` tensors."""
         def empty(dtype):
             return tf.RaggedTensor.from_row_splits(tf.zeros([0], dtype), tf.zeros([1], tf.int64), validate=False)
         return (empty(tf.int32),) if unit is None else (empty(tf.int32), empty(tf.int64), empty(tf.int64))
