@@ -4,8 +4,10 @@ import random
 import sys
 import unicodedata
 
+import numpy as np
 import pytest
 import tensorflow as tf
+import tensorflow_text as tf_text
 from official.nlp.tools import tokenization as reference
 
 from bert_test_utils import write_cased_vocab
@@ -236,6 +238,26 @@ def test_pack_inputs_truncates_round_robin(tokenizer):
         assert [(packed == 7).sum(), (packed == 8).sum()] == [len(a), len(b)]
     with pytest.raises(ValueError, match="seq_length=3"):
         tokenizer.pack_inputs([first, second], 3)
+
+
+def test_pack_inputs_equals_tensorflow_text_packing(tokenizer):
+    """Random one- and two-segment batches, empty rows included, padded and unpadded:
+    tensorflow-text's RoundRobinTrimmer + combine_segments + pad_model_inputs is the reference."""
+    vocab, rng = tokenizer.vocab, np.random.default_rng(0)
+    for _ in range(40):
+        batch, seq_length = int(rng.integers(1, 5)), int(rng.integers(4, 30))
+        segments = [tf.ragged.constant([rng.integers(1000, 2000, rng.integers(0, 25)).tolist() for _ in range(batch)],
+                                       tf.int32, row_splits_dtype=tf.int64) for _ in range(rng.integers(1, 3))]
+        trimmed = tf_text.RoundRobinTrimmer(seq_length - len(segments) - 1).trim(segments)
+        ids, type_ids = tf_text.combine_segments(trimmed, vocab.cls_id, vocab.sep_id)
+        width = int(ids.row_lengths().numpy().max())
+        for pad_to_seq_length, length in [(True, seq_length), (False, width)]:
+            word_ids, mask = tf_text.pad_model_inputs(ids, length, pad_value=vocab.pad_id)
+            packed = tokenizer.pack_inputs(segments, seq_length, pad_to_seq_length=pad_to_seq_length)
+            assert packed["input_word_ids"].numpy().tolist() == word_ids.numpy().tolist()
+            assert packed["input_mask"].numpy().tolist() == mask.numpy().tolist()
+            assert packed["input_type_ids"].numpy().tolist() == tf_text.pad_model_inputs(
+                type_ids, length)[0].numpy().tolist()
 
 
 def test_detokenize_and_id_conversions(tokenizer):

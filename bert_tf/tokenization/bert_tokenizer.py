@@ -6,6 +6,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from bert_tf.tokenization.basic_tokenizer import BasicTokenizer
+from bert_tf.tokenization.input_packing import pack_segments
 from bert_tf.tokenization.vocab import Vocab
 
 # Printable ASCII without "[": BasicTokenizer only lower-cases such text, and it holds no
@@ -31,8 +32,8 @@ class BertTokenizer(tf.Module):
     strings and on `tf.string` tensors, eagerly, in `tf.data` and inside a
     `tf.function` (so an exported SavedModel tokenizes in-graph). tensorflow-text
     ops in the graph: FastWordpieceTokenizeWithOffsets and RegexSplitWithOffsets;
-    TFText>RoundRobinTrim for `pack_inputs`; TFText>FastWordpieceDetokenize for
-    `detokenize`. The rest are core TF ops.
+    TFText>FastWordpieceDetokenize for `detokenize`. The rest, `pack_inputs`
+    included, are core TF ops.
 
     Example:
     >>> tokenizer = BertTokenizer("vocab.txt", do_lower_case=True)  # doctest: +SKIP
@@ -94,8 +95,8 @@ class BertTokenizer(tf.Module):
 
         Builds `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, at most `seq_length` tokens
         (an int, or a scalar tensor in a graph). Segments that do not fit are cut at
-        their ends, round robin (tensorflow-text's `RoundRobinTrimmer`): for a pair, the
-        lengths that google-research/bert's `_truncate_seq_pair` keeps. Returns int32
+        their ends, round robin: for a pair, the lengths that google-research/bert's
+        `_truncate_seq_pair` keeps (`input_packing.pack_segments`). Returns int32
         `input_word_ids`, `input_mask`, `input_type_ids`, each `[batch, seq_length]`,
         or, with `pad_to_seq_length=False`, padded only to the batch's longest packed
         row (`[batch, <= seq_length]`), as a serving signature wants.
@@ -105,18 +106,8 @@ class BertTokenizer(tf.Module):
         if isinstance(seq_length, int) and seq_length < len(segments) + 2:
             raise ValueError(f"seq_length={seq_length} leaves no room for a token besides "
                              f"{len(segments) + 1} [CLS]/[SEP]")
-        seq_length = tf.cast(seq_length, tf.int32)
-        segments = tf_text.RoundRobinTrimmer(seq_length - len(segments) - 1).trim(segments)
-        ids, type_ids = tf_text.combine_segments(segments, self.vocab.cls_id, self.vocab.sep_id)
-        if pad_to_seq_length:
-            word_ids, mask = tf_text.pad_model_inputs(ids, seq_length, pad_value=self.vocab.pad_id)
-            type_ids, _ = tf_text.pad_model_inputs(type_ids, seq_length)
-        else:
-            word_ids = ids.to_tensor(default_value=self.vocab.pad_id)
-            mask = tf.ones_like(ids).to_tensor()
-            type_ids = type_ids.to_tensor()
-        return {"input_word_ids": tf.cast(word_ids, tf.int32), "input_mask": tf.cast(mask, tf.int32),
-                "input_type_ids": tf.cast(type_ids, tf.int32)}
+        return pack_segments(segments, seq_length, self.vocab.cls_id, self.vocab.sep_id, self.vocab.pad_id,
+                             pad_to_seq_length)
 
     def convert_ids_to_tokens(self, ids) -> list[str]:
         return [self.vocab.tokens[i] for i in ids]
@@ -137,21 +128,24 @@ class BertTokenizer(tf.Module):
         """Rows of printable ASCII without `[` through the end-to-end WordPiece, the others
         through `tokenize_other(texts, unit)`; the results in the input's row order."""
         is_ascii = tf.strings.regex_full_match(texts, _ASCII_TEXT)
-        ascii_rows, other_rows = tf.where(is_ascii)[:, 0], tf.where(~is_ascii)[:, 0]
-        ascii_texts = tf.gather(texts, ascii_rows)
+        # Serving requests are mostly all ASCII: then the end-to-end WordPiece is all that runs.
+        return tf.cond(tf.reduce_all(is_ascii), lambda: self._tokenize_ascii(texts, unit),
+                       lambda: self._route_mixed(texts, is_ascii, unit, tokenize_other))
+
+    def _tokenize_ascii(self, texts, unit):
+        """The end-to-end WordPiece; its offsets are bytes and characters alike."""
         if self.do_lower_case:
-            ascii_texts = tf.strings.lower(ascii_texts)
+            texts = tf.strings.lower(texts)
         if unit is None:
-            ascii_tokens = (self._ascii_wordpiece.tokenize(ascii_texts),)
-        else:
-            ascii_tokens = self._ascii_wordpiece.tokenize_with_offsets(ascii_texts)
-        other_texts = tf.gather(texts, other_rows)
-        # Serving requests are mostly ASCII: skip the exact path's ops when no row needs it.
-        other_tokens = tf.cond(tf.size(other_texts) > 0, lambda: tokenize_other(other_texts, unit),
-                               lambda: self._no_tokens(unit))
+            return (self._ascii_wordpiece.tokenize(texts),)
+        return tuple(self._ascii_wordpiece.tokenize_with_offsets(texts))
+
+    def _route_mixed(self, texts, is_ascii, unit, tokenize_other):
+        ascii_rows, other_rows = tf.where(is_ascii)[:, 0], tf.where(~is_ascii)[:, 0]
+        ascii_tokens = self._tokenize_ascii(tf.gather(texts, ascii_rows), unit)
+        other_tokens = tokenize_other(tf.gather(texts, other_rows), unit)
         order = tf.math.invert_permutation(tf.concat([ascii_rows, other_rows], 0))
-        return tuple(tf.gather(tf.concat([a, b], 0), order)  # ASCII offsets are both units
-                     for a, b in zip(ascii_tokens, other_tokens))
+        return tuple(tf.gather(tf.concat([a, b], 0), order) for a, b in zip(ascii_tokens, other_tokens))
 
     def _tokenize_exactly(self, texts, unit):
         """BasicTokenizer, then WordPiece; offsets mapped back to `texts`."""
@@ -179,12 +173,6 @@ class BertTokenizer(tf.Module):
         words = self._basic_tokenizer.tokenize(texts)
         ids = self._wordpiece.tokenize(self._unk_if_too_long(words.flat_values)[0])
         return (words.with_flat_values(ids).merge_dims(1, 2),)
-
-    def _no_tokens(self, unit):
-        """What the exact path returns for an empty batch: empty ragged `[0, (tokens)]` tensors."""
-        def empty(dtype):
-            return tf.RaggedTensor.from_row_splits(tf.zeros([0], dtype), tf.zeros([1], tf.int64), validate=False)
-        return (empty(tf.int32),) if unit is None else (empty(tf.int32), empty(tf.int64), empty(tf.int64))
 
     def _unk_if_too_long(self, words):
         """Words `[n]` -> (the words, `[UNK]` for those over `max_chars_per_word` characters;
