@@ -11,11 +11,14 @@ BertClassifier (tf_keras) in a `tf.function`, with and without XLA. ONNX Runtime
 on the ids signature if `tf2onnx` and `onnxruntime` import and the conversion works;
 otherwise the script prints why. Batch 1: median and p99 over `--calls` calls after
 warm-up; batch 32: sequences per second. A bfloat16 export is timed too, with its
-largest probability difference from float32.
+largest probability difference from float32. For the short sentence, the script also
+times what bounds it: the encoder's dense matmuls alone on its tokens, and one read of
+their weights.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -77,6 +80,21 @@ def paired_overhead(base, other, calls):
     return np.array(differences)
 
 
+def preprocessing_after_model(model_call, preprocess, nothing, calls):
+    """(ms) The in-graph tokenize-and-pack time with the caches as a request finds them:
+    `preprocess()` and `nothing()` (a tf.function that returns its input, for the call's
+    own cost) each timed right after `model_call()`, interleaved; difference of medians.
+    Unlike the paired signatures, this does not carry the model's call-to-call noise."""
+    times = {preprocess: [], nothing: []}
+    for _ in range(calls):
+        for fn in times:
+            model_call()
+            start = time.perf_counter()
+            fn()
+            times[fn].append(time.perf_counter() - start)
+    return 1e3 * (np.median(times[preprocess]) - np.median(times[nothing]))
+
+
 def report(name, fn1, fn32):
     one, many = timed(fn1, FLAGS.calls), timed(fn32, FLAGS.batch_calls)
     print(f"| {name} | {1e3 * np.median(one):.1f} ms | {1e3 * np.percentile(one, 99):.1f} ms | "
@@ -91,6 +109,19 @@ def export(config, vocab, directory, dtype, jit_compile=False):
     keras.config.set_dtype_policy("float32")
     return model, tf.saved_model.load(export_task_model(model, directory, tokenizer=BertTokenizer(vocab),
                                                         seq_length=SEQ, jit_compile=jit_compile))
+
+
+def short_request_floor(config, rows):
+    """(ms) The encoder's dense layers alone, as one chain of matmuls on `rows` tokens, and
+    one read of their weights (`reduce_sum`): what bounds a short request on this machine."""
+    h, inner = config.hidden_size, config.intermediate_size
+    shapes = [(h, h)] * 4 + [(h, inner), (inner, h)]  # query, key, value, output, FFN in, FFN out
+    weights = [tf.random.normal(shape, stddev=shape[0] ** -0.5) for _ in range(config.num_hidden_layers)
+               for shape in shapes]
+    x = tf.random.normal([rows, h])
+    chain = tf.function(lambda x: functools.reduce(tf.matmul, weights, x))
+    read = tf.function(lambda: tf.add_n([tf.reduce_sum(w) for w in weights]))
+    return 1e3 * np.median(timed(lambda: chain(x), FLAGS.calls)), 1e3 * np.median(timed(read, FLAGS.calls))
 
 
 def model_garden_peer(config, jit_compile):
@@ -169,6 +200,13 @@ def main(argv):
         print(f"Text signature's overhead over the ids signature, 128 tokens, batch 1, median of "
               f"{FLAGS.calls} back-to-back pairs: {1e3 * np.median(overhead):.2f} ms (bootstrap 95% interval "
               f"{1e3 * np.percentile(medians, 2.5):.2f} to {1e3 * np.percentile(medians, 97.5):.2f} ms)\n")
+        tokenizer, text_spec = BertTokenizer(vocab), [tf.TensorSpec([None], tf.string)]
+        pack = tf.function(lambda t: tokenizer.pack_inputs([tokenizer.tokenize(t)], SEQ, pad_to_seq_length=False),
+                           input_signature=text_spec)
+        nothing = tf.function(tf.identity, input_signature=text_spec)
+        cold = preprocessing_after_model(lambda: serve(**one), lambda: pack(long_one), lambda: nothing(long_one),
+                                         FLAGS.calls)
+        print(f"The same tokenize-and-pack on its own, right after each model call: {cold:.2f} ms\n")
         if FLAGS.overhead_only:
             return
         results = {}
@@ -181,6 +219,10 @@ def main(argv):
             report(f"bert_tf export, text signature, 30-char sentence ({dtype})",
                    lambda: text(text_a=short_one), lambda: text(text_a=short_many))
             results[dtype] = serve(**many)["probabilities"].numpy()
+        rows = int(tf.size(BertTokenizer(vocab).tokenize(SHORT))) + 2
+        chain, read = short_request_floor(config, rows)
+        print(f"\nThe 30-character sentence's floor: the encoder's dense matmuls alone on its {rows} tokens "
+              f"{chain:.1f} ms; reading their weights once {read:.1f} ms\n")
         _, loaded = export(config, vocab, os.path.join(directory, "xla"), "float32", jit_compile=True)
         serve = loaded.signatures["serving_default"]
         report("bert_tf export --jit_compile, ids signature (float32)", lambda: serve(**one), lambda: serve(**many))
