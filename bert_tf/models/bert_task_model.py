@@ -33,8 +33,9 @@ class BertTaskModel(keras.Model):
                                   dtype=self.encoder.dtype_policy, name=name)
 
     def build_with_dummy_inputs(self, leading_shape=(1,)) -> None:
-        """Builds every weight by calling the model once on a `[*leading_shape, 1]` batch."""
-        ones = keras.ops.ones((*leading_shape, 1), "int32")
+        """Builds every weight by calling the model once on a `[*leading_shape, 2]` batch
+        (two tokens: Keras warns about a softmax over a length-1 axis)."""
+        ones = keras.ops.ones((*leading_shape, 2), "int32")
         self({name: ones for name in ENCODER_INPUTS})
 
     def get_config(self):
