@@ -103,9 +103,6 @@ class BertTokenizer(tf.Module):
         """
         if isinstance(segments, (tf.Tensor, tf.RaggedTensor)):
             segments = [segments]
-        if isinstance(seq_length, int) and seq_length < len(segments) + 2:
-            raise ValueError(f"seq_length={seq_length} leaves no room for a token besides "
-                             f"{len(segments) + 1} [CLS]/[SEP]")
         return pack_segments(segments, seq_length, self.vocab.cls_id, self.vocab.sep_id, self.vocab.pad_id,
                              pad_to_seq_length)
 
