@@ -63,20 +63,18 @@ def timed(fn, calls):
 
 
 def paired_overhead(base, other, calls):
-    """Median over back-to-back pairs of (other - base): what `other` adds, robust to the
-    machine's drift; the pair's order alternates, so that running second favours neither."""
+    """(other - base) seconds over `calls` back-to-back pairs: what `other` adds, robust to
+    the machine's drift; the pair's order alternates, so that running second favours neither."""
     for _ in range(3):
         base(), other()
     differences = []
     for call in range(calls):
-        first, second = (base, other) if call % 2 else (other, base)
-        start = time.perf_counter()
-        first()
-        middle = time.perf_counter()
-        second()
-        end = time.perf_counter()
-        first_time, second_time = middle - start, end - middle
-        differences.append(second_time - first_time if call % 2 else first_time - second_time)
+        seconds = {}
+        for fn in (base, other) if call % 2 else (other, base):
+            start = time.perf_counter()
+            fn()
+            seconds[fn] = time.perf_counter() - start
+        differences.append(seconds[other] - seconds[base])
     return np.array(differences)
 
 
@@ -219,7 +217,7 @@ def main(argv):
             report(f"bert_tf export, text signature, 30-char sentence ({dtype})",
                    lambda: text(text_a=short_one), lambda: text(text_a=short_many))
             results[dtype] = serve(**many)["probabilities"].numpy()
-        rows = int(tf.size(BertTokenizer(vocab).tokenize(SHORT))) + 2
+        rows = int(tf.size(tokenizer.tokenize(SHORT))) + 2
         chain, read = short_request_floor(config, rows)
         print(f"\nThe 30-character sentence's floor: the encoder's dense matmuls alone on its {rows} tokens "
               f"{chain:.1f} ms; reading their weights once {read:.1f} ms\n")
