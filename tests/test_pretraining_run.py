@@ -112,16 +112,22 @@ def test_init_checkpoint_loads_weights(tmp_path):
 # -- bad input ------------------------------------------------------------------------------
 
 
+def fails_leaving_no_output_dir(opts, error, match):
+    """Runs `opts`, expects `error` matching `match`, and checks that the run left no output_dir."""
+    with pytest.raises(error, match=match):
+        run_pretraining(opts, tf.distribute.get_strategy())
+    assert not pathlib.Path(opts.output_dir).exists()
+
+
 def test_no_files_match(tmp_path):
-    with pytest.raises(InputError, match=r"^--input_file=.*nothing-\*: no files match$"):
-        run_pretraining(options(tmp_path, input_file=str(tmp_path / "nothing-*")), tf.distribute.get_strategy())
+    fails_leaving_no_output_dir(options(tmp_path, input_file=str(tmp_path / "nothing-*")), InputError,
+                                r"^--input_file=.*nothing-\*: no files match$")
 
 
 def test_record_length_differs_from_flag(tmp_path):
-    opts = options(tmp_path, max_seq_length=32)
-    with pytest.raises(InputError, match=r"train.tfrecord: feature 'input_ids' has length 16, "
-                                         r"but --max_seq_length makes it 32$"):
-        run_pretraining(opts, tf.distribute.get_strategy())
+    fails_leaving_no_output_dir(options(tmp_path, max_seq_length=32), InputError,
+                                r"train.tfrecord: feature 'input_ids' has length 16, "
+                                r"but --max_seq_length makes it 32$")
 
 
 def test_corrupt_tfrecord(tmp_path):
@@ -129,14 +135,14 @@ def test_corrupt_tfrecord(tmp_path):
     data = pathlib.Path(opts.input_file).read_bytes()
     corrupt = tmp_path / "corrupt.tfrecord"
     corrupt.write_bytes(data[: len(data) // 2] + bytes(200) + data[len(data) // 2:])
-    with pytest.raises(InputError, match=r"^--input_file=.*corrupt.tfrecord: corrupt TFRecord"):
-        run_pretraining(options(tmp_path, input_file=str(corrupt)), tf.distribute.get_strategy())
+    fails_leaving_no_output_dir(options(tmp_path, input_file=str(corrupt)), InputError,
+                                r"^--input_file=.*corrupt.tfrecord: corrupt TFRecord")
 
 
 def test_token_id_outside_vocab(tmp_path):
     path = write_pretraining_records(tmp_path / "big_ids.tfrecord", 64, SEQ, PREDICTIONS, 5000)
-    with pytest.raises(InputError, match=r"a token id in the input files is >= vocab_size \(97\)"):
-        run_pretraining(options(tmp_path, input_file=path), tf.distribute.get_strategy())
+    fails_leaving_no_output_dir(options(tmp_path, input_file=path), InputError,
+                                r"a token id in the input files is >= vocab_size \(97\)")
 
 
 def test_unreachable_tpu_fails_within_bounded_time(tmp_path):
@@ -167,5 +173,5 @@ def test_dynamic_masking_trains_from_raw_text(tmp_path):
 
 
 def test_dynamic_masking_needs_a_vocab(tmp_path):
-    with pytest.raises(ValueError, match="^--dynamic_masking needs --vocab_file$"):
-        run_pretraining(options(tmp_path, dynamic_masking=True), tf.distribute.get_strategy())
+    fails_leaving_no_output_dir(options(tmp_path, dynamic_masking=True), ValueError,
+                                "^--dynamic_masking needs --vocab_file$")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -114,6 +115,25 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
         for path in sorted(used):
             pretraining_data.check_record_lengths(path, options.max_seq_length, options.max_predictions_per_seq)
 
+    with _removed_on_failure_without_checkpoint(options.output_dir):
+        return _train_and_evaluate(config, options, strategy, train_files, eval_files)
+
+
+@contextlib.contextmanager
+def _removed_on_failure_without_checkpoint(output_dir: str):
+    """If the run creates `output_dir` and fails before its first checkpoint, removes it again:
+    a bad input found by the first step (a token id outside the vocab) leaves nothing behind."""
+    existed = tf.io.gfile.exists(output_dir)
+    try:
+        yield
+    except Exception:
+        if not existed and tf.io.gfile.exists(output_dir) and not tf.train.latest_checkpoint(output_dir):
+            tf.io.gfile.rmtree(output_dir)
+        raise
+
+
+def _train_and_evaluate(config: BertConfig, options: PretrainingOptions, strategy, train_files: list[str],
+                        eval_files: list[str]) -> dict[str, float]:
     tf.io.gfile.makedirs(options.output_dir)
     # Beside the checkpoints, so that they load with no --bert_config_file (export_model.py, convert).
     config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
