@@ -10,6 +10,12 @@ import os as _os
 
 # Keras 3 on the TensorFlow backend, whatever KERAS_BACKEND the caller set.
 _os.environ["KERAS_BACKEND"] = "tensorflow"
+# TensorFlow's default CPU allocator hands large buffers back to the OS and page-faults
+# them in again on every step: the masked-LM logits of a batch of 32 are 78 MB, and an
+# elementwise pass over them took 5x longer than with the BFC allocator, which keeps
+# them (benchmarks/README.md). Read when TensorFlow creates its CPU device, so this
+# takes effect if bert_tf is imported before the first op runs; a value the caller set wins.
+_os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
 
 from bert_tf.bert_config import BertConfig, ConfigError  # noqa: E402
 from bert_tf.models import BertEncoder, BertPretrainer, pretraining_losses  # noqa: E402
