@@ -4,6 +4,7 @@ Each check runs in fresh processes: logical devices and TF_CONFIG must be set up
 before TensorFlow starts. This file is also the worker script of those processes.
 """
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -50,6 +51,7 @@ def test_mirrored_matches_one_device(tmp_path):
     changed = sum(not np.allclose(one[name], np.load(tmp_path / "initial.npz")[name]) for name in one.files)
     assert changed > len(one.files) // 2  # the steps really moved the weights
     assert results["indivisible_batch_error"] == "--train_batch_size=7 is not divisible by the 2 replicas"
+    assert results["indivisible_batch_left_output"] is False
 
 
 def test_multi_worker_mirrored_keeps_workers_identical(tmp_path):
@@ -186,13 +188,15 @@ def _mirrored_worker(workdir: pathlib.Path):
         loss, weights, _ = _train(strategy, opts, initial)
         np.savez(workdir / f"{name}.npz", **weights)
         losses.append(loss)
+    indivisible = dataclasses.replace(_options(workdir, files, batch=7), output_dir=str(workdir / "indivisible"))
     try:
-        run_pretraining(_options(workdir, files, batch=7), mirrored)
+        run_pretraining(indivisible, mirrored)
         error = None
     except ValueError as e:
         error = str(e)
     print(json.dumps({"loss": losses, "replicas": [1, mirrored.num_replicas_in_sync],
-                      "indivisible_batch_error": error}))
+                      "indivisible_batch_error": error,
+                      "indivisible_batch_left_output": os.path.exists(indivisible.output_dir)}))
 
 
 def _multi_worker(workdir: pathlib.Path, tf_config: str):

@@ -155,6 +155,7 @@ def test_unreachable_tpu_fails_within_bounded_time(tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         "run_pretraining.py: error: --tpu=grpc://127.0.0.1:9: no TPU answered within 5 s")
+    assert not (tmp_path / "out").exists()
     assert time.monotonic() - started < 60
 
 
