@@ -25,6 +25,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 
+from benchmarks import model_garden_peer  # noqa: E402
 from bert_tf.bert_config import BertConfig  # noqa: E402
 
 flags.DEFINE_list("configs", ["small", "base"], "configs/<name>/bert_config.json to run.")
@@ -94,44 +95,14 @@ def ours(config: BertConfig, batch, jit_compile: bool):
 
 def model_garden(config: BertConfig, batch, jit_compile: bool):
     """Returns a callable running n train steps of Model Garden's BertPretrainerV2."""
-    import tensorflow_models as tfm
-    import tf_keras
-    from official.modeling.optimization import legacy_adamw
-
-    tf_keras.mixed_precision.set_global_policy("mixed_bfloat16" if FLAGS.dtype == "bfloat16" else "float32")
-    encoder = tfm.nlp.networks.BertEncoder(
-        vocab_size=config.vocab_size, hidden_size=config.hidden_size, num_layers=config.num_hidden_layers,
-        num_attention_heads=config.num_attention_heads, max_sequence_length=config.max_position_embeddings,
-        type_vocab_size=config.type_vocab_size, inner_dim=config.intermediate_size,
-        inner_activation=lambda x: tf_keras.activations.gelu(x, approximate=False),
-        output_dropout=config.hidden_dropout_prob, attention_dropout=config.attention_probs_dropout_prob)
-    pretrainer = tfm.nlp.models.BertPretrainerV2(
-        encoder_network=encoder,
-        classification_heads=[tfm.nlp.layers.ClassificationHead(
-            inner_dim=config.hidden_size, num_classes=2, name="next_sentence")])
-    optimizer = legacy_adamw.AdamWeightDecay(
-        1e-4, weight_decay_rate=0.01, epsilon=1e-6, gradient_clip_norm=0.0,
-        exclude_from_weight_decay=["LayerNorm", "layer_norm", "bias"])
-    inputs = {"input_word_ids": batch["input_ids"], "input_mask": batch["input_mask"],
-              "input_type_ids": batch["segment_ids"], "masked_lm_positions": batch["masked_lm_positions"]}
-
-    @tf.function(jit_compile=jit_compile)
-    def step(inputs, ids, weights, labels):
-        with tf.GradientTape() as tape:
-            outputs = pretrainer(inputs, training=True)
-            mlm = tf.keras.losses.sparse_categorical_crossentropy(
-                ids, tf.cast(outputs["mlm_logits"], tf.float32), from_logits=True)
-            nsp = tf.keras.losses.sparse_categorical_crossentropy(
-                labels, tf.cast(outputs["next_sentence"], tf.float32), from_logits=True)
-            loss = tf.reduce_sum(mlm * weights) / tf.reduce_sum(weights) + tf.reduce_mean(nsp)
-        grads = tape.gradient(loss, pretrainer.trainable_variables)
-        grads, _ = tf.clip_by_global_norm(grads, 1.0)
-        optimizer.apply_gradients(zip(grads, pretrainer.trainable_variables))
+    pretrainer, optimizer = model_garden_peer.build(config, 1e-4, FLAGS.dtype)
+    step = model_garden_peer.train_step(pretrainer, optimizer, jit_compile)
+    features = {name: tf.constant(value) for name, value in batch.items()}
 
     @tf.function
     def loop(n):
         for _ in tf.range(n):
-            step(inputs, batch["masked_lm_ids"], batch["masked_lm_weights"], batch["next_sentence_labels"])
+            step(features)
 
     return lambda n: (loop(tf.constant(n)), optimizer.iterations.numpy())
 

@@ -1,0 +1,127 @@
+"""The embedded default's pretraining job: bert_tf against Model Garden, in one process.
+
+    python benchmarks/bench_tiny_job.py                # the demo's 1,200 steps (~25 minutes)
+    python benchmarks/bench_tiny_job.py --steps=100    # a quick look
+
+Both peers train the tiny config on the demo's records (the Wikipedia sample, every
+tenth article held out) with the demo's schedule, batch and XLA setting, reading
+the records through the same tf.data pipeline: the whole job's step, input
+included, not a step on one fixed batch (that is `bench_train_step.py`). Then
+both are scored by the same code on the held-out articles, next to the majority
+baselines. Model Garden's peer is `model_garden_peer` (BertPretrainerV2 +
+BertEncoder with its own AdamWeightDecay); ours is the demo's `PretrainingRunner`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import tensorflow as tf  # noqa: E402
+from absl import app, flags  # noqa: E402
+
+from benchmarks import model_garden_peer  # noqa: E402
+from bert_tf.bert_config import BertConfig  # noqa: E402
+from bert_tf.data import pretraining_dataset  # noqa: E402
+from bert_tf.pretraining import demo  # noqa: E402
+from bert_tf.pretraining.run import PretrainingOptions, build_model  # noqa: E402
+from bert_tf.pretraining.runner import PretrainingRunner  # noqa: E402
+
+flags.DEFINE_integer("steps", demo.DEMO_SETTINGS["num_train_steps"], "Training steps of each peer.")
+flags.DEFINE_string("work_dir", None, "Where the records go (default: a temporary directory).")
+FLAGS = flags.FLAGS
+
+
+def train_ours(config: BertConfig, options: PretrainingOptions, features: tf.data.Dataset):
+    """Trains bert_tf's pretrainer; returns (seconds, a function from features to both logits)."""
+    strategy = tf.distribute.get_strategy()
+    model, optimizer = build_model(config, options, strategy)
+    runner = PretrainingRunner(strategy, model, optimizer, options.train_batch_size,
+                               jit_compile=options.jit_compile)
+    iterator = iter(features)
+    runner.train(iterator, 1)  # compiles
+    start = time.perf_counter()
+    runner.train(iterator, options.num_train_steps - 1)
+    seconds = time.perf_counter() - start
+
+    def predict(batch):
+        outputs = model(batch)
+        return outputs["masked_lm_logits"], outputs["next_sentence_logits"]
+
+    return seconds, predict
+
+
+def train_model_garden(config: BertConfig, options: PretrainingOptions, features: tf.data.Dataset):
+    """Trains Model Garden's pretrainer; returns (seconds, a function from features to both logits)."""
+    schedule = model_garden_peer.warmup_linear_decay(options.learning_rate, options.num_train_steps,
+                                                     options.num_warmup_steps)
+    pretrainer, optimizer = model_garden_peer.build(config, schedule)
+    step = model_garden_peer.train_step(pretrainer, optimizer, options.jit_compile)
+
+    @tf.function
+    def loop(iterator, n):
+        for _ in tf.range(n):
+            step(next(iterator))
+
+    iterator = iter(features)
+    loop(iterator, tf.constant(1))  # compiles
+    start = time.perf_counter()
+    loop(iterator, tf.constant(options.num_train_steps - 1))
+    seconds = time.perf_counter() - start
+    return seconds, lambda batch: model_garden_peer.logits(pretrainer, batch)
+
+
+def heldout_accuracy(predict, records: tf.data.Dataset) -> dict[str, float]:
+    """Masked-LM and next-sentence accuracy of `predict` over the held-out batches."""
+    mlm = tf.keras.metrics.SparseCategoricalAccuracy()
+    nsp = tf.keras.metrics.SparseCategoricalAccuracy()
+    predict = tf.function(predict)
+    for batch in records:
+        mlm_logits, nsp_logits = predict(batch)
+        mlm.update_state(batch["masked_lm_ids"], mlm_logits, sample_weight=batch["masked_lm_weights"])
+        nsp.update_state(batch["next_sentence_labels"], nsp_logits)
+    return {"masked_lm_accuracy": float(mlm.result()), "next_sentence_accuracy": float(nsp.result())}
+
+
+def main(argv):
+    del argv
+    work_dir = FLAGS.work_dir or tempfile.mkdtemp(prefix="bench_tiny_job_")
+    options = PretrainingOptions(input_file="", **{**demo.DEMO_SETTINGS, "output_dir": work_dir,
+                                                   "num_train_steps": FLAGS.steps})
+    options, _, _ = demo.prepare_data(options)
+    config = BertConfig.from_json_file(options.bert_config_file)
+
+    def dataset(files, is_training):
+        return pretraining_dataset.pretraining_dataset(
+            files, options.train_batch_size, options.max_seq_length, options.max_predictions_per_seq,
+            is_training=is_training, seed=options.random_seed)
+
+    train, heldout = dataset([options.input_file], True), dataset([options.eval_file], False)
+    results = {}
+    for name, train_peer in (("Model Garden", train_model_garden), ("bert_tf", train_ours)):
+        seconds, predict = train_peer(config, options, train)
+        results[name] = {"seconds_per_step": seconds / (options.num_train_steps - 1),
+                         **heldout_accuracy(predict, heldout)}
+        print(f"{name}: {results[name]}", flush=True)
+
+    baseline = demo.majority_baselines(options.eval_file, options.max_seq_length, options.max_predictions_per_seq)
+    print(f"\nmachine: {os.cpu_count()} CPUs; tiny config, batch {options.train_batch_size}, "
+          f"{options.num_train_steps} steps, learning rate {options.learning_rate}, "
+          f"XLA {options.jit_compile}, TF_CPU_ALLOCATOR_USE_BFC={os.environ.get('TF_CPU_ALLOCATOR_USE_BFC')}")
+    print(f"{'':<14}{'s/step':>8}{'held-out MLM':>14}{'held-out NSP':>14}")
+    for name, figures in results.items():
+        print(f"{name:<14}{figures['seconds_per_step']:>8.3f}{figures['masked_lm_accuracy']:>14.3f}"
+              f"{figures['next_sentence_accuracy']:>14.3f}")
+    print(f"{'majority':<14}{'':>8}{baseline['masked_lm_accuracy']:>14.3f}{baseline['next_sentence_accuracy']:>14.3f}")
+    ratio = results["Model Garden"]["seconds_per_step"] / results["bert_tf"]["seconds_per_step"]
+    print(f"bert_tf is {ratio:.2f}x Model Garden's speed per step")
+
+
+if __name__ == "__main__":
+    app.run(main)
