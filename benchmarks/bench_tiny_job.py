@@ -1,6 +1,6 @@
 """The embedded default's pretraining job: bert_tf against Model Garden, in one process.
 
-    python benchmarks/bench_tiny_job.py                # the demo's 1,200 steps (~25 minutes)
+    python benchmarks/bench_tiny_job.py                # the demo's 1,200 steps (~20 minutes)
     python benchmarks/bench_tiny_job.py --steps=100    # a quick look
 
 Both peers train the tiny config on the demo's records (the Wikipedia sample, every
