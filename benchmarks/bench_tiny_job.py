@@ -14,7 +14,6 @@ BertEncoder with its own AdamWeightDecay); ours is the demo's `PretrainingRunner
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import tempfile
@@ -34,7 +33,7 @@ from bert_tf.pretraining.run import PretrainingOptions, build_model  # noqa: E40
 from bert_tf.pretraining.runner import PretrainingRunner  # noqa: E402
 
 flags.DEFINE_integer("steps", demo.DEMO_SETTINGS["num_train_steps"], "Training steps of each peer.")
-flags.DEFINE_string("work_dir", None, "Where the records go (default: a temporary directory).")
+flags.DEFINE_string("work_dir", None, "Where the records go and stay (default: a temporary directory, removed at the end).")
 FLAGS = flags.FLAGS
 
 
@@ -91,7 +90,15 @@ def heldout_accuracy(predict, records: tf.data.Dataset) -> dict[str, float]:
 
 def main(argv):
     del argv
-    work_dir = FLAGS.work_dir or tempfile.mkdtemp(prefix="bench_tiny_job_")
+    if FLAGS.work_dir:
+        compare(FLAGS.work_dir)
+    else:
+        with tempfile.TemporaryDirectory(prefix="bench_tiny_job_") as work_dir:  # 28 MB of records
+            compare(work_dir)
+
+
+def compare(work_dir: str) -> None:
+    """Writes the demo's records under `work_dir`, trains and scores both peers, prints the table."""
     options = PretrainingOptions(input_file="", **{**demo.DEMO_SETTINGS, "output_dir": work_dir,
                                                    "num_train_steps": FLAGS.steps})
     options, _, _ = demo.prepare_data(options)
