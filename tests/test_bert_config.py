@@ -49,7 +49,7 @@ def test_extra_keys_are_kept(tmp_path):
     config = BertConfig.from_json_file(source)
     assert config.extra == {"directionality": "bidi", "pooler_fc_size": 768}
     assert config.to_dict() == values
-    assert "directionality" not in config.encoder_kwargs()
+    assert config.encoder_kwargs()["extra"] == config.extra  # a BertEncoder keeps them too
 
 
 def _write(tmp_path, text):

@@ -6,6 +6,7 @@ import tensorflow as tf
 import keras
 
 from bert_tf import BertConfig, BertEncoder
+from bert_tf.models import BertClassifier, BertPretrainer
 from bert_tf.layers import BertEmbeddings, MaskedLMHead, SelfAttention, TransformerBlock, get_activation
 from bert_test_utils import TINY, random_encoder_inputs, tiny_encoder
 
@@ -150,6 +151,28 @@ def test_encoder_config_round_trip():
     assert restored.get_config() == config
     assert restored.bert_config == encoder.bert_config
     assert restored.count_params() == encoder.count_params()
+
+
+def test_mixed_precision_survives_the_config_round_trip_and_reaches_the_heads():
+    encoder = BertEncoder(**TINY, dtype="mixed_bfloat16")
+    restored = BertEncoder.from_config(encoder.get_config())
+    for model in (encoder, restored):
+        assert model.dtype_policy.name == "mixed_bfloat16"
+        assert model(random_encoder_inputs(2, 8, TINY["vocab_size"]))["sequence_output"].dtype == "bfloat16"
+    assert BertClassifier(restored, num_classes=2).classifier.dtype_policy.name == "mixed_bfloat16"
+    pretrainer = BertPretrainer(restored)
+    assert pretrainer.masked_lm_head.dtype_policy.name == "mixed_bfloat16"
+    assert pretrainer.next_sentence_head.dtype_policy.name == "mixed_bfloat16"
+
+
+def test_extra_config_keys_survive_the_encoder(tmp_path):
+    source = tmp_path / "bert_config.json"
+    BertConfig(**TINY, extra={"directionality": "bidi", "pooler_type": "first_token_transform"}).to_json_file(source)
+    encoder = BertEncoder.from_config_file(source)
+    written = tmp_path / "written.json"
+    encoder.bert_config.to_json_file(written)  # as the fine-tuning driver writes it beside its checkpoints
+    assert written.read_text() == source.read_text()
+    assert BertEncoder.from_config(encoder.get_config()).bert_config == encoder.bert_config
 
 
 def test_encoder_keras_file_round_trip(tmp_path):

@@ -4,6 +4,7 @@ import csv
 import math
 import pathlib
 
+import keras
 import numpy as np
 import pytest
 
@@ -70,8 +71,13 @@ def test_cross_entropy_with_label_smoothing_and_squared_error(vocab):
     assert float(unsmoothed(np.array([1]), logits)) == pytest.approx(-log_p[1], rel=1e-5)
     regression = task_for("STS-B", FIXTURES / "STS-B", vocab)
     assert regression.num_classes == 1 and regression.main_metric == "spearman"
-    squared = regression.loss(label_smoothing=0.2)["logits"]
-    np.testing.assert_allclose(squared(np.array([1.0, 4.0]), np.array([[1.5], [2.0]], np.float32)), [0.25, 4.0])
+    # Through `compile`, as the driver uses it: scores [batch] against logits [batch, 1].
+    logits_in = keras.Input((1,))
+    model = keras.Model(logits_in, {"logits": logits_in})
+    model.compile(loss=regression.loss(label_smoothing=0.2))
+    loss = model.evaluate(np.array([[1.5], [2.0]], np.float32), {"logits": np.array([1.0, 4.0], np.float32)},
+                          verbose=0)
+    assert loss == pytest.approx((0.25 + 4.0) / 2)  # each logit against its own score only
 
 
 def test_mnli_evaluates_both_dev_sets_and_writes_both_submissions(tmp_path, vocab):

@@ -6,12 +6,14 @@ import keras
 from keras import ops
 
 from bert_tf.layers.masked_lm_head import MaskedLMHead
-from bert_tf.models.bert_task_model import ENCODER_INPUTS, BertTaskModel
-from bert_tf.models.pretraining_loss import masked_lm_cross_entropy
+from bert_tf.models.bert_encoder import ENCODER_INPUTS
+from bert_tf.models.bert_task_model import BertTaskModel
+from bert_tf.models.pretraining_loss import cross_entropy
+from bert_tf.training.gradients import GlobalClippingTrainStep
 from bert_tf.tokenization import Vocab
 
 
-class MaskedLMAuxiliary(keras.Model):
+class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
     """Wraps a task model; in training, adds `weight * masked-LM loss` on the task's own inputs.
 
     The task's outputs are unchanged. During training, a copy of each input has
@@ -79,5 +81,5 @@ class MaskedLMAuxiliary(keras.Model):
 
         sequence = self.encoder(flat, training=True)["sequence_output"]
         logits = self.masked_lm_head(sequence, positions, self.encoder.embeddings.word_embeddings.embeddings)
-        cross_entropy = masked_lm_cross_entropy(targets, logits)  # [n, predictions]
-        return ops.divide_no_nan(ops.sum(weights * cross_entropy), ops.sum(weights))
+        per_prediction = cross_entropy(targets, logits)  # [n, predictions]
+        return ops.divide_no_nan(ops.sum(weights * per_prediction), ops.sum(weights))

@@ -5,9 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_tf.layers.initializers import bert_initializer
-
-LAYER_NORM_EPSILON = 1e-12
+from bert_tf.layers.initializers import bert_initializer, bert_layer_norm
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -42,8 +40,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.token_type_embeddings = keras.layers.Embedding(
             type_vocab_size, hidden_size, embeddings_initializer=initializer,
             dtype=self.dtype_policy, name="token_type_embeddings")
-        self.layer_norm = keras.layers.LayerNormalization(
-            epsilon=LAYER_NORM_EPSILON, dtype="float32", name="layer_norm")
+        self.layer_norm = bert_layer_norm("layer_norm")
         self.dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
 
     def build(self, input_word_ids_shape, input_type_ids_shape=None):

@@ -7,8 +7,7 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf.layers.activations import get_activation
-from bert_tf.layers.bert_embeddings import LAYER_NORM_EPSILON
-from bert_tf.layers.initializers import bert_initializer
+from bert_tf.layers.initializers import bert_initializer, bert_layer_norm
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -46,8 +45,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.transform = keras.layers.Dense(
             self.hidden_size, kernel_initializer=bert_initializer(initializer_range),
             dtype=self.dtype_policy, name="transform")
-        self.layer_norm = keras.layers.LayerNormalization(
-            epsilon=LAYER_NORM_EPSILON, dtype="float32", name="layer_norm")
+        self.layer_norm = bert_layer_norm("layer_norm")
 
     def build(self, sequence_output_shape, masked_lm_positions_shape=None, word_embeddings_shape=None):
         self.transform.build((None, None, self.hidden_size))

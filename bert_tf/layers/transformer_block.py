@@ -6,8 +6,7 @@ import keras
 from keras import ops
 
 from bert_tf.layers.activations import get_activation
-from bert_tf.layers.bert_embeddings import LAYER_NORM_EPSILON
-from bert_tf.layers.initializers import bert_initializer
+from bert_tf.layers.initializers import bert_initializer, bert_layer_norm
 from bert_tf.layers.self_attention import SelfAttention
 
 
@@ -49,17 +48,14 @@ class TransformerBlock(keras.layers.Layer):
             return keras.layers.Dense(units, kernel_initializer=initializer,
                                       dtype=self.dtype_policy, name=name)
 
-        def layer_norm(name):
-            return keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, dtype="float32", name=name)
-
         self.self_attention = SelfAttention(
             hidden_size, num_attention_heads, attention_probs_dropout_prob, initializer_range,
             dtype=self.dtype_policy, name="self_attention")
         self.attention_output = dense(hidden_size, "attention_output")
-        self.attention_layer_norm = layer_norm("attention_layer_norm")
+        self.attention_layer_norm = bert_layer_norm("attention_layer_norm")
         self.intermediate = dense(intermediate_size, "intermediate")
         self.output_dense = dense(hidden_size, "output_dense")
-        self.output_layer_norm = layer_norm("output_layer_norm")
+        self.output_layer_norm = bert_layer_norm("output_layer_norm")
         self.attention_dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
         self.output_dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
 

@@ -10,6 +10,10 @@ from bert_tf.layers.bert_embeddings import BertEmbeddings
 from bert_tf.layers.initializers import bert_initializer
 from bert_tf.layers.transformer_block import TransformerBlock
 
+# The encoder's input names, in the order of google-research/bert's `input_ids`,
+# `input_mask` and `segment_ids`.
+ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+
 # Added to the attention scores of padding keys (float32), as in google-research/bert.
 _MASK_ADDER = -10000.0
 
@@ -25,7 +29,8 @@ class BertEncoder(keras.Model):
     """BERT (Devlin et al., 2018): embeddings, post-LN Transformer blocks and a tanh pooler.
 
     The constructor arguments are the fields of google-research/bert's
-    `bert_config.json`, so `BertEncoder.from_config_file(path)` and
+    `bert_config.json` (and `extra`, its other keys, kept for `bert_config`), so
+    `BertEncoder.from_config_file(path)` and
     `BertEncoder(**BertConfig.from_json_file(path).encoder_kwargs())` are the same.
 
     Inputs, a dict of int32 `[batch, seq]` tensors, any `seq` up to
@@ -52,12 +57,12 @@ class BertEncoder(keras.Model):
     def __init__(self, vocab_size, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                  intermediate_size=3072, hidden_act="gelu", hidden_dropout_prob=0.1,
                  attention_probs_dropout_prob=0.1, max_position_embeddings=512,
-                 type_vocab_size=16, initializer_range=0.02, dtype=None, **kwargs):
+                 type_vocab_size=16, initializer_range=0.02, extra=None, dtype=None, **kwargs):
         # Checks every argument the way a bert_config.json is checked.
-        BertConfig(vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
-                   intermediate_size, hidden_act, hidden_dropout_prob,
-                   attention_probs_dropout_prob, max_position_embeddings, type_vocab_size,
-                   initializer_range)
+        config = BertConfig(vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
+                            intermediate_size, hidden_act, hidden_dropout_prob,
+                            attention_probs_dropout_prob, max_position_embeddings, type_vocab_size,
+                            initializer_range, dict(extra or {}))
 
         # === Layers ===
         self.embeddings = BertEmbeddings(
@@ -76,7 +81,7 @@ class BertEncoder(keras.Model):
         # === Functional graph ===
         inputs = {
             name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ("input_word_ids", "input_mask", "input_type_ids")
+            for name in ENCODER_INPUTS
         }
         x = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])  # [batch, seq, hidden]
         attention_bias = attention_bias_from_mask(inputs["input_mask"])  # [batch, 1, 1, seq]
@@ -92,22 +97,16 @@ class BertEncoder(keras.Model):
                 "pooled_output": pooled_output,
                 "encoder_outputs": encoder_outputs,
             },
-            dtype=dtype,
             **kwargs,
         )
+        # The functional constructor ignores `dtype`: set the model's own policy, which
+        # `get_config` saves and the task heads copy.
+        self.dtype_policy = keras.dtype_policies.get(dtype)
 
         # === Config ===
-        self.vocab_size = vocab_size
-        self.hidden_size = hidden_size
-        self.num_hidden_layers = num_hidden_layers
-        self.num_attention_heads = num_attention_heads
-        self.intermediate_size = intermediate_size
-        self.hidden_act = hidden_act
-        self.hidden_dropout_prob = hidden_dropout_prob
-        self.attention_probs_dropout_prob = attention_probs_dropout_prob
-        self.max_position_embeddings = max_position_embeddings
-        self.type_vocab_size = type_vocab_size
-        self.initializer_range = initializer_range
+        self._bert_config = config
+        for name in BertConfig.field_names():
+            setattr(self, name, getattr(config, name))
 
     @classmethod
     def from_bert_config(cls, config: BertConfig, **kwargs) -> "BertEncoder":
@@ -121,8 +120,8 @@ class BertEncoder(keras.Model):
 
     @property
     def bert_config(self) -> BertConfig:
-        """The encoder's sizes as a `BertConfig` (what `bert_config.json` holds)."""
-        return BertConfig(**{name: getattr(self, name) for name in BertConfig.field_names()})
+        """The encoder's `BertConfig`, `extra` keys included (what `bert_config.json` holds)."""
+        return self._bert_config
 
     def get_config(self):
         return {

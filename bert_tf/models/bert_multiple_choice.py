@@ -5,7 +5,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_tf.models.bert_task_model import ENCODER_INPUTS, BertTaskModel
+from bert_tf.models.bert_encoder import ENCODER_INPUTS
+from bert_tf.models.bert_task_model import BertTaskModel
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

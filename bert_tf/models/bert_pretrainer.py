@@ -50,9 +50,6 @@ class BertPretrainer(keras.Model):
             2, kernel_initializer=bert_initializer(encoder.initializer_range),
             dtype=encoder.dtype_policy, name="next_sentence_head")
 
-        # The mean of "the label's logit is the largest", weighted: one max-reduction over
-        # the [batch, predictions, vocab] logits, where an argmax or top-k takes 2-3x longer
-        # (Keras's argmax adds a pass for -0.0). A tie with the label counts as correct.
         self.masked_lm_accuracy = keras.metrics.Mean("masked_lm_accuracy")
         self.masked_lm_loss = keras.metrics.Mean("masked_lm_loss")
         self.next_sentence_accuracy = keras.metrics.SparseCategoricalAccuracy("next_sentence_accuracy")
@@ -104,6 +101,9 @@ class BertPretrainer(keras.Model):
         logits = outputs["masked_lm_logits"]  # [batch, predictions, vocab]
         ids = ops.cast(features["masked_lm_ids"], "int32")[..., None]  # [batch, predictions, 1]
         label_logits = ops.take_along_axis(logits, ids, axis=-1)[..., 0]  # [batch, predictions]
+        # The mean of "the label's logit is the largest", weighted: one max-reduction over
+        # the [batch, predictions, vocab] logits, where an argmax or top-k takes 2-3x longer
+        # (Keras's argmax adds a pass for -0.0). A tie with the label counts as correct.
         self.masked_lm_accuracy.update_state(label_logits >= ops.max(logits, axis=-1), sample_weight=weights)
         self.masked_lm_loss.update_state(losses["masked_lm_cross_entropy"], sample_weight=weights)
         self.next_sentence_accuracy.update_state(features["next_sentence_labels"],

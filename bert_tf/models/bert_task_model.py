@@ -5,19 +5,19 @@ from __future__ import annotations
 import keras
 
 from bert_tf.layers.initializers import bert_initializer
-from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
+from bert_tf.training.gradients import GlobalClippingTrainStep
 
-ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
-
-class BertTaskModel(keras.Model):
+class BertTaskModel(GlobalClippingTrainStep, keras.Model):
     """A `BertEncoder` with a task head: the paper's section 4, all parameters fine-tuned.
 
     Subclasses build their head in `__init__` and map the encoder's outputs to a
     dict of float32 tensors in `call`. This base stores the encoder under
-    `encoder` (where `bert_tf.checkpoints.load_checkpoint` looks for it), builds
-    the model on a one-token batch so its weights exist before a checkpoint is
-    loaded, and serializes the encoder inside `get_config`.
+    `encoder` (where `bert_tf.checkpoints.load_checkpoint` looks for it) and
+    serializes the encoder inside `get_config`. Callers run
+    `build_with_dummy_inputs` before loading a checkpoint, so that every weight exists.
+    `fit` clips the gradients of the whole global batch (`GlobalClippingTrainStep`).
     """
 
     def __init__(self, encoder: BertEncoder, dropout_rate: float = 0.1, **kwargs):

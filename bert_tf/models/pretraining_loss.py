@@ -6,16 +6,9 @@ import keras
 from keras import ops
 
 
-def masked_lm_cross_entropy(masked_lm_ids, masked_lm_logits):
-    """Per-prediction cross-entropy `[batch, predictions]` (float32)."""
-    return keras.losses.sparse_categorical_crossentropy(
-        masked_lm_ids, ops.cast(masked_lm_logits, "float32"), from_logits=True)
-
-
-def next_sentence_cross_entropy(next_sentence_labels, next_sentence_logits):
-    """Per-example cross-entropy `[batch]` (float32)."""
-    return keras.losses.sparse_categorical_crossentropy(
-        next_sentence_labels, ops.cast(next_sentence_logits, "float32"), from_logits=True)
+def cross_entropy(labels, logits):
+    """Float32 cross-entropy of int `labels` `[...]` against `logits` `[..., classes]`, shaped `[...]`."""
+    return keras.losses.sparse_categorical_crossentropy(labels, ops.cast(logits, "float32"), from_logits=True)
 
 
 def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_examples=None):
@@ -39,9 +32,8 @@ def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_example
     they come from (the metrics reuse them rather than recompute the vocab softmax).
     """
     weights = ops.cast(features["masked_lm_weights"], "float32")
-    mlm_ce = masked_lm_cross_entropy(features["masked_lm_ids"], outputs["masked_lm_logits"])
-    nsp_ce = next_sentence_cross_entropy(features["next_sentence_labels"],
-                                         outputs["next_sentence_logits"])
+    mlm_ce = cross_entropy(features["masked_lm_ids"], outputs["masked_lm_logits"])  # [batch, predictions]
+    nsp_ce = cross_entropy(features["next_sentence_labels"], outputs["next_sentence_logits"])  # [batch]
     if masked_lm_weight_sum is None:
         masked_lm_weight_sum = ops.sum(weights)
     if num_examples is None:

@@ -1,1 +1,2 @@
-"""Fine-tuning tasks: GLUE-style classification, SQuAD, tagging and multiple choice, one module each."""
+"""The tasks, one module each: the fine-tuning tasks (GLUE-style classification, SQuAD, tagging,
+multiple choice) and feature extraction from a trained encoder."""

@@ -76,9 +76,7 @@ class SentencePredictionTask(FineTuningTask):
     def loss(self, label_smoothing: float = 0.0):
         """Mean squared error for regression; else cross-entropy, optionally smoothed."""
         if self.processor.is_regression:
-            def squared_error(scores, logits):  # [batch], [batch, 1]
-                return keras.ops.square(logits[:, 0] - keras.ops.cast(scores, logits.dtype))
-            return {OUTPUT: squared_error}
+            return {OUTPUT: keras.losses.MeanSquaredError()}  # scores [batch] vs logits [batch, 1]
         return {OUTPUT: SparseCrossEntropy(label_smoothing)}
 
     def encode(self, split: str) -> EncodedSplit:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import keras
 from keras import ops
 
@@ -11,7 +13,8 @@ from bert_tf.training.layerwise_adamw import LayerwiseAdamW
 # matches these patterns against the variable's short name: LayerNorm's `gamma` and
 # `beta`, and every `bias`/`output_bias`.
 NO_DECAY_PATTERNS = ("gamma", "beta", "bias")
-OPTIMIZERS = ("adamw", "lamb")
+_OPTIMIZER_CLASSES = {"adamw": keras.optimizers.AdamW, "lamb": keras.optimizers.Lamb}
+OPTIMIZERS = tuple(_OPTIMIZER_CLASSES)  # --optimizer's values
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -57,48 +60,44 @@ def warmup_linear_decay(learning_rate: float, num_train_steps: int, num_warmup_s
     return LinearWarmup(decay, num_warmup_steps, learning_rate) if num_warmup_steps else decay
 
 
-def create_optimizer(name: str, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
-                     weight_decay: float = 0.01, loss_scale: bool = False) -> keras.optimizers.Optimizer:
-    """BERT's optimizer on the warmup + linear-decay schedule.
+def bert_adam(optimizer_class, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
+              weight_decay: float, loss_scale: bool) -> keras.optimizers.Optimizer:
+    """`optimizer_class` (an AdamW-like Keras optimizer) with BERT's settings, as in the paper.
 
-    adamw: β1 0.9, β2 0.999, ε 1e-6, decoupled weight decay (not on LayerNorm or
-    biases), as in the paper. lamb: the same settings, layer-wise adaptive (You et al.).
-    Gradient clipping (global norm 1.0) is applied by the training step to the
-    gradients of the whole global batch, so it is not set here.
+    β1 0.9, β2 0.999, ε 1e-6, decoupled weight decay but not on LayerNorm or biases,
+    and the warmup + linear-decay schedule. No gradient clipping: the training
+    step clips the gradients of the whole global batch (`bert_tf.training.gradients`).
     `loss_scale` wraps the optimizer in dynamic loss scaling, for float16.
     """
-    schedule = warmup_linear_decay(learning_rate, num_train_steps, num_warmup_steps)
-    kwargs = dict(learning_rate=schedule, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
-                  weight_decay=weight_decay)
-    if name == "adamw":
-        optimizer = keras.optimizers.AdamW(**kwargs)
-    elif name == "lamb":
-        optimizer = keras.optimizers.Lamb(**kwargs)
-    else:
-        raise ValueError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}; got {name!r}")
+    optimizer = optimizer_class(
+        learning_rate=warmup_linear_decay(learning_rate, num_train_steps, num_warmup_steps),
+        beta_1=0.9, beta_2=0.999, epsilon=1e-6, weight_decay=weight_decay)
     optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY_PATTERNS))
-    if loss_scale:
-        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-    return optimizer
+    return keras.optimizers.LossScaleOptimizer(optimizer) if loss_scale else optimizer
+
+
+def create_optimizer(name: str, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
+                     weight_decay: float = 0.01, loss_scale: bool = False) -> keras.optimizers.Optimizer:
+    """BERT's pretraining optimizer: adamw, or lamb (layer-wise adaptive, You et al.), see `bert_adam`."""
+    if name not in _OPTIMIZER_CLASSES:
+        raise ValueError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}; got {name!r}")
+    return bert_adam(_OPTIMIZER_CLASSES[name], learning_rate, num_train_steps, num_warmup_steps,
+                     weight_decay, loss_scale)
 
 
 def create_finetuning_optimizer(learning_rate: float, num_train_steps: int, num_warmup_steps: int,
                                 variable_depths: dict[str, int], num_layers: int,
                                 layerwise_lr_decay: float = 1.0, unfreeze_every_steps: int = 0,
-                                weight_decay: float = 0.01, clip_norm: float | None = 1.0,
+                                weight_decay: float = 0.01,
                                 loss_scale: bool = False) -> keras.optimizers.Optimizer:
-    """google-research/bert's fine-tuning AdamW, with optional per-layer learning rates.
+    """google-research/bert's fine-tuning AdamW (`bert_adam`), with optional per-layer learning rates.
 
-    The same settings and schedule as `create_optimizer("adamw", ...)`, global-norm
-    clipping at `clip_norm` (Keras clips before the update), and `LayerwiseAdamW`'s
-    layer-wise decay and gradual unfreezing (both off by default).
+    `LayerwiseAdamW`'s layer-wise decay and gradual unfreezing are both off by default.
     """
-    optimizer = LayerwiseAdamW(
-        variable_depths, num_layers, layerwise_lr_decay, unfreeze_every_steps,
-        learning_rate=warmup_linear_decay(learning_rate, num_train_steps, num_warmup_steps),
-        beta_1=0.9, beta_2=0.999, epsilon=1e-6, weight_decay=weight_decay, global_clipnorm=clip_norm)
-    optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY_PATTERNS))
-    return keras.optimizers.LossScaleOptimizer(optimizer) if loss_scale else optimizer
+    layerwise_adamw = functools.partial(LayerwiseAdamW, variable_depths, num_layers, layerwise_lr_decay,
+                                        unfreeze_every_steps)
+    return bert_adam(layerwise_adamw, learning_rate, num_train_steps, num_warmup_steps,
+                     weight_decay, loss_scale)
 
 
 def current_learning_rate(optimizer: keras.optimizers.Optimizer):
