@@ -6,11 +6,19 @@ import sys
 
 from absl import flags
 
+from bert_tf.datasets.public_data import FetchError
 from bert_tf.training.distribution import DistributionError
 
-# Errors that describe the user's input (files, flags, configs), not a bug: each
-# already names the file, line or flag, so its message alone is the report.
-USER_ERRORS = (ValueError, DistributionError, FileNotFoundError, flags.Error)
+# Errors that describe the user's input (files, flags, configs) or environment (an
+# unreachable TPU, a failed download), not a bug: each already names the file,
+# line, flag or resource, so its message alone is the report.
+USER_ERRORS = (ValueError, DistributionError, FetchError, FileNotFoundError, flags.Error)
+
+
+def reject_arguments(argv) -> None:
+    """Raises `flags.Error` naming the positional arguments after the program in `argv`, if any."""
+    if len(argv) > 1:
+        raise flags.Error(f"unexpected arguments: {' '.join(argv[1:])}")
 
 
 def run_reporting_user_errors(main, argv) -> None:

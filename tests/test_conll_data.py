@@ -67,6 +67,15 @@ def test_bad_lines_name_file_and_line(tmp_path, text, line, message):
     assert "\n" not in str(error.value)
 
 
+def test_missing_file_and_bytes_not_utf8_name_the_file(tmp_path):
+    with pytest.raises(conll.ConllError, match=rf"^{tmp_path}/nope\.txt: no such file$"):
+        conll.read_conll(tmp_path / "nope.txt")
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("EU B-ORG\n\nK\u00f6ln B-LOC\n".encode("latin-1"))
+    with pytest.raises(conll.ConllError, match=rf"^{latin1}:3: not UTF-8 \(invalid start byte\)$"):
+        conll.read_conll(latin1)
+
+
 def test_only_the_first_sub_token_carries_the_label(tmp_path):
     sentences = conll.read_conll(write(tmp_path, "train.txt", "Acme B-ORG\nCorp. I-ORG\nsaid O\n"))
     labels = conll.label_list(sentences)

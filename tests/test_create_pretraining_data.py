@@ -7,9 +7,10 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
+from absl import flags
 
 from bert_tf.bert_config import ConfigError
-from bert_tf.data import corpus, pretraining_features
+from bert_tf.data import cli, corpus, pretraining_features
 from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
 from bert_tf.tokenization import Vocab, VocabError
@@ -130,6 +131,15 @@ def test_missing_input_file(tmp_path):
         corpus.expand_input_files(f"{tmp_path}/nothing*.txt")
 
 
+def test_input_globs_expand_in_flag_order_without_repeats(tmp_path):
+    a, b = write(tmp_path / "a.txt", b"x\n"), write(tmp_path / "b.txt", b"y\n")
+    assert corpus.expand_input_files(f" {b} ,{tmp_path}/*.txt,") == [b, a]
+    with pytest.raises(corpus.CorpusError, match=r"^--eval_file: no file matches .*/typo\*$"):
+        corpus.expand_input_files(f"{a},{tmp_path}/typo*", flag="eval_file")
+    with pytest.raises(corpus.CorpusError, match=r"^--input_file: no input file given$"):
+        corpus.expand_input_files(" , ")
+
+
 def test_missing_vocab_and_vocab_without_special_tokens(tmp_path, small_corpus):
     with pytest.raises(VocabError, match=r"missing\.txt: no such vocab file$"):
         create(tmp_path, [small_corpus], str(tmp_path / "missing.txt"))
@@ -168,6 +178,8 @@ def test_invalid_utf8_lines_are_counted(tmp_path, vocab_file):
      r"--max_seq_length=512 has 77 predictions; use 77 to 512$"),
     (dict(max_seq_length=1024, max_predictions_per_seq=154),
      r"^--max_seq_length=1024 is greater than 512: pass the model's --bert_config_file"),
+    (dict(max_predictions_per_seq=200),
+     r"^--max_predictions_per_seq=200 is greater than --max_seq_length=128: use 19 to 128$"),
     (dict(max_seq_length=4),
      r"^--max_seq_length=4: must be at least 5"),
 ])
@@ -194,4 +206,43 @@ def test_script_reports_one_line_error_and_fails(tmp_path, vocab_file):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         f"create_pretraining_data.py: error: --input_file: no file matches {tmp_path}/none.txt")
+    assert_no_output(tmp_path)
+
+
+@pytest.mark.parametrize("shards,message", [
+    (0, "--num_output_shards=0: must be at least 1"),
+    (3, "--num_output_shards=3 needs one --output_file (a prefix), got 2"),
+])
+def test_bad_num_output_shards(shards, message):
+    with pytest.raises(generator.PretrainingDataError) as error:
+        generator.output_paths("a.tfrecord,b.tfrecord" if shards == 3 else "a.tfrecord", shards)
+    assert str(error.value) == message
+
+
+def main_error(capsys, *argv):
+    """Runs the script's main in this process on `argv`; returns its one-line error after exit status 1."""
+    flag_values = flags.FlagValues()
+    cli.define_create_pretraining_data_flags(flag_values)
+    with pytest.raises(SystemExit) as exit_:
+        cli.create_pretraining_data_main(flag_values(["create_pretraining_data.py", *argv]), flag_values)
+    assert exit_.value.code == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    return line
+
+
+@pytest.mark.parametrize("case", ["vocab directory", "input directory", "output under a file", "stray argument"])
+def test_main_reports_bad_paths_in_one_line(tmp_path, capsys, small_corpus, vocab_file, case):
+    folder, plain = tmp_path / "folder", tmp_path / "plain.txt"
+    folder.mkdir()
+    plain.write_text("not a folder\n")
+    argv = {"input_file": small_corpus, "output_file": tmp_path / "out.tfrecord", "vocab_file": vocab_file}
+    change, extra, message = {
+        "vocab directory": ({"vocab_file": folder}, [], f"{folder}: a directory, not a vocab file"),
+        "input directory": ({"input_file": folder}, [], f"{folder}: a directory, not a corpus file"),
+        "output under a file": ({"output_file": plain / "out.tfrecord"}, [],
+                                f"--output_file: cannot create the directory {plain} ({plain} is not a directory)"),
+        "stray argument": ({}, ["stray.txt"], "unexpected arguments: stray.txt"),
+    }[case]
+    argv = [f"--{name}={value}" for name, value in {**argv, **change}.items()] + extra
+    assert main_error(capsys, *argv) == f"create_pretraining_data.py: error: {message}"
     assert_no_output(tmp_path)

@@ -6,7 +6,9 @@ import subprocess
 import sys
 
 import pytest
+from absl import flags
 
+from bert_tf.data import cli
 from bert_tf.datasets import public_data
 from bert_tf.tokenization import SPECIAL_TOKENS, BertTokenizer, vocab_learner
 
@@ -60,10 +62,36 @@ def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
         f"create_vocab.py: error: --input_file: no file matches {tmp_path}/missing*.txt")
     empty = tmp_path / "empty.txt"
     empty.write_text("\n  \n\t\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"^--input_file: no words in .*empty.txt$"):
+    with pytest.raises(ValueError, match=r"^--input_file: the corpus is empty \(1 files without text\)$"):
         vocab_learner.create_vocab(str(empty), output, 100)
+    controls = tmp_path / "controls.txt"
+    controls.write_text("\u0001\u0002\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^--input_file: no words in .*controls.txt$"):
+        vocab_learner.create_vocab(str(controls), output, 100)
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("fine\ncaf\u00e9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"^1 input lines are not valid UTF-8 \(first: .*latin1.txt line 2\)$"):
+        vocab_learner.create_vocab(str(latin1), output, 100)
+    with pytest.raises(ValueError, match=rf"^{tmp_path}: a directory, not a corpus file$"):
+        vocab_learner.create_vocab(str(tmp_path), output, 100)
     with pytest.raises(ValueError, match=r"^--vocab_size=6 leaves no room after the 6 reserved tokens$"):
         vocab_learner.create_vocab(str(corpus), output, 6, num_unused=1)
     with pytest.raises(ValueError, match=r"^--output_file: no directory .*missing$"):
         vocab_learner.create_vocab(str(corpus), tmp_path / "missing" / "vocab.txt", 100)
-    assert list(tmp_path.iterdir()) == [empty]
+    assert sorted(tmp_path.iterdir()) == sorted([empty, controls, latin1])
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--output_file=OUT", "stray"], "unexpected arguments: stray"),
+    (["--output_file=CORPUS/vocab.txt"], "--output_file: no directory CORPUS"),
+])
+def test_main_reports_one_line_errors(corpus, tmp_path, capsys, argv, message):
+    flag_values = flags.FlagValues()
+    cli.define_create_vocab_flags(flag_values)
+    argv = [arg.replace("OUT", str(tmp_path / "vocab.txt")).replace("CORPUS", str(corpus)) for arg in argv]
+    with pytest.raises(SystemExit) as exit_:
+        cli.create_vocab_main(flag_values(["create_vocab.py", f"--input_file={corpus}", *argv]), flag_values)
+    assert exit_.value.code == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"create_vocab.py: error: {message.replace('CORPUS', str(corpus))}"]
+    assert list(tmp_path.iterdir()) == []

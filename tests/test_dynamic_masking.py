@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.data import corpus
 from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.data import pretraining_features
 from bert_tf.data.dynamic_masking import dynamic_masking_dataset
@@ -43,7 +44,7 @@ def statistics(batches, vocab):
 
 
 def dataset(corpus_file, vocab, **kwargs):
-    return dynamic_masking_dataset(corpus_file, vocab.path, batch_size=BATCH, max_seq_length=SEQ,
+    return dynamic_masking_dataset([corpus_file], vocab.path, batch_size=BATCH, max_seq_length=SEQ,
                                    max_predictions_per_seq=PREDICTIONS, seed=7, shuffle_buffer_size=200,
                                    **kwargs)
 
@@ -98,3 +99,16 @@ def test_input_context_shards_and_splits_the_batch(corpus_file, vocab):
     context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=1, num_replicas_in_sync=2)
     spec = dataset(corpus_file, vocab, input_context=context).element_spec
     assert spec["input_ids"].shape == [BATCH // 2, SEQ]
+
+
+def test_a_corpus_it_cannot_use_is_refused_at_once(tmp_path, vocab):
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n \n\n", encoding="utf-8")  # would repeat() forever without yielding
+    with pytest.raises(corpus.CorpusError, match=r"^--input_file: the corpus is empty \(1 files without text\)$"):
+        dataset(str(blank), vocab)
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("caf\u00e9 au lait .\n".encode("latin-1"))
+    with pytest.raises(corpus.CorpusError, match=r"^1 input lines are not valid UTF-8 \(first: .*latin1.txt line 1\)$"):
+        dataset(str(latin1), vocab)
+    with pytest.raises(TypeError, match="a list of corpus files"):
+        dynamic_masking_dataset(str(latin1), vocab.path)

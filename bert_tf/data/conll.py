@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bert_tf.data import text_files
 from bert_tf.data.windows import context_score, window_spans
 
 DOCSTART = "-DOCSTART-"
@@ -41,33 +42,32 @@ class Sentence:
 
 
 def read_conll(path: str | os.PathLike, labels: Sequence[str] | None = None) -> list[Sentence]:
-    """Reads a CoNLL file; with `labels`, a tag outside them is an error naming its line."""
+    """Reads a CoNLL file (local or remote); with `labels`, a tag outside them is an error naming its line."""
     path = os.fspath(path)
     known = None if labels is None else set(labels)
     sentences, words, tags, first_line, columns = [], [], [], 0, None
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            fields = line.split()
-            if fields and fields[0] == DOCSTART:
-                continue
-            if not fields:
-                if words:
-                    sentences.append(Sentence(tuple(words), tuple(tags), first_line))
-                words, tags = [], []
-                continue
-            if len(fields) < 2:
-                raise ConllError(f"{path}:{number}: expected `word ... tag`, got {len(fields)} column")
-            columns = columns or len(fields)
-            if len(fields) != columns:
-                raise ConllError(f"{path}:{number}: {len(fields)} columns where the file's first line "
-                                 f"has {columns}")
-            if known is not None and fields[-1] not in known:
-                raise ConllError(f"{path}:{number}: label {fields[-1]!r} is not in the training "
-                                 f"labels ({' '.join(sorted(known))})")
-            if not words:
-                first_line = number
-            words.append(fields[0])
-            tags.append(fields[-1])
+    for number, line in enumerate(text_files.read_utf8(path, ConllError).split("\n"), start=1):
+        fields = line.split()
+        if fields and fields[0] == DOCSTART:
+            continue
+        if not fields:
+            if words:
+                sentences.append(Sentence(tuple(words), tuple(tags), first_line))
+            words, tags = [], []
+            continue
+        if len(fields) < 2:
+            raise ConllError(f"{path}:{number}: expected `word ... tag`, got {len(fields)} column")
+        columns = columns or len(fields)
+        if len(fields) != columns:
+            raise ConllError(f"{path}:{number}: {len(fields)} columns where the file's first line "
+                             f"has {columns}")
+        if known is not None and fields[-1] not in known:
+            raise ConllError(f"{path}:{number}: label {fields[-1]!r} is not in the training "
+                             f"labels ({' '.join(sorted(known))})")
+        if not words:
+            first_line = number
+        words.append(fields[0])
+        tags.append(fields[-1])
     if words:
         sentences.append(Sentence(tuple(words), tuple(tags), first_line))
     if not sentences:

@@ -1,7 +1,7 @@
 """Pretraining corpus files: globs, UTF-8 checks, and chunks of whole documents.
 
-The corpus format (DESIGN.md §2): UTF-8 text, one sentence per line, a blank
-line between documents. Large files are cut into chunks of about
+The corpus format (google-research/bert's): UTF-8 text, one sentence per line,
+a blank line between documents. Large files are cut into chunks of about
 `chunk_bytes` at blank lines, so that workers share one big file and memory
 stays bounded by the chunk size; a chunk never splits a document.
 """
@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 
 import tensorflow as tf
+
+from bert_tf import io_utils
 
 _BLOCK_BYTES = 16 << 20  # files are scanned in blocks of whole lines
 _BLANK_LINE = re.compile(rb"^[ \t\r\f\v]*\n", re.M)
@@ -23,26 +26,29 @@ class CorpusError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class CorpusChunk:
-    """Bytes `[start, end)` of `path`: whole documents, starting at line `first_line` (1-based)."""
+    """Bytes `[start, end)` of `path`: whole documents."""
 
     path: str
     start: int
     end: int
-    first_line: int
     index: int  # position in the whole corpus: seeds its randomness
 
 
-def expand_input_files(input_file: str) -> list[str]:
-    """A comma-separated list of globs -> files, in flag order, each glob sorted."""
-    files = []
+def expand_input_files(input_file: str, flag: str = "input_file") -> list[str]:
+    """The flag `--{flag}`'s comma-separated globs -> files, in flag order, each glob sorted, no repeats.
+
+    Raises:
+      CorpusError: a glob matches nothing, or the flag names no glob.
+    """
+    files = {}  # an ordered set
     for pattern in filter(None, (p.strip() for p in input_file.split(","))):
         matches = sorted(tf.io.gfile.glob(pattern))
         if not matches:
-            raise CorpusError(f"--input_file: no file matches {pattern}")
-        files.extend(m for m in matches if m not in files)
+            raise CorpusError(f"--{flag}: no file matches {pattern}")
+        files.update(dict.fromkeys(matches))
     if not files:
-        raise CorpusError("--input_file: no input file given")
-    return files
+        raise CorpusError(f"--{flag}: no input file given")
+    return list(files)
 
 
 def _blocks(path: str):
@@ -78,15 +84,14 @@ def plan_chunks(paths: list[str], chunk_bytes: int) -> list[CorpusChunk]:
     """Checks every file and cuts it into chunks at the first blank line past each `chunk_bytes`.
 
     Raises:
-      CorpusError: a file is missing, has lines that are not UTF-8 (all of them
-        are counted), or the whole corpus has no text.
+      CorpusError: a path is missing or a directory, a file has lines that are
+        not UTF-8 (all of them are counted), or the whole corpus has no text.
     """
     chunks, has_text = [], False
     bad_lines, first_bad = 0, None
     for path in paths:
-        if not tf.io.gfile.exists(path):
-            raise CorpusError(f"{path}: no such input file")
-        start, start_line, size = 0, 1, 0  # the chunk being built
+        io_utils.require_file(path, CorpusError, "corpus file")
+        start, size = 0, 0  # the chunk being built
         line = 1  # the line number at the start of each block
         for offset, block in _blocks(path):
             try:
@@ -96,26 +101,29 @@ def plan_chunks(paths: list[str], chunk_bytes: int) -> list[CorpusChunk]:
                 bad_lines += count
                 first_bad = first_bad or f"{path} line {line + first}"
             has_text = has_text or bool(block.strip())
-            counted, counted_line = 0, line  # line number at block[counted]
             search_from = start + chunk_bytes - offset
             while search_from < len(block):
                 match = _BLANK_LINE.search(block, max(search_from, 0))
                 if match is None:
                     break
                 cut = match.start()
-                chunks.append(CorpusChunk(path, start, offset + cut, start_line, len(chunks)))
-                counted_line += block.count(b"\n", counted, cut)
-                counted, start, start_line = cut, offset + cut, counted_line
+                chunks.append(CorpusChunk(path, start, offset + cut, len(chunks)))
+                start = offset + cut
                 search_from = cut + chunk_bytes
             line += block.count(b"\n")
             size = offset + len(block)
         if size > start:
-            chunks.append(CorpusChunk(path, start, size, start_line, len(chunks)))
+            chunks.append(CorpusChunk(path, start, size, len(chunks)))
     if bad_lines:
         raise CorpusError(f"{bad_lines} input lines are not valid UTF-8 (first: {first_bad})")
     if not has_text:
         raise CorpusError(f"--input_file: the corpus is empty ({len(paths)} files without text)")
     return chunks
+
+
+def check_corpus(paths: list[str]) -> None:
+    """Raises `CorpusError` where `plan_chunks` would: a missing file, lines not UTF-8, no text."""
+    plan_chunks(paths, chunk_bytes=sys.maxsize)
 
 
 def read_chunk(chunk: CorpusChunk) -> list[str]:

@@ -68,7 +68,7 @@ def _segment_stream(files: Sequence[str], tokenizer, segment_tokens: int, seed, 
     return blocks.map(pairs).unbatch()
 
 
-def dynamic_masking_dataset(corpus_globs: str | Sequence[str], vocab_file: str, do_lower_case: bool = True,
+def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case: bool = True,
                             batch_size: int = 32, max_seq_length: int = 128,
                             max_predictions_per_seq: int = 20, masked_lm_prob: float = 0.15,
                             seed: int | None = None, input_context: tf.distribute.InputContext | None = None,
@@ -76,12 +76,17 @@ def dynamic_masking_dataset(corpus_globs: str | Sequence[str], vocab_file: str, 
     """An endless stream of masked-LM + NSP batches from raw corpus text (see the module docstring).
 
     Args:
-      corpus_globs: comma-separated globs, or a list of them.
+      files: the corpus files (`corpus.expand_input_files` expands a flag's globs).
       batch_size: the global batch size; with `input_context`, each pipeline
         yields its per-replica share and reads its own shard of the input.
+
+    Raises:
+      corpus.CorpusError: a file is missing or not UTF-8, or the corpus has no
+        text (the stream would never yield).
     """
-    globs = corpus_globs if isinstance(corpus_globs, str) else ",".join(corpus_globs)
-    files = corpus.expand_input_files(globs)
+    if isinstance(files, str):
+        raise TypeError(f"files: a list of corpus files, not the string {files!r}")
+    corpus.check_corpus(list(files))
     tokenizer = BertTokenizer(vocab_file, do_lower_case)
     vocab = tokenizer.vocab
     if input_context is not None:
@@ -119,10 +124,9 @@ def dynamic_masking_dataset(corpus_globs: str | Sequence[str], vocab_file: str, 
         features = {
             "input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids,
             "masked_lm_positions": positions, "masked_lm_ids": masked_ids,
-            "masked_lm_weights": tf.cast(weights, tf.float32), "next_sentence_labels": labels,
+            "masked_lm_weights": weights, "next_sentence_labels": labels,
         }
-        features = {name: value if value.dtype == tf.float32 else tf.cast(value, tf.int32)
-                    for name, value in features.items()}
+        features = pretraining_features.to_model_dtypes(features)
         return {name: tf.ensure_shape(features[name], [batch_size] if name == "next_sentence_labels"
                                       else [batch_size, length])
                 for name, length in lengths.items()}

@@ -1,7 +1,7 @@
 """Batched `tf.train.Example` wire-format encoding of the pretraining schema, in numpy.
 
-Building one proto per example from Python runs at about 10k examples/s per
-core (DESIGN.md §4). `encode_batch` writes the same bytes for a whole batch
+Building one proto per example from Python runs at only about 10k examples/s
+per core. `encode_batch` writes the same bytes for a whole batch
 with array operations: each example's bytes equal
 `pretraining_features.to_example(values).SerializeToString(deterministic=True)`
 byte for byte (features in sorted-name order, int64 lists packed as varints,
@@ -90,7 +90,7 @@ class _Message:
     def varints(self, values: np.ndarray) -> None:
         """Non-negative ints `[batch, n]`, packed as varints."""
         if values.size and values.min() < 0:
-            raise ValueError("encode_examples: negative int64 values are not supported")
+            raise ValueError("encode_batch: negative int64 values are not supported")
         batch_size = len(values)
         largest = int(values.max(initial=0))
         if largest < 0x80:  # One byte per value: masks, segments, labels, short positions.
@@ -177,8 +177,3 @@ def split_records(data: np.ndarray, lengths: np.ndarray) -> list[bytes]:
     ends = np.cumsum(lengths).tolist()
     buffer = data.tobytes()
     return [buffer[start:end] for start, end in zip([0] + ends[:-1], ends)]
-
-
-def encode_examples(values: dict[str, np.ndarray]) -> list[bytes]:
-    """`encode_batch`, as one `bytes` per example."""
-    return split_records(*encode_batch(values))

@@ -21,7 +21,8 @@ import io
 import sys
 
 import numpy as np
-import tensorflow as tf
+
+from bert_tf.data import text_files
 
 csv.field_size_limit(sys.maxsize)  # GLUE parse-tree columns and users' long documents
 
@@ -260,16 +261,7 @@ def _split_path(data_dir: str, file_name: str) -> str:
 
 def _read_rows(path: str, dialect: dict) -> list[tuple[int, list[str]]]:
     """(1-based line where the row starts, fields) for each row of a UTF-8 file."""
-    if not tf.io.gfile.exists(path):
-        raise DataError(f"{path}: no such file")
-    with tf.io.gfile.GFile(path, "rb") as f:
-        data = f.read()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not UTF-8 ({e.reason})") from None
-    reader = csv.reader(io.StringIO(text, newline=""), **dialect)
+    reader = csv.reader(io.StringIO(text_files.read_utf8(path, DataError), newline=""), **dialect)
     rows, line = [], 1
     try:
         for row in reader:

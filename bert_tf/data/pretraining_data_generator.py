@@ -95,10 +95,13 @@ class PretrainingDataOptions:
         if self.dupe_factor < 1:
             fail(f"--dupe_factor={self.dupe_factor}: must be at least 1")
         full = int(masked_lm.num_to_predict(self.max_seq_length, self.masked_lm_prob, self.max_seq_length))
-        if not full <= self.max_predictions_per_seq <= self.max_seq_length:
+        if self.max_predictions_per_seq < full:
             fail(f"--max_predictions_per_seq={self.max_predictions_per_seq} is too small for"
                  f" --masked_lm_prob={self.masked_lm_prob}: a sequence of --max_seq_length="
                  f"{self.max_seq_length} has {full} predictions; use {full} to {self.max_seq_length}")
+        if self.max_predictions_per_seq > self.max_seq_length:
+            fail(f"--max_predictions_per_seq={self.max_predictions_per_seq} is greater than"
+                 f" --max_seq_length={self.max_seq_length}: use {full} to {self.max_seq_length}")
 
 
 @dataclasses.dataclass
@@ -256,10 +259,22 @@ def output_paths(output_file: str, num_output_shards: int | None = None) -> list
         raise PretrainingDataError("--output_file: no output file given")
     if num_output_shards is None or num_output_shards == len(paths):
         return paths
-    if num_output_shards < 1 or len(paths) != 1:
+    if num_output_shards < 1:
+        raise PretrainingDataError(f"--num_output_shards={num_output_shards}: must be at least 1")
+    if len(paths) != 1:
         raise PretrainingDataError(
             f"--num_output_shards={num_output_shards} needs one --output_file (a prefix), got {len(paths)}")
     return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
+
+
+def _make_output_directories(output_files: list[str]) -> None:
+    """Creates the folders of `output_files`; raises `PretrainingDataError` where one cannot be."""
+    for directory in sorted({os.path.dirname(p) for p in output_files} - {""}):
+        try:
+            tf.io.gfile.makedirs(directory)
+        except tf.errors.OpError as e:
+            raise PretrainingDataError(f"--output_file: cannot create the directory {directory} "
+                                       f"({e.message.splitlines()[0]})") from None
 
 
 def create_pretraining_data(input_files: list[str], output_files: list[str],
@@ -284,8 +299,7 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     total_bytes = sum(c.end - c.start for c in chunks)
     stats = Statistics()
     start_time = time.perf_counter()
-    for directory in {os.path.dirname(p) for p in output_files} - {""}:
-        tf.io.gfile.makedirs(directory)
+    _make_output_directories(output_files)
     with contextlib.ExitStack() as stack:
         scratch_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="create_pretraining_data-"))
         shards = [stack.enter_context(tf.io.gfile.GFile(stack.enter_context(io_utils.atomic_output(p)), "wb"))

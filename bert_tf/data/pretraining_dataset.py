@@ -14,15 +14,6 @@ class InputError(ValueError):
     """Input files that cannot be used, with the file and feature named."""
 
 
-def expand_file_patterns(input_file: str) -> list[str]:
-    """A comma-separated list of globs (google-research/bert's `--input_file`) to sorted files."""
-    patterns = [p.strip() for p in input_file.split(",") if p.strip()]
-    files = sorted({f for pattern in patterns for f in tf.io.gfile.glob(pattern)})
-    if not files:
-        raise InputError(f"--input_file={input_file}: no files match")
-    return files
-
-
 def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq: int) -> None:
     """Reads the first record of `path` and checks each feature's length against the flags."""
     try:

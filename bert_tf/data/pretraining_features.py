@@ -41,12 +41,15 @@ def parse_examples(serialized: tf.Tensor, max_seq_length: int,
     squeezed to `[batch]`.
     """
     parsed = tf.io.parse_example(serialized, feature_spec(max_seq_length, max_predictions_per_seq))
-    features = {
-        name: value if value.dtype == tf.float32 else tf.cast(value, tf.int32)
-        for name, value in parsed.items()
-    }
+    features = to_model_dtypes(parsed)
     features["next_sentence_labels"] = tf.squeeze(features["next_sentence_labels"], axis=-1)
     return features
+
+
+def to_model_dtypes(features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+    """Each feature in the dtype the model takes: float32 for `FLOAT_FEATURES`, else int32 (TPUs)."""
+    return {name: tf.cast(value, tf.float32 if name in FLOAT_FEATURES else tf.int32)
+            for name, value in features.items()}
 
 
 def to_example(values: dict[str, list]) -> tf.train.Example:

@@ -23,6 +23,7 @@ import json
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data import text_files
 from bert_tf.data.windows import context_score, window_spans
 
 
@@ -74,13 +75,11 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False,
     question marked `is_impossible` needs `version_2_with_negative`; with
     `require_answers`, any other question needs at least one answer.
     """
+    text = text_files.read_utf8(path, SquadDataError)
     try:
-        with tf.io.gfile.GFile(path, "r") as f:
-            data = json.load(f)
+        data = json.loads(text)
     except json.JSONDecodeError as error:
         raise SquadDataError(f"{path}: malformed JSON: {error}") from None
-    except UnicodeDecodeError as error:
-        raise SquadDataError(f"{path}: not UTF-8: {error}") from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise SquadDataError(f'{path}: not a SQuAD file: expected an object with a "data" list')
     examples = []

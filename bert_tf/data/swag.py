@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import os
 
 import numpy as np
-import tensorflow as tf
 
+from bert_tf.data import text_files
+from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization import BertTokenizer
 
 NUM_CHOICES = 4
@@ -64,42 +66,38 @@ def read_swag(path: str | os.PathLike) -> list[SwagExample]:
     """Reads a SWAG CSV (header row first); labels are read when the header has `label`.
 
     Raises:
-        FileNotFoundError: no file at `path`.
-        SwagError: one line naming `file:line`: a header without the needed columns, a row
-            whose field count differs from the header's, an unparsable CSV record, a label
-            that is not an integer in 0..3.
+        SwagError: one line naming the file, or `file:line`: a missing file, bytes that are
+            not UTF-8, a header without the needed columns, a row whose field count differs
+            from the header's, an unparsable CSV record, a label that is not an integer in 0..3.
     """
     path = os.fspath(path)
-    if not tf.io.gfile.exists(path):
-        raise FileNotFoundError(f"{path}: no such file")
-    with tf.io.gfile.GFile(path, "r") as f:
-        reader = csv.reader(f, strict=True)
-        examples, line = [], 1
-        try:
-            header = next(reader, None)
-            if header is None:
-                raise SwagError(f"{path}:1: empty file, expected a header row")
-            missing = [name for name in REQUIRED_COLUMNS if name not in header]
-            if missing:
-                raise SwagError(f"{path}:1: header lacks the column(s) {', '.join(missing)}")
-            column = {name: header.index(name) for name in header}
-            has_labels = LABEL_COLUMN in column
-            line = reader.line_num + 1  # where the next record starts (records may span lines)
-            for row in reader:
-                where, line = f"{path}:{line}", reader.line_num + 1
-                if not row:  # a blank line
-                    continue
-                if len(row) != len(header):
-                    raise SwagError(f"{where}: malformed row: {len(row)} fields, the header has "
-                                    f"{len(header)}")
-                examples.append(SwagExample(
-                    example_id=row[0] if row[0] else str(len(examples)),
-                    context=row[column["sent1"]],
-                    start=row[column["sent2"]],
-                    endings=tuple(row[column[name]] for name in ENDING_COLUMNS),
-                    label=_parse_label(row[column[LABEL_COLUMN]], where) if has_labels else None))
-        except csv.Error as error:
-            raise SwagError(f"{path}:{line}: malformed CSV record: {error}") from None
+    reader = csv.reader(io.StringIO(text_files.read_utf8(path, SwagError), newline=""), strict=True)
+    examples, line = [], 1
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise SwagError(f"{path}:1: empty file, expected a header row")
+        missing = [name for name in REQUIRED_COLUMNS if name not in header]
+        if missing:
+            raise SwagError(f"{path}:1: header lacks the column(s) {', '.join(missing)}")
+        column = {name: header.index(name) for name in header}
+        has_labels = LABEL_COLUMN in column
+        line = reader.line_num + 1  # where the next record starts (records may span lines)
+        for row in reader:
+            where, line = f"{path}:{line}", reader.line_num + 1
+            if not row:  # a blank line
+                continue
+            if len(row) != len(header):
+                raise SwagError(f"{where}: malformed row: {len(row)} fields, the header has "
+                                f"{len(header)}")
+            examples.append(SwagExample(
+                example_id=row[0] if row[0] else str(len(examples)),
+                context=row[column["sent1"]],
+                start=row[column["sent2"]],
+                endings=tuple(row[column[name]] for name in ENDING_COLUMNS),
+                label=_parse_label(row[column[LABEL_COLUMN]], where) if has_labels else None))
+    except csv.Error as error:
+        raise SwagError(f"{path}:{line}: malformed CSV record: {error}") from None
     return examples
 
 
@@ -121,7 +119,7 @@ def encode_swag(examples: list[SwagExample], tokenizer: BertTokenizer, seq_lengt
                        for name, value in packed.items()})
     features = {name: np.concatenate([chunk[name] for chunk in chunks]) if chunks
                 else np.zeros((0, NUM_CHOICES, seq_length), np.int32)
-                for name in ("input_word_ids", "input_mask", "input_type_ids")}
+                for name in ENCODER_INPUTS}
     if any(example.label is None for example in examples):
         return features, None
     return features, np.array([example.label for example in examples], np.int32)

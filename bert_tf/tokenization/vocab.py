@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
+
+import tensorflow as tf
+
+from bert_tf import io_utils
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -28,14 +33,15 @@ class Vocab:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Vocab":
-        path = os.fspath(path)
+        """Reads `path` (local or remote); raises `VocabError` naming it if it cannot be used."""
+        path = io_utils.require_file(path, VocabError, "vocab file")
+        with tf.io.gfile.GFile(path, "rb") as f:
+            data = f.read()
         try:
-            with open(path, encoding="utf-8") as f:
-                tokens = tuple(line.rstrip("\n").rstrip("\r") for line in f)
-        except FileNotFoundError:
-            raise VocabError(f"{path}: no such vocab file") from None
+            text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise VocabError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
+        tokens = tuple(line.rstrip("\n") for line in io.StringIO(text, newline=None))  # as open() splits
         if not tokens:
             raise VocabError(f"{path}: empty vocab file")
         token_to_id = {}

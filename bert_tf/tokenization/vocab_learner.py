@@ -21,6 +21,7 @@ import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from bert_tf import io_utils
+from bert_tf.data import corpus
 from bert_tf.tokenization.basic_tokenizer import BasicTokenizer
 from bert_tf.tokenization.vocab import SPECIAL_TOKENS
 
@@ -28,17 +29,6 @@ from bert_tf.tokenization.vocab import SPECIAL_TOKENS
 def reserved_tokens(num_unused: int = 0) -> list[str]:
     """`[PAD] [UNK] [CLS] [SEP] [MASK]`, then `[unused0]` ... `[unused{num_unused - 1}]`."""
     return list(SPECIAL_TOKENS) + [f"[unused{i}]" for i in range(num_unused)]
-
-
-def expand_globs(patterns) -> list[str]:
-    """Corpus globs -> sorted file names; a glob that matches nothing is an error."""
-    files = []
-    for pattern in patterns:
-        matched = sorted(tf.io.gfile.glob(pattern))
-        if not matched:
-            raise ValueError(f"--input_file: no file matches {pattern}")
-        files += matched
-    return files
 
 
 def count_words(files, do_lower_case: bool, batch_size: int = 1024) -> collections.Counter:
@@ -65,11 +55,12 @@ def create_vocab(input_file: str, output_file: str | os.PathLike, vocab_size: in
     """Learns the vocab of the corpus globs `input_file` (comma-separated) into `output_file`.
 
     The file is written atomically, one token a line. Bad arguments (a glob that
-    matches nothing, no words, no room for the reserved tokens, no output
-    directory) raise `ValueError` with a one-line message naming the flag,
-    before any learning where they can.
+    matches nothing, a corpus that `corpus.check_corpus` refuses, no words, no
+    room for the reserved tokens, no output directory) raise `ValueError` with a
+    one-line message naming the flag or file, before any learning where they can.
     """
-    files = expand_globs(input_file.split(","))
+    files = corpus.expand_input_files(input_file)
+    corpus.check_corpus(files)
     directory = os.path.dirname(os.fspath(output_file)) or "."
     if not tf.io.gfile.isdir(directory):
         raise ValueError(f"--output_file: no directory {directory}")

@@ -1,0 +1,26 @@
+"""The UTF-8 data files of the fine-tuning tasks, read with one-line errors that name `file:line`."""
+
+from __future__ import annotations
+
+import os
+
+import tensorflow as tf
+
+from bert_tf import io_utils
+
+
+def read_utf8(path: str | os.PathLike, error: type[Exception]) -> str:
+    """The text of the file `path` (local or remote), without a leading byte-order mark.
+
+    Raises:
+      error: `path` is missing or a directory, or holds bytes that are not
+        UTF-8 (the message names the first such line, `<path>:<line>`).
+    """
+    path = io_utils.require_file(path, error)
+    with tf.io.gfile.GFile(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise error(f"{path}:{line}: not UTF-8 ({e.reason})") from None
