@@ -8,21 +8,7 @@ import os
 from typing import Any
 
 from bert_tf import io_utils
-
-# `hidden_act` values we implement. "gelu" is the exact erf form, as in
-# google-research/bert; "gelu_new" and "gelu_pytorch_tanh" are Hugging Face's
-# names for the tanh approximation.
-HIDDEN_ACTIVATIONS = (
-    "gelu",
-    "gelu_approximate",
-    "gelu_new",
-    "gelu_pytorch_tanh",
-    "relu",
-    "silu",
-    "swish",
-    "tanh",
-    "linear",
-)
+from bert_tf.layers.activations import HIDDEN_ACTIVATIONS
 
 
 class ConfigError(ValueError):
@@ -89,6 +75,12 @@ class BertConfig:
             fail("num_attention_heads",
                  f"({self.num_attention_heads}) must divide hidden_size ({self.hidden_size})")
 
+    def check_seq_length(self, seq_length: int, flag: str = "--max_seq_length") -> None:
+        """Raises `ConfigError` naming `flag` if the model cannot take `seq_length` tokens."""
+        if seq_length > self.max_position_embeddings:
+            raise ConfigError(f"{flag}={seq_length} exceeds the model's max_position_embeddings "
+                              f"{self.max_position_embeddings}")
+
     # -- dict and JSON ---------------------------------------------------------------
 
     @classmethod
@@ -146,9 +138,5 @@ class BertConfig:
         io_utils.atomic_write_text(path, self.to_json_string())
 
     def encoder_kwargs(self) -> dict[str, Any]:
-        """The arguments of `bert_tf.BertEncoder` (all fields but `extra`)."""
-        return {name: getattr(self, name) for name in self.field_names()}
-
-    def replace(self, **changes) -> "BertConfig":
-        """A copy with some fields changed, validated again."""
-        return dataclasses.replace(self, **changes)
+        """The arguments of `bert_tf.BertEncoder`: every field, `extra` included."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}

@@ -94,6 +94,12 @@ def test_unsupported_model_is_a_one_line_value_error(exported, tmp_path):
                           tokenizer=tokenizer, seq_length=SEQ_LENGTH)
 
 
+def test_labels_unlike_the_classes_are_a_one_line_value_error(exported, tmp_path):
+    model, tokenizer, _, _ = exported
+    with pytest.raises(ValueError, match=r"^--labels: 2 given for a classifier with 3 classes$"):
+        export_task_model(model, tmp_path, tokenizer=tokenizer, seq_length=SEQ_LENGTH, labels=LABELS[:2])
+
+
 def test_fresh_process_without_bert_tf(exported, tmp_path):
     model, tokenizer, path, _ = exported
     inputs = random_encoder_inputs(2, 8, tokenizer.vocab_size, seed=5)

@@ -5,13 +5,18 @@ import pathlib
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the TF Text ops the export uses)
 
 from bert_tf.checkpoints import write_tf1_checkpoint
-from bert_tf.models import BertClassifier
+from bert_tf.checkpoints import resolve_bert_config
+from bert_tf.export.checkpoint_model import model_from_checkpoint
+from bert_tf.models import BertClassifier, BertPretrainer
+from bert_tf.pretraining.checkpoints import pretraining_checkpoint
 from bert_test_utils import random_encoder_inputs, tiny_encoder, write_tiny_config, write_word_vocab
+from checkpoint_test_utils import randomize_weights
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -22,15 +27,26 @@ def run_export_model(*flags):
                           env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
 
 
-def test_tf1_classifier_checkpoint_exports_with_its_head(tmp_path):
-    vocab = write_word_vocab(tmp_path / "vocab.txt", ["a fine day", "a bad day"])
-    write_tiny_config(tmp_path, vocab_size=sum(1 for _ in open(vocab, encoding="utf-8")))
-    model = BertClassifier(tiny_encoder(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8"))), num_classes=2)
+def assert_one_line_error(result, message):
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == f"export_model.py: error: {message}"
+
+
+def write_tf1_classifier(directory):
+    """A google-research/bert run_classifier.py checkpoint, 2 classes, config beside; returns (model, vocab)."""
+    vocab = write_word_vocab(directory / "vocab.txt", ["a fine day", "a bad day"])
+    vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
+    write_tiny_config(directory, vocab_size=vocab_size)
+    model = BertClassifier(tiny_encoder(vocab_size=vocab_size), num_classes=2)
     model.build_with_dummy_inputs()
     head = {"kernel": model.classifier.kernel.numpy(), "bias": np.array([0.5, -0.5], "float32")}
     model.classifier.bias.assign(head["bias"])
-    write_tf1_checkpoint(model, tmp_path / "bert_model.ckpt", heads={"classifier": head})
+    write_tf1_checkpoint(model, directory / "bert_model.ckpt", heads={"classifier": head})
+    return model, vocab
 
+
+def test_tf1_classifier_checkpoint_exports_with_its_head(tmp_path):
+    model, vocab = write_tf1_classifier(tmp_path)
     result = run_export_model("--model_type=classifier", f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}",
                               f"--vocab_file={vocab}", "--labels=bad,fine", "--max_seq_length=16",
                               f"--export_dir={tmp_path / 'export'}")
@@ -48,7 +64,7 @@ def test_missing_head_is_a_one_line_error(tmp_path):
     write_tf1_checkpoint(tiny_encoder(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8"))),
                          tmp_path / "bert_model.ckpt")
     result = run_export_model("--model_type=classifier", f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}",
-                              f"--vocab_file={vocab}", f"--export_dir={tmp_path / 'export'}")
+                              f"--vocab_file={vocab}", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith("export_model.py: error: ")
     assert "no classifier head" in result.stderr and not (tmp_path / "export").exists()
@@ -58,8 +74,65 @@ def test_jit_compile_with_the_hub_pair_is_a_one_line_error(tmp_path):
     vocab = write_word_vocab(tmp_path / "vocab.txt", ["a day"])
     result = run_export_model("--model_type=hub", "--jit_compile", f"--init_checkpoint={tmp_path / 'none'}",
                               f"--vocab_file={vocab}", f"--export_dir={tmp_path / 'export'}")
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == (
-        "export_model.py: error: --jit_compile applies to task models (their serving_default), "
-        "not --model_type=hub")
+    assert_one_line_error(result, "--jit_compile applies to task models (their serving_default), "
+                                  "not --model_type=hub")
     assert not (tmp_path / "export").exists()
+
+
+def test_hub_pair_from_a_pretraining_checkpoint(tmp_path):
+    vocab = write_word_vocab(tmp_path / "vocab.txt", ["the cat sat on the mat"])
+    vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
+    model = BertPretrainer(tiny_encoder(vocab_size=vocab_size))
+    model.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+    randomize_weights(model)
+    optimizer = keras.optimizers.AdamW(1e-3)
+    optimizer.build(model.trainable_variables)
+    output_dir = tmp_path / "pretraining"  # as run_pretraining.py leaves it
+    tf.train.CheckpointManager(pretraining_checkpoint(model, optimizer), output_dir, max_to_keep=1).save()
+    write_tiny_config(output_dir, vocab_size=vocab_size)
+
+    result = run_export_model("--model_type=hub", f"--init_checkpoint={output_dir}", f"--vocab_file={vocab}",
+                              "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    preprocessing = tf.saved_model.load(str(tmp_path / "export" / "preprocessing"))
+    encoder = tf.saved_model.load(str(tmp_path / "export" / "encoder"))
+    inputs = preprocessing(tf.constant(["the cat [MASK] on the mat"]))
+    positions = tf.constant([[3]])
+    got = encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"]
+    expected = model({"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
+                      "segment_ids": inputs["input_type_ids"], "masked_lm_positions": positions})
+    np.testing.assert_allclose(got, expected["masked_lm_logits"], atol=1e-5)
+
+
+def test_num_classes_unlike_the_checkpoint_head_is_a_one_line_error(tmp_path):
+    _, vocab = write_tf1_classifier(tmp_path)
+    checkpoint = tmp_path / "bert_model.ckpt"
+    result = run_export_model("--model_type=classifier", f"--init_checkpoint={checkpoint}",
+                              f"--vocab_file={vocab}", "--num_classes=3", "--max_seq_length=16",
+                              f"--export_dir={tmp_path / 'export'}")
+    assert_one_line_error(result, f"--num_classes=3 (or the number of --labels) does not fit {checkpoint}: "
+                                  "its classifier head has 2 classes")
+    assert not (tmp_path / "export").exists()
+
+
+def test_max_seq_length_beyond_the_model_is_a_one_line_error(tmp_path):
+    _, vocab = write_tf1_classifier(tmp_path)  # max_position_embeddings 64
+    result = run_export_model("--model_type=classifier", f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}",
+                              f"--vocab_file={vocab}", "--max_seq_length=65", f"--export_dir={tmp_path / 'export'}")
+    assert_one_line_error(result, "--max_seq_length=65 exceeds the model's max_position_embeddings 64")
+    assert not (tmp_path / "export").exists()
+
+
+def test_stray_arguments_are_a_one_line_error(tmp_path):
+    result = run_export_model("--model_type=hub", f"--init_checkpoint={tmp_path / 'none'}",
+                              f"--vocab_file={tmp_path / 'vocab.txt'}", f"--export_dir={tmp_path / 'export'}",
+                              "extra", "words")
+    assert_one_line_error(result, "unexpected arguments: extra words")
+
+
+def test_the_checkpoint_is_read_once(tmp_path, caplog):
+    write_tf1_classifier(tmp_path)
+    checkpoint = str(tmp_path / "bert_model.ckpt")
+    with caplog.at_level("INFO", logger="bert_tf.checkpoints.loader"):
+        model_from_checkpoint(checkpoint, "classifier", resolve_bert_config(None, checkpoint))
+    assert sum("loaded" in record.getMessage() for record in caplog.records) == 1

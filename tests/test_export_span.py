@@ -126,6 +126,16 @@ def test_version_2_null_answer(trained):
     assert out["answer"].numpy()[0] == b""  # the model learned [CLS] for contexts without the answer
 
 
+@pytest.mark.parametrize("options, message", [
+    (dict(max_query_length=21), r"^--max_query_length=21 leaves no room for the context in --max_seq_length=24$"),
+    (dict(doc_stride=0, max_query_length=MAX_QUERY), r"^--doc_stride=0 and --max_answer_length=30 must be positive$"),
+])
+def test_bad_window_options_are_one_line_value_errors(trained, options, message):
+    model, tokenizer, _, _ = trained
+    with pytest.raises(ValueError, match=message):
+        SpanExport(model, tokenizer, SEQ_LENGTH, **options)
+
+
 def test_fresh_process_without_bert_tf(trained, tmp_path):
     _, _, path, _ = trained
     stdout = run_without_bert_tf(f"""

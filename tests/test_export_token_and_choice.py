@@ -70,6 +70,12 @@ def test_tagger_batches_of_1_and_64(tagger):
     np.testing.assert_array_equal(many["labels"][63], one["labels"][0])
 
 
+def test_tagger_labels_unlike_the_classes_are_a_one_line_value_error(tagger, tokenizer, tmp_path):
+    model, _ = tagger
+    with pytest.raises(ValueError, match=r"^--labels: 4 given for a tagger with 3 classes$"):
+        export_task_model(model, tmp_path, tokenizer=tokenizer, seq_length=SEQ_LENGTH, labels=[*LABELS, "X"])
+
+
 def test_multiple_choice_ids_and_text(tokenizer):
     model = BertMultipleChoice(tiny_encoder(vocab_size=tokenizer.vocab_size))
     model.build_with_dummy_inputs()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_tf.export.task_module import TaskExport, text_spec
+from bert_tf.export.task_module import TaskExport, label_names, text_spec
 
 
 class ClassifierExport(TaskExport):
@@ -22,12 +22,9 @@ class ClassifierExport(TaskExport):
 
     def __init__(self, model, tokenizer, seq_length: int, labels=None):
         super().__init__(model, tokenizer, seq_length)
-        num_classes = model.num_classes
-        labels = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
-        if num_classes > 1 and len(labels) != num_classes:
-            raise ValueError(f"labels: {len(labels)} given for a classifier with {num_classes} classes")
-        self._regression = num_classes == 1
-        self.labels = tf.constant(labels)
+        self._regression = model.num_classes == 1
+        if not self._regression:
+            self.labels = label_names(labels, model.num_classes, "classifier")
 
     def serve(self, inputs):
         logits = self._logits(inputs)["logits"]  # [batch, classes]

@@ -7,7 +7,7 @@ import tensorflow as tf
 from bert_tf.export.keras_tracking import KerasModelRef
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
-from bert_tf.models.bert_task_model import ENCODER_INPUTS
+from bert_tf.models.bert_encoder import ENCODER_INPUTS
 
 ENCODER_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS}
 

@@ -39,10 +39,10 @@ class SpanExport(TaskExport):
                  doc_stride: int = 128, max_query_length: int = 64, version_2_with_negative: bool = False):
         super().__init__(model, tokenizer, seq_length)
         if max_query_length + 4 > seq_length:
-            raise ValueError(f"max_query_length={max_query_length} leaves no room for the context "
-                             f"in seq_length={seq_length}")
+            raise ValueError(f"--max_query_length={max_query_length} leaves no room for the context "
+                             f"in --max_seq_length={seq_length}")
         if doc_stride < 1 or max_answer_length < 1:
-            raise ValueError(f"doc_stride={doc_stride} and max_answer_length={max_answer_length} "
+            raise ValueError(f"--doc_stride={doc_stride} and --max_answer_length={max_answer_length} "
                              "must be positive")
         self.max_answer_length = max_answer_length
         self.doc_stride = doc_stride

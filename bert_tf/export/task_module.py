@@ -6,7 +6,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.export.keras_tracking import KerasModelRef
-from bert_tf.models.bert_task_model import ENCODER_INPUTS
+from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
 
@@ -17,6 +17,14 @@ def id_spec(rank: int = 2) -> dict[str, tf.TensorSpec]:
 
 def text_spec(name: str, rank: int = 1) -> tf.TensorSpec:
     return tf.TensorSpec([None] * rank, tf.string, name=name)
+
+
+def label_names(labels, num_classes: int, head: str) -> tf.Tensor:
+    """`labels` (default "0", "1", ...) as a string tensor `[num_classes]`; one name per class."""
+    names = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
+    if len(names) != num_classes:
+        raise ValueError(f"--labels: {len(names)} given for a {head} with {num_classes} classes")
+    return tf.constant(names)
 
 
 class TaskExport(tf.Module):

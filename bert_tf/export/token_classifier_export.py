@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_tf.export.task_module import TaskExport, text_spec
+from bert_tf.export.task_module import TaskExport, label_names, text_spec
 
 
 class TokenClassifierExport(TaskExport):
@@ -24,11 +24,7 @@ class TokenClassifierExport(TaskExport):
 
     def __init__(self, model, tokenizer, seq_length: int, labels=None):
         super().__init__(model, tokenizer, seq_length)
-        num_classes = model.num_classes
-        labels = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
-        if len(labels) != num_classes:
-            raise ValueError(f"labels: {len(labels)} given for a tagger with {num_classes} classes")
-        self.labels = tf.constant(labels)
+        self.labels = label_names(labels, model.num_classes, "tagger")
         self._is_continuation = tf.constant([t.startswith("##") for t in tokenizer.vocab.tokens])
 
     def serve(self, inputs):
