@@ -15,5 +15,5 @@ from bert_tf.finetuning.flags import define_finetuning_flags
 from bert_tf.tasks.multiple_choice import build_task
 
 if __name__ == "__main__":
-    define_finetuning_flags(task_name="swag", train_batch_size=16, learning_rate=2e-5)
+    define_finetuning_flags(train_batch_size=16, learning_rate=2e-5)
     app.run(finetuning_main(build_task))

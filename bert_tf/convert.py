@@ -21,9 +21,7 @@ import sys
 import tensorflow as tf
 
 from bert_tf import io_utils
-from bert_tf.bert_config import BertConfig
-from bert_tf.checkpoints import (CheckpointError, checkpoint_config, load_checkpoint,
-                                 write_tf1_checkpoint)
+from bert_tf.checkpoints import load_checkpoint, resolve_bert_config, write_tf1_checkpoint
 from bert_tf.checkpoints.tf1_names import tf1_variables
 from bert_tf.cli_errors import run_reporting_user_errors
 from bert_tf.models import BertEncoder, BertPretrainer
@@ -34,11 +32,7 @@ logger = logging.getLogger(__name__)
 
 def convert(input_path: str, output_dir: str, to: str = "tf1", bert_config_file: str | None = None) -> str:
     """Converts the checkpoint at `input_path` into `output_dir`; returns the checkpoint prefix."""
-    config = (BertConfig.from_json_file(bert_config_file) if bert_config_file
-              else checkpoint_config(input_path))
-    if config is None:
-        raise CheckpointError(f"{input_path}: no bert_config.json or config.json beside the checkpoint; "
-                              "pass --bert_config_file")
+    config = resolve_bert_config(bert_config_file, input_path, checkpoint_flag="input")
     pretrainer = BertPretrainer(BertEncoder.from_bert_config(config))
     report = load_checkpoint(input_path, pretrainer)
 

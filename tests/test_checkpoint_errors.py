@@ -15,7 +15,7 @@ from bert_test_utils import TINY, tiny_encoder
 from checkpoint_test_utils import google_variable_shapes, random_tensors, write_google_tf1_checkpoint
 
 from bert_tf import ConfigError
-from bert_tf.checkpoints import CheckpointError, checkpoint_config, load_checkpoint
+from bert_tf.checkpoints import CheckpointError, checkpoint_config, load_checkpoint, resolve_bert_config
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -137,5 +137,21 @@ def test_convert_fails_with_one_line_and_nonzero_exit(tmp_path):
                             capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.strip().splitlines()[-1] == (
-        f"python -m bert_tf.convert: error: {missing}: no such checkpoint (no {missing}.index)")
+        f"python -m bert_tf.convert: error: --input={missing}: no such checkpoint (no {missing}.index)")
+
+
+def test_a_config_that_neither_flag_gives_is_an_error_naming_both(google_dir, tmp_path):
+    prefix = google_dir / "bert_model.ckpt"
+    with pytest.raises(ValueError, match="^--bert_config_file is required without --init_checkpoint$"):
+        resolve_bert_config(None, None)
+    with pytest.raises(ValueError) as error:
+        resolve_bert_config(None, str(prefix), checkpoint_flag="input")
+    assert str(error.value) == ("--bert_config_file is required: no bert_config.json or config.json lies "
+                                f"beside --input={prefix}")
+    with pytest.raises(CheckpointError) as error:
+        resolve_bert_config(None, str(tmp_path / "ckpt"))
+    assert str(error.value) == f"--init_checkpoint={tmp_path}/ckpt: no such checkpoint (no {tmp_path}/ckpt.index)"
+    config = tmp_path / "bert_config.json"
+    config.write_text(json.dumps(TINY))
+    assert resolve_bert_config(str(config), str(tmp_path / "ckpt")).hidden_size == TINY["hidden_size"]
     assert not (tmp_path / "out").exists()

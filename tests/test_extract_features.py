@@ -130,7 +130,8 @@ def test_bad_flags_are_one_line_errors(model, tmp_path, case):
         "missing vocab": ({"vocab_file": missing}, f"--vocab_file: no such file: {missing}"),
         "missing config": ({"bert_config_file": missing}, f"--bert_config_file: no such file: {missing}"),
         "no config": ({"bert_config_file": None},
-                      f"--bert_config_file is required: no config is stored with {model['checkpoint']}"),
+                      (f"--bert_config_file is required: no bert_config.json or config.json lies beside "
+                       f"--init_checkpoint={model['checkpoint']}")),
         "bad layers": ({"layers": "-1,5"}, "--layers=-1,5: layer 5 is outside -2..1 (the model has 2 layers)"),
         "long sequence": ({"max_seq_length": 65, "layers": "-1"},
                           "--max_seq_length=65 exceeds the model's max_position_embeddings 64"),

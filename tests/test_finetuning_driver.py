@@ -2,6 +2,10 @@
 
 import json
 import os
+import pathlib
+import re
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -14,8 +18,9 @@ from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
 from bert_tf.models import BertClassifier, BertPretrainer
 from bert_tf.tokenization import BertTokenizer
+from bert_tf.training import optimization
 from bert_tf.training.layerwise_adamw import LayerwiseAdamW
-from bert_test_utils import random_encoder_inputs, tiny_encoder, write_tiny_config, write_word_vocab
+from bert_test_utils import TINY, random_encoder_inputs, tiny_encoder, write_tiny_config, write_word_vocab
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 
@@ -93,8 +98,37 @@ def test_bad_options_fail_with_the_flag_named(tmp_path):
     with pytest.raises(ValueError, match="fewer than --train_batch_size=1000"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, bert_config_file=None)
-    with pytest.raises(ValueError, match="--bert_config_file is required"):
+    with pytest.raises(ValueError, match="^--bert_config_file is required without --init_checkpoint$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    missing = tmp_path / "missing" / "ckpt"
+    options = _options(tmp_path, bert_config_file=None, init_checkpoint=str(missing))
+    with pytest.raises(ValueError, match=f"^--init_checkpoint={missing}: no such checkpoint"):
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    assert not (tmp_path / "out").exists()
+
+
+class NoTestFile(KeywordTask):
+    """KeywordTask whose test split is missing, as a --data_dir without test.tsv is."""
+
+    def encode(self, split):
+        if split == "test":
+            raise FileNotFoundError(f"{self.options.data_dir}/test.tsv: no such file")
+        return super().encode(split)
+
+
+def test_a_missing_input_fails_before_training_and_leaves_no_output_dir(tmp_path):
+    options = _options(tmp_path, do_predict=True)
+    with pytest.raises(FileNotFoundError, match="test.tsv: no such file"):
+        run_finetuning(NoTestFile(options, BertTokenizer(options.vocab_file)), options)
+    assert not (tmp_path / "out").exists()
+
+
+def test_evaluation_shows_progress_at_the_runs_verbosity(tmp_path, capsys):
+    for verbose in (0, 1):
+        options = _options(tmp_path, do_train=False, verbose=verbose, output_dir=str(tmp_path / f"v{verbose}"))
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+        shown = re.search(r"2/2\b.*/step", capsys.readouterr().out)  # 64 dev examples in batches of 32
+        assert bool(shown) == bool(verbose)
 
 
 def _one_step(optimizer, variables, step_count=1):
@@ -214,3 +248,55 @@ def test_sparse_cross_entropy_smooths_labels_and_averages_over_weighted_tokens()
     assert float(weighted) == pytest.approx(-log_softmax[0, 0], rel=1e-5)  # the unweighted token is out
     assert float(SparseCrossEntropy(scale=0.5)(np.array([0]), logits)) == pytest.approx(-0.5 * log_softmax[0, 0],
                                                                                          rel=1e-5)
+
+
+def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]), TF_CPP_MIN_LOG_LEVEL="2")
+    worker = subprocess.run([sys.executable, __file__, "global_clipping", str(tmp_path)], cwd=repo, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert worker.returncode == 0, worker.stderr[-3000:]
+    losses = json.loads(worker.stdout.strip().splitlines()[-1])
+    np.testing.assert_allclose(losses["mirrored"], losses["one_device"], rtol=1e-5)
+    one, mirrored, initial = (np.load(tmp_path / f"{name}.npz") for name in ("one_device", "mirrored", "initial"))
+    for name in one.files:
+        np.testing.assert_allclose(mirrored[name], one[name], atol=1e-5, err_msg=name)
+    assert sum(not np.allclose(one[name], initial[name]) for name in one.files) > len(one.files) // 2
+
+
+def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:
+    """The same steps of a classifier under MirroredStrategy (2 CPUs) and OneDeviceStrategy.
+
+    The clip norm is tiny, so every step clips: per-replica clipping would differ.
+    Writes each run's weights and prints each run's per-epoch loss.
+    """
+    (cpu,) = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    inputs = random_encoder_inputs(16, 8, TINY["vocab_size"])
+    dataset = tf.data.Dataset.from_tensor_slices((inputs, {"logits": np.arange(16) % 2})).batch(8)
+    initial, losses = None, {}
+    for name, strategy in (("one_device", tf.distribute.OneDeviceStrategy("/cpu:0")),
+                           ("mirrored", tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))):
+        with strategy.scope():
+            model = BertClassifier(tiny_encoder(), num_classes=2, dropout_rate=0.0)
+            model.build_with_dummy_inputs()
+            if initial is None:
+                initial = model.get_weights()
+            model.set_weights(initial)
+            model.clip_norm = 1e-3
+            optimizer = optimization.create_finetuning_optimizer(
+                1e-2, 6, 0, layer_depths(model.encoder), TINY["num_hidden_layers"], layerwise_lr_decay=0.8,
+                unfreeze_every_steps=1)
+            model.compile(optimizer=optimizer, loss={"logits": keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True)})
+        history = model.fit(dataset, epochs=3, verbose=0)
+        losses[name] = history.history["loss"]
+        np.savez(workdir / f"{name}.npz", **{f"{i:03d}": w for i, w in enumerate(model.get_weights())})
+    np.savez(workdir / "initial.npz", **{f"{i:03d}": w for i, w in enumerate(initial)})
+    print(json.dumps(losses))
+
+
+if __name__ == "__main__":
+    mode, workdir = sys.argv[1], pathlib.Path(sys.argv[2])
+    if mode == "global_clipping":
+        _fine_tune_on_two_devices_and_one(workdir)

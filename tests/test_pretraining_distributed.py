@@ -100,11 +100,12 @@ def test_resume_after_sigkill(tmp_path):
 
     first = subprocess.Popen(command, cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 240
-    while not list(out.glob("ckpt-*.index")) and time.monotonic() < deadline and first.poll() is None:
+    # The `checkpoint` state file is written after a checkpoint's data: it commits the checkpoint.
+    while not (out / "checkpoint").exists() and time.monotonic() < deadline and first.poll() is None:
         time.sleep(0.05)
     first.send_signal(signal.SIGKILL)
     first.wait()
-    killed_at = max(int(re.search(r"ckpt-(\d+)", p.name).group(1)) for p in out.glob("ckpt-*.index"))
+    killed_at = int(re.search(r"ckpt-(\d+)$", tf.train.latest_checkpoint(str(out))).group(1))
     assert killed_at < 200, "the first run finished before it could be killed"
 
     second = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)

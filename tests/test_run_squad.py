@@ -110,3 +110,10 @@ def test_bad_answer_start_exits_with_one_line(tmp_path, model_files):
         f"run_squad.py: error: {bad}: question 1.1-20: answer_start 3 gives ' river Ostra r', "
         "not the answer text '212 kilometres'")
     assert not (tmp_path / "out").exists()  # the data is checked before anything is written
+
+
+def test_task_name_is_no_flag_of_squad():
+    """--task_name picks run_classifier.py's task; run_squad.py refuses it rather than ignoring it."""
+    result = run_squad("--task_name=MRPC")
+    assert result.returncode == 1
+    assert "Unknown command line flag 'task_name'" in result.stderr

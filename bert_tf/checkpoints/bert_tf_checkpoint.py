@@ -1,4 +1,9 @@
-"""bert_tf's own checkpoints: `tf.train.Checkpoint(encoder=...)` / `(model=..., optimizer=..., step=...)` and `.keras` files."""
+"""bert_tf's own checkpoints and `.keras` files.
+
+The checkpoints are `tf.train.Checkpoint(encoder=BertEncoder)` or `(model=BertPretrainer)`
+(convert), `(model=task model)` (fine-tuning's best weights) and `(model=BertPretrainer,
+encoder=its encoder, optimizer=...)` (pretraining; the optimizer's `iterations` is the global step).
+"""
 
 from __future__ import annotations
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 
 import keras
 import tensorflow as tf
@@ -54,13 +53,10 @@ def save_model_checkpoint(task_model: keras.Model, directory: str, metrics: dict
 
     With the config beside it, the checkpoint needs no `--bert_config_file` downstream.
     """
-    tmp = f"{directory}.tmp-{uuid.uuid4().hex[:8]}"
-    tf.train.Checkpoint(model=_weights_only(task_model)).write(os.path.join(tmp, _PREFIX))
-    task_model.encoder.bert_config.to_json_file(os.path.join(tmp, "bert_config.json"))
-    io_utils.atomic_write_text(os.path.join(tmp, "metrics.json"), json.dumps(metrics, indent=2) + "\n")
-    if tf.io.gfile.exists(directory):
-        tf.io.gfile.rmtree(directory)
-    tf.io.gfile.rename(tmp, directory)
+    with io_utils.atomic_directory(directory) as tmp:
+        tf.train.Checkpoint(model=_weights_only(task_model)).write(os.path.join(tmp, _PREFIX))
+        task_model.encoder.bert_config.to_json_file(os.path.join(tmp, "bert_config.json"))
+        io_utils.atomic_write_text(os.path.join(tmp, "metrics.json"), json.dumps(metrics, indent=2) + "\n")
 
 
 def _weights_only(task_model: keras.Model) -> tf.train.Checkpoint:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from absl import flags, logging
+from absl import flags
 
-from bert_tf.cli_errors import run_reporting_user_errors
+from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.finetuning.driver import run_finetuning
 from bert_tf.finetuning.flags import REQUIRED
 from bert_tf.finetuning.options import FineTuningOptions
@@ -26,14 +26,12 @@ def finetuning_main(build_task: TaskBuilder):
         app.run(finetuning_main(my_task.build_task))
     """
     def _main(argv) -> None:
-        if len(argv) > 1:
-            raise flags.Error(f"unexpected arguments: {' '.join(argv[1:])}")
+        reject_arguments(argv)
         for name in REQUIRED:
             if FLAGS[name].value is None:
                 raise flags.ValidationError(f"--{name} is required")
-        options = FineTuningOptions.from_flags(FLAGS)
+        options = runtime_flags.options_from_flags(FineTuningOptions, FLAGS)
         strategy = runtime_flags.strategy_from_flags(FLAGS)
-        logging.info("Strategy %s with %d replicas", type(strategy).__name__, strategy.num_replicas_in_sync)
         tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case)
         run_finetuning(build_task(options, tokenizer, FLAGS), options, strategy)
 

@@ -10,9 +10,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import io_utils
-from bert_tf.bert_config import BertConfig
-from bert_tf.checkpoints import CheckpointError, checkpoint_config, load_checkpoint
+from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_checkpoint_prefix,
                                                restore_model_checkpoint, save_model_checkpoint)
 from bert_tf.finetuning.layer_depths import layer_depths
@@ -21,6 +19,7 @@ from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.training import distribution, optimization
+from bert_tf.training.eval_results import write_eval_results
 
 
 def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
@@ -42,12 +41,11 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
         raise ValueError("at least one of --do_train, --do_eval and --do_predict must be set")
     for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
-    config = _bert_config(options)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise ValueError(f"--max_seq_length={options.max_seq_length} exceeds max_position_embeddings "
-                         f"({config.max_position_embeddings}) of the model")
+    config = resolve_bert_config(options.bert_config_file, options.init_checkpoint)
+    config.check_seq_length(options.max_seq_length)
     train = task.encode("train") if options.do_train else None
-    tf.io.gfile.makedirs(options.output_dir)
+    eval_splits = _encode(task, task.eval_splits) if options.do_eval else {}
+    predict_splits = _encode(task, task.predict_splits, eval_splits) if options.do_predict else {}
 
     steps_per_epoch, epochs = _schedule(options, train)
     with strategy.scope():
@@ -71,10 +69,11 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
         model.compile(optimizer=optimizer, loss=task.loss(options.label_smoothing),
                       jit_compile=options.jit_compile)
 
-    eval_splits = {split: task.encode(split) for split in task.eval_splits} if options.do_eval else {}
+    tf.io.gfile.makedirs(options.output_dir)  # only now: bad inputs or flags leave no directory behind
 
     def evaluate() -> dict[str, float]:
-        return _evaluate(task, eval_splits, _predict_splits(task_model, eval_splits, options.eval_batch_size))
+        outputs = _predict_splits(task_model, eval_splits, options.eval_batch_size, options.verbose)
+        return _evaluate(task, eval_splits, outputs)
 
     if options.do_train:
         _train(model, task_model, train, steps_per_epoch, epochs, options,
@@ -85,36 +84,23 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
 
     results, eval_outputs = {}, {}
     if options.do_eval:
-        eval_outputs = _predict_splits(task_model, eval_splits, options.eval_batch_size)
+        eval_outputs = _predict_splits(task_model, eval_splits, options.eval_batch_size, options.verbose)
         results = _evaluate(task, eval_splits, eval_outputs)
-        io_utils.atomic_write_text(os.path.join(options.output_dir, "eval_results.txt"),
-                                   "".join(f"{k} = {v}\n" for k, v in sorted(results.items())))
+        write_eval_results(options.output_dir, results)
         print("Eval results: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(results.items())))
-    if options.do_predict:
-        for split in task.predict_splits:
-            if split in eval_outputs:  # just evaluated (SQuAD predicts its dev file): not run again
-                encoded, outputs = eval_splits[split], eval_outputs[split]
-            else:
-                encoded = task.encode(split)
-                outputs = _predict(task_model, encoded, options.predict_batch_size)
-            for path in task.write_predictions(split, encoded, outputs, options.output_dir):
-                print(f"Wrote {path}")
+    for split, encoded in predict_splits.items():
+        if split in eval_outputs:  # just evaluated (SQuAD predicts its dev file): not run again
+            outputs = eval_outputs[split]
+        else:
+            outputs = _predict(task_model, encoded, options.predict_batch_size, options.verbose)
+        for path in task.write_predictions(split, encoded, outputs, options.output_dir):
+            print(f"Wrote {path}")
     if options.export_dir:
         from bert_tf.export import export_task_model  # the export stack loads only when asked
         export_task_model(task_model, options.export_dir, tokenizer=task.tokenizer,
                           seq_length=options.max_seq_length, **task.export_options())
         print(f"Exported a SavedModel to {options.export_dir}")
     return results
-
-
-def _bert_config(options: FineTuningOptions) -> BertConfig:
-    if options.bert_config_file:
-        return BertConfig.from_json_file(options.bert_config_file)
-    config = checkpoint_config(options.init_checkpoint) if options.init_checkpoint else None
-    if config is None:
-        raise ValueError("--bert_config_file is required (no bert_config.json or config.json lies beside "
-                         f"--init_checkpoint={options.init_checkpoint})")
-    return config
 
 
 def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[int, int]:
@@ -132,12 +118,7 @@ def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[i
 def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOptions) -> None:
     if not options.init_checkpoint:
         return
-    try:
-        report = load_checkpoint(options.init_checkpoint, model)
-    except CheckpointError as e:
-        raise CheckpointError(f"--init_checkpoint={e}") from None
-    task.load_head(task_model, report.heads)
-    logging.info("Initialised from %s (%s): %d variables", report.path, report.format, len(report.loaded))
+    task.load_head(task_model, load_init_checkpoint(options.init_checkpoint, model).heads)
 
 
 def _main_metric_name(task: FineTuningTask) -> str:
@@ -148,12 +129,20 @@ def _metric_key(splits, split: str, metric: str) -> str:
     return metric if len(splits) == 1 else f"{split}_{metric}"
 
 
-def _predict(task_model, encoded: EncodedSplit, batch_size: int) -> dict[str, np.ndarray]:
-    return task_model.predict(encoded.features, batch_size=batch_size, verbose=0)
+def _encode(task: FineTuningTask, splits, encoded: dict[str, EncodedSplit] | None = None
+            ) -> dict[str, EncodedSplit]:
+    """Each split encoded by the task, reusing the splits already in `encoded`."""
+    encoded = encoded or {}
+    return {split: encoded[split] if split in encoded else task.encode(split) for split in splits}
 
 
-def _predict_splits(task_model, splits: dict[str, EncodedSplit], batch_size: int) -> dict[str, dict]:
-    return {split: _predict(task_model, encoded, batch_size) for split, encoded in splits.items()}
+def _predict(task_model, encoded: EncodedSplit, batch_size: int, verbose: int) -> dict[str, np.ndarray]:
+    return task_model.predict(encoded.features, batch_size=batch_size, verbose=verbose)
+
+
+def _predict_splits(task_model, splits: dict[str, EncodedSplit], batch_size: int,
+                    verbose: int) -> dict[str, dict]:
+    return {split: _predict(task_model, encoded, batch_size, verbose) for split, encoded in splits.items()}
 
 
 def _evaluate(task: FineTuningTask, splits: dict[str, EncodedSplit],

@@ -14,7 +14,6 @@ def define_finetuning_flags(**defaults) -> None:
     def default(name, value):
         return defaults.get(name, value)
 
-    flags.DEFINE_string("task_name", default("task_name", None), "The task to fine-tune on.")
     flags.DEFINE_string("data_dir", None, "The task's data directory.")
     flags.DEFINE_string("vocab_file", None, "The vocab.txt the model was pretrained with.")
     flags.DEFINE_bool("do_lower_case", True, "Lower-case the input (true for uncased models).")
@@ -46,3 +45,8 @@ def define_finetuning_flags(**defaults) -> None:
     flags.DEFINE_string("export_dir", None, "Export the fine-tuned model as a SavedModel here.")
     flags.DEFINE_integer("random_seed", 12345, "Seed for initialisation, shuffling and dropout.")
     runtime_flags.define_runtime_flags()
+
+
+def define_task_name_flag() -> None:
+    """Defines --task_name, for the scripts whose data and metric it picks (run_classifier.py)."""
+    flags.DEFINE_string("task_name", None, "The task: a GLUE task (e.g. MRPC, SST-2, MNLI), or csv/tsv.")

@@ -17,7 +17,7 @@ class FineTuningOptions:
     output_dir: str
     bert_config_file: str | None = None  # default: the config stored with --init_checkpoint
     init_checkpoint: str | None = None
-    task_name: str | None = None
+    task_name: str | None = None  # run_classifier.py's --task_name; the other scripts have no such flag
     do_lower_case: bool = True
     do_train: bool = False
     do_eval: bool = False
@@ -38,8 +38,3 @@ class FineTuningOptions:
     jit_compile: bool = False
     random_seed: int | None = 12345
     verbose: int = 1
-
-    @classmethod
-    def from_flags(cls, flag_values) -> "FineTuningOptions":
-        names = {f.name for f in dataclasses.fields(cls)} - {"verbose"}
-        return cls(**{name: flag_values[name].value for name in names})

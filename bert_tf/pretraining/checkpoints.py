@@ -5,7 +5,7 @@ from __future__ import annotations
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints import CheckpointError, load_checkpoint
+from bert_tf.checkpoints import load_init_checkpoint
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
 
@@ -26,9 +26,4 @@ def restore_or_initialize(manager: tf.train.CheckpointManager, model: BertPretra
         manager.checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
         logging.info("Resumed from %s", manager.latest_checkpoint)
     elif init_checkpoint:
-        try:
-            report = load_checkpoint(init_checkpoint, model)
-        except CheckpointError as e:
-            raise CheckpointError(f"--init_checkpoint={e}") from None
-        logging.info("Initialised from %s (%s): %d variables", report.path, report.format,
-                     len(report.loaded))
+        load_init_checkpoint(init_checkpoint, model)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from absl import flags, logging
+from absl import flags
 
-from bert_tf.cli_errors import run_reporting_user_errors
+from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
 from bert_tf.training import runtime_flags
 
@@ -12,8 +12,7 @@ FLAGS = flags.FLAGS
 
 
 def _main(argv) -> None:
-    if len(argv) > 1:
-        raise flags.Error(f"unexpected arguments: {' '.join(argv[1:])}")
+    reject_arguments(argv)
     if FLAGS.input_file is None:
         from bert_tf.pretraining import demo  # only the demo fetches data
         demo.run_demo(FLAGS)
@@ -22,8 +21,7 @@ def _main(argv) -> None:
         if FLAGS[name].value is None:
             raise flags.ValidationError(f"--{name} is required with --input_file")
     strategy = runtime_flags.strategy_from_flags(FLAGS)
-    logging.info("Strategy %s with %d replicas", type(strategy).__name__, strategy.num_replicas_in_sync)
-    run_pretraining(PretrainingOptions.from_flags(FLAGS), strategy)
+    run_pretraining(runtime_flags.options_from_flags(PretrainingOptions, FLAGS), strategy)
 
 
 def main(argv) -> None:

@@ -85,10 +85,8 @@ def majority_baselines(record_file: str, max_seq_length: int, max_predictions_pe
 
 def demo_options(flag_values) -> PretrainingOptions:
     """The demo's settings, with every flag the user set explicitly taking precedence."""
-    names = {f.name for f in dataclasses.fields(PretrainingOptions)} - {"verbose", "input_file", "eval_file"}
-    values = {name: flag_values[name].value for name in names}
-    values.update({k: v for k, v in DEMO_SETTINGS.items() if not flag_values[k].present})
-    return PretrainingOptions(input_file="", **values)
+    settings = {name: value for name, value in DEMO_SETTINGS.items() if not flag_values[name].present}
+    return dataclasses.replace(runtime_flags.options_from_flags(PretrainingOptions, flag_values), **settings)
 
 
 def run_demo(flag_values) -> dict:
@@ -113,11 +111,12 @@ def run_demo(flag_values) -> dict:
 
     print("\n4/5 Filling in a [MASK] in held-out sentences:")
     model = _restore_model(options)
-    _show_fill_mask(model, vocab_file, heldout_text)
+    tokenizer = BertTokenizer(vocab_file, options.do_lower_case)
+    _show_fill_mask(model, tokenizer, heldout_text, options.max_seq_length)
 
     export_dir = pathlib.Path(options.output_dir) / "export"
     print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and querying them:")
-    _export_and_query(model, vocab_file, heldout_text, export_dir)
+    _export_and_query(model, tokenizer, heldout_text, export_dir, options.max_seq_length)
     print(f"\nDone in {time.perf_counter() - started:.0f} s. Checkpoints, TensorBoard logs and "
           f"eval_results.txt are in {options.output_dir}")
     return results
@@ -141,7 +140,7 @@ def prepare_data(options: PretrainingOptions, vocab_file: str | None = None):
 def _create_records(text: pathlib.Path, output: pathlib.Path, vocab_file, options: PretrainingOptions) -> str:
     """Runs bert_tf's generator on one corpus file; prints what it wrote."""
     data_options = PretrainingDataOptions(
-        vocab_file=str(vocab_file), max_seq_length=options.max_seq_length,
+        vocab_file=str(vocab_file), do_lower_case=options.do_lower_case, max_seq_length=options.max_seq_length,
         max_predictions_per_seq=options.max_predictions_per_seq, dupe_factor=DUPE_FACTOR,
         random_seed=options.random_seed if options.random_seed is not None else 12345)
     stats = create_pretraining_data([str(text)], [str(output)], data_options, num_workers=os.cpu_count() or 1,
@@ -158,14 +157,14 @@ def _restore_model(options: PretrainingOptions):
     return model
 
 
-def _show_fill_mask(model, vocab_file, heldout_text: pathlib.Path, count: int = 5):
-    """Fills a [MASK] in held-out sentences with the trained model."""
-    tokenizer = BertTokenizer(vocab_file, do_lower_case=True)
+def _show_fill_mask(model, tokenizer: BertTokenizer, heldout_text: pathlib.Path, seq_length: int,
+                    count: int = 5):
+    """Fills a [MASK] in held-out sentences (cut to `seq_length` tokens) with the trained model."""
     rng = np.random.default_rng(0)
     sentences = _heldout_sentences(heldout_text)
     shown = 0
     for sentence in rng.permutation(sentences):
-        masked = fill_mask.mask_one_word(tokenizer, sentence, rng)
+        masked = fill_mask.mask_one_word(tokenizer, sentence, rng, max_tokens=seq_length - 2)
         if masked is None:
             continue
         ids, index, original = masked
@@ -178,15 +177,16 @@ def _show_fill_mask(model, vocab_file, heldout_text: pathlib.Path, count: int = 
     logging.info("Showed %d fill-mask examples", shown)
 
 
-def _export_and_query(model, vocab_file, heldout_text: pathlib.Path, export_dir: pathlib.Path):
-    """Exports the Hub-style pair, loads it back and fills a [MASK] in a held-out sentence through it."""
-    tokenizer = BertTokenizer(vocab_file, do_lower_case=True)
-    paths = export_hub_pair(model, export_dir, tokenizer=tokenizer, seq_length=128)
+def _export_and_query(model, tokenizer: BertTokenizer, heldout_text: pathlib.Path, export_dir: pathlib.Path,
+                      seq_length: int):
+    """Exports the Hub-style pair (inputs of `seq_length` tokens), loads it back and fills a [MASK]
+    in a held-out sentence through it."""
+    paths = export_hub_pair(model, export_dir, tokenizer=tokenizer, seq_length=seq_length)
     preprocessing, encoder = (tf.saved_model.load(paths[name]) for name in ("preprocessing", "encoder"))
     rng = np.random.default_rng(1)
     sentences = _heldout_sentences(heldout_text)
     for sentence in rng.permutation(sentences):
-        if (masked := fill_mask.mask_one_word(tokenizer, sentence, rng)) is not None:
+        if (masked := fill_mask.mask_one_word(tokenizer, sentence, rng, max_tokens=seq_length - 2)) is not None:
             break
     ids, index, original = masked
     text = " ".join(tokenizer.convert_ids_to_tokens(ids)).replace(" ##", "")  # "[MASK]" stays one token

@@ -17,7 +17,9 @@ def define_pretraining_flags() -> None:
     flags.DEFINE_string("eval_file", None,
                         "Comma-separated globs of held-out TFRecords for --do_eval (default: --input_file).")
     flags.DEFINE_string("output_dir", None, "Checkpoints, TensorBoard logs and eval_results.txt.")
-    flags.DEFINE_string("init_checkpoint", None, "Initial weights (a bert_tf checkpoint).")
+    flags.DEFINE_string("init_checkpoint", None,
+                        "Initial weights when --output_dir holds no checkpoint yet: Google TF1, Model Garden "
+                        "TF2, Hugging Face or bert_tf.")
     flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the records.")
     flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per record.")
     # What to run.
@@ -31,7 +33,7 @@ def define_pretraining_flags() -> None:
     flags.DEFINE_integer("num_warmup_steps", 10000, "Linear warmup steps.")
     flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.")
     flags.DEFINE_integer("iterations_per_loop", 1000,
-                         "Train steps per host call (steps_per_execution).")
+                         "Train steps per host call (one tf.function running a loop of steps).")
     flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval batches.")
     # Additions.
     flags.DEFINE_enum("optimizer", "adamw", optimization.OPTIMIZERS, "AdamW (the paper) or LAMB.")

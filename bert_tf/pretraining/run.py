@@ -12,9 +12,8 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
-from bert_tf.data import dynamic_masking
+from bert_tf.data import corpus, dynamic_masking
 from bert_tf.data import pretraining_dataset as pretraining_data
 from bert_tf.data import pretraining_features
 from bert_tf.models.bert_encoder import BertEncoder
@@ -22,6 +21,7 @@ from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.pretraining import checkpoints
 from bert_tf.pretraining.runner import PretrainingRunner
 from bert_tf.training import distribution, optimization
+from bert_tf.training.eval_results import write_eval_results
 
 
 @dataclasses.dataclass
@@ -55,11 +55,6 @@ class PretrainingOptions:
     keep_checkpoint_max: int = 5
     random_seed: int | None = 12345
     verbose: bool = True
-
-    @classmethod
-    def from_flags(cls, flag_values) -> "PretrainingOptions":
-        names = {f.name for f in dataclasses.fields(cls)} - {"verbose"}
-        return cls(**{name: flag_values[name].value for name in names})
 
 
 def _distributed_dataset(strategy, files, global_batch_size, options, is_training, vocab_size):
@@ -98,15 +93,13 @@ def build_model(config: BertConfig, options: PretrainingOptions, strategy):
 def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strategy) -> dict[str, float]:
     """Trains and/or evaluates; returns the eval metrics (or the last train metrics)."""
     config = BertConfig.from_json_file(options.bert_config_file)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise ValueError(f"--max_seq_length={options.max_seq_length} exceeds max_position_embeddings "
-                         f"({config.max_position_embeddings}) of {options.bert_config_file}")
+    config.check_seq_length(options.max_seq_length)
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of --do_train and --do_eval must be set")
     distribution.check_global_batch("train_batch_size", options.train_batch_size, strategy)
     distribution.check_global_batch("eval_batch_size", options.eval_batch_size, strategy)
-    train_files = pretraining_data.expand_file_patterns(options.input_file)
-    eval_files = pretraining_data.expand_file_patterns(options.eval_file or options.input_file)
+    train_files = corpus.expand_input_files(options.input_file)
+    eval_files = (corpus.expand_input_files(options.eval_file, "eval_file") if options.eval_file else train_files)
     if options.dynamic_masking:
         if not options.vocab_file:
             raise ValueError("--dynamic_masking needs --vocab_file")
@@ -155,8 +148,7 @@ def _train_and_evaluate(config: BertConfig, options: PretrainingOptions, strateg
                                        is_training=False, vocab_size=config.vocab_size)
         results = _input_errors_named(lambda: runner.evaluate(dataset), options.eval_file or options.input_file)
         results["global_step"] = int(optimizer.iterations.numpy())
-        io_utils.atomic_write_text(os.path.join(options.output_dir, "eval_results.txt"),
-                                   "".join(f"{k} = {v}\n" for k, v in sorted(results.items())))
+        write_eval_results(options.output_dir, results)
         _write_scalars(tf.summary.create_file_writer(os.path.join(options.output_dir, "eval")),
                        results, results["global_step"])
         logging.info("Eval results: %s", results)

@@ -12,9 +12,8 @@ from bert_tf.training.gradients import apply_global_gradients
 class PretrainingRunner:
     """Runs `steps_per_loop` train steps per `tf.function` call over a distributed iterator.
 
-    This is the loop DESIGN.md §4 measured to work under every strategy (Model
-    Garden's orbit does the same): `model.fit(steps_per_execution>1)` fails under
-    MirroredStrategy. Each replica divides its loss by the *global* batch's
+    This loop works under every strategy (Model Garden's orbit does the same), where
+    `model.fit(steps_per_execution>1)` fails under MirroredStrategy. Each replica divides its loss by the *global* batch's
     denominators (total MLM weight, number of examples), so the summed gradients
     are those of the whole global batch whatever the replica count.
 

@@ -29,11 +29,10 @@ import tensorflow as tf
 from absl import flags, logging
 from tqdm import tqdm
 
-from bert_tf.bert_config import BertConfig
-from bert_tf.checkpoints import checkpoint_config, load_checkpoint
-from bert_tf.cli_errors import run_reporting_user_errors
+from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
+from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.io_utils import atomic_output
-from bert_tf.models import BertEncoder
+from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.tokenization import BertTokenizer
 
 POOLINGS = ("none", "cls", "mean")
@@ -91,7 +90,7 @@ class FeatureExtractor:
         """`[CLS] a [SEP]` for single texts, `[CLS] a [SEP] b [SEP]` for pairs; int32 `[batch, seq]`."""
         is_pair = np.array([b is not None for _, b in texts])
         packed = {name: np.zeros((len(texts), self.max_seq_length), np.int32)
-                  for name in ("input_word_ids", "input_mask", "input_type_ids")}
+                  for name in ENCODER_INPUTS}
         for rows in (np.flatnonzero(~is_pair), np.flatnonzero(is_pair)):
             if not len(rows):
                 continue
@@ -194,19 +193,12 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
     """
     fv = flag_values
     input_file, vocab_file = _existing(fv, "input_file"), _existing(fv, "vocab_file")
-    if fv.bert_config_file is not None:
-        config = BertConfig.from_json_file(_existing(fv, "bert_config_file"))
-    else:
-        config = checkpoint_config(fv.init_checkpoint)
-        if config is None:
-            raise ValueError(f"--bert_config_file is required: no config is stored with "
-                             f"{fv.init_checkpoint}")
+    config = resolve_bert_config(_existing(fv, "bert_config_file") if fv.bert_config_file else None,
+                                 fv.init_checkpoint)
     layers = parse_layers(fv.layers, config.num_hidden_layers)
-    if fv.max_seq_length > config.max_position_embeddings:
-        raise ValueError(f"--max_seq_length={fv.max_seq_length} exceeds the model's "
-                         f"max_position_embeddings {config.max_position_embeddings}")
+    config.check_seq_length(fv.max_seq_length)
     encoder = BertEncoder.from_bert_config(config)
-    load_checkpoint(fv.init_checkpoint, encoder)
+    load_init_checkpoint(fv.init_checkpoint, encoder)
     extractor = FeatureExtractor(encoder, BertTokenizer(vocab_file, fv.do_lower_case), layers,
                                  fv.max_seq_length, fv.pooling)
     count = extract_features(extractor, input_file, fv.output_file, fv.batch_size)
@@ -215,8 +207,7 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
 
 
 def _main(argv) -> None:
-    if len(argv) > 1:
-        raise flags.Error(f"unexpected arguments: {' '.join(argv[1:])}")
+    reject_arguments(argv)
     run(flags.FLAGS)
 
 

@@ -1,8 +1,10 @@
-"""absl flags shared by every run script: distribution, TPU and precision."""
+"""absl flags shared by every run script (distribution, TPU, precision), and flags read into options."""
 
 from __future__ import annotations
 
-from absl import flags
+import dataclasses
+
+from absl import flags, logging
 
 from bert_tf.training import distribution
 
@@ -28,6 +30,17 @@ def strategy_from_flags(flag_values: flags.FlagValues):
     if flag_values.use_tpu and not flag_values.tpu_name:
         raise flags.ValidationError("--use_tpu needs --tpu_name (or --tpu)")
     distribution.set_precision(flag_values.dtype)
-    return distribution.create_strategy(
+    strategy = distribution.create_strategy(
         flag_values.distribution_strategy, tpu=flag_values.tpu_name, tpu_zone=flag_values.tpu_zone,
         gcp_project=flag_values.gcp_project, tpu_timeout_s=flag_values.tpu_timeout)
+    logging.info("Strategy %s with %d replicas", type(strategy).__name__, strategy.num_replicas_in_sync)
+    return strategy
+
+
+def options_from_flags(options_class, flag_values: flags.FlagValues):
+    """An options dataclass filled from the flags of its fields' names.
+
+    A field without a flag of its name (`verbose`) keeps its default.
+    """
+    return options_class(**{field.name: flag_values[field.name].value
+                            for field in dataclasses.fields(options_class) if field.name in flag_values})

@@ -1,0 +1,47 @@
+"""The run scripts' `--bert_config_file` and `--init_checkpoint`, resolved with one-line errors naming them."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from bert_tf.bert_config import BertConfig
+from bert_tf.checkpoints.checkpoint_weights import CheckpointError
+from bert_tf.checkpoints.loader import LoadReport, checkpoint_config, load_checkpoint
+
+logger = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def _named_flag(flag: str):
+    """Prefixes a `CheckpointError` ("path: problem") with the flag that gave the path: `--flag=path: problem`."""
+    try:
+        yield
+    except CheckpointError as e:
+        raise CheckpointError(f"--{flag}={e}") from None
+
+
+def resolve_bert_config(config_file: str | None, checkpoint: str | None,
+                        checkpoint_flag: str = "init_checkpoint") -> BertConfig:
+    """The config in `config_file`, else the one stored with `checkpoint` (see `checkpoint_config`).
+
+    Raises ValueError naming `--bert_config_file` and `--<checkpoint_flag>` when neither gives one.
+    """
+    if config_file:
+        return BertConfig.from_json_file(config_file)
+    if not checkpoint:
+        raise ValueError(f"--bert_config_file is required without --{checkpoint_flag}")
+    with _named_flag(checkpoint_flag):
+        config = checkpoint_config(checkpoint)
+    if config is None:
+        raise ValueError(f"--bert_config_file is required: no bert_config.json or config.json lies beside "
+                         f"--{checkpoint_flag}={checkpoint}")
+    return config
+
+
+def load_init_checkpoint(checkpoint: str, model) -> LoadReport:
+    """`load_checkpoint(checkpoint, model)`, its errors prefixed with `--init_checkpoint=`."""
+    with _named_flag("init_checkpoint"):
+        report = load_checkpoint(checkpoint, model)
+    logger.info("Initialised from %s (%s): %d variables", report.path, report.format, len(report.loaded))
+    return report
