@@ -104,9 +104,8 @@ class BertEncoder(keras.Model):
         self.dtype_policy = keras.dtype_policies.get(dtype)
 
         # === Config ===
-        self._bert_config = config
-        for name in BertConfig.field_names():
-            setattr(self, name, getattr(config, name))
+        for name, value in config.encoder_kwargs().items():
+            setattr(self, name, value)
 
     @classmethod
     def from_bert_config(cls, config: BertConfig, **kwargs) -> "BertEncoder":
@@ -121,7 +120,8 @@ class BertEncoder(keras.Model):
     @property
     def bert_config(self) -> BertConfig:
         """The encoder's `BertConfig`, `extra` keys included (what `bert_config.json` holds)."""
-        return self._bert_config
+        fields = {name: getattr(self, name) for name in BertConfig.field_names()}
+        return BertConfig(**fields, extra=dict(self.extra))
 
     def get_config(self):
         return {
