@@ -12,11 +12,10 @@
 from absl import app
 
 from bert_tf.finetuning.cli import finetuning_main
-from bert_tf.finetuning.flags import define_finetuning_flags, define_task_name_flag
+from bert_tf.finetuning.flags import define_finetuning_flags
 from bert_tf.tasks.sentence_prediction import build_task, define_flags
 
 if __name__ == "__main__":
     define_finetuning_flags()
-    define_task_name_flag()
     define_flags()
     app.run(finetuning_main(build_task))

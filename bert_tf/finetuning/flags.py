@@ -45,8 +45,3 @@ def define_finetuning_flags(**defaults) -> None:
     flags.DEFINE_string("export_dir", None, "Export the fine-tuned model as a SavedModel here.")
     flags.DEFINE_integer("random_seed", 12345, "Seed for initialisation, shuffling and dropout.")
     runtime_flags.define_runtime_flags()
-
-
-def define_task_name_flag() -> None:
-    """Defines --task_name, for the scripts whose data and metric it picks (run_classifier.py)."""
-    flags.DEFINE_string("task_name", None, "The task: a GLUE task (e.g. MRPC, SST-2, MNLI), or csv/tsv.")

@@ -32,7 +32,8 @@ OUTPUT = "logits"
 
 
 def define_flags() -> None:
-    """run_classifier.py's own flags: the columns of a `--task_name=csv|tsv` file."""
+    """run_classifier.py's own flags: the task, and the columns of a `--task_name=csv|tsv` file."""
+    flags.DEFINE_string("task_name", None, "The task: a GLUE task (e.g. MRPC, SST-2, MNLI), or csv/tsv.")
     flags.DEFINE_string("text_a_column", "text", "csv/tsv task: the header name of the (first) text column.")
     flags.DEFINE_string("text_b_column", None, "csv/tsv task: the header name of the second text of a pair.")
     flags.DEFINE_string("label_column", "label", "csv/tsv task: the header name of the label column.")
