@@ -101,14 +101,28 @@ def test_input_context_shards_and_splits_the_batch(corpus_file, vocab):
     assert spec["input_ids"].shape == [BATCH // 2, SEQ]
 
 
-def test_a_corpus_it_cannot_use_is_refused_at_once(tmp_path, vocab):
-    blank = tmp_path / "blank.txt"
-    blank.write_text("\n \n\n", encoding="utf-8")  # would repeat() forever without yielding
-    with pytest.raises(corpus.CorpusError, match=r"^--input_file: the corpus is empty \(1 files without text\)$"):
-        dataset(str(blank), vocab)
-    latin1 = tmp_path / "latin1.txt"
-    latin1.write_bytes("caf\u00e9 au lait .\n".encode("latin-1"))
-    with pytest.raises(corpus.CorpusError, match=r"^1 input lines are not valid UTF-8 \(first: .*latin1.txt line 1\)$"):
-        dataset(str(latin1), vocab)
+def test_blocks_without_tokens_are_skipped(tmp_path, vocab):
+    text = "the first document has words .\nand a second line .\n\n" + "\x01\n" * 1500 + "\nanother one here .\n"
+    path = tmp_path / "gap.txt"
+    path.write_text(text, encoding="utf-8")  # whole blocks of 512 lines hold no token
+    batches = list(dataset(str(path), vocab).take(3).as_numpy_iterator())
+    assert all(batch["input_mask"].sum(axis=1).min() > 3 for batch in batches)
+
+
+def test_a_share_without_tokens_is_refused_at_once(tmp_path, vocab):
+    # Each of these would make the endless stream search its input forever without yielding.
+    for name, text in [("blank.txt", "\n \n\n"), ("control.txt", "\x01\x02\n\n\x7f\n")]:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(corpus.CorpusError, match=rf"^no text that tokenizes to any token in the corpus: "
+                                                     rf"1 files, the first .*{name}$"):
+            dataset(str(path), vocab)
+    short = tmp_path / "short.txt"
+    short.write_text("a few words .\n" * 100, encoding="utf-8")  # one block: pipeline 1 of 2 gets none
+    first, second = (tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=i) for i in (0, 1))
+    assert dataset(str(short), vocab, input_context=first).element_spec
+    with pytest.raises(corpus.CorpusError, match=r"^no text that tokenizes to any token in input pipeline 1 of "
+                                                 r"2's share of the corpus \(.*\): 1 files, the first .*short.txt$"):
+        dataset(str(short), vocab, input_context=second)
     with pytest.raises(TypeError, match="a list of corpus files"):
-        dynamic_masking_dataset(str(latin1), vocab.path)
+        dynamic_masking_dataset(str(short), vocab.path)

@@ -176,6 +176,20 @@ def test_dynamic_masking_trains_from_raw_text(tmp_path):
     assert np.isfinite(results["loss"]) and results["loss"] > 0
 
 
+def test_dynamic_masking_checks_every_corpus_before_training(tmp_path):
+    from bert_tf.datasets import fetch_uncased_vocab
+
+    good, latin1, blank = tmp_path / "good.txt", tmp_path / "latin1.txt", tmp_path / "blank.txt"
+    good.write_text("some words here .\nand more words .\n", encoding="utf-8")
+    latin1.write_bytes("caf\u00e9 au lait .\n".encode("latin-1"))
+    blank.write_text("\n \n", encoding="utf-8")
+    text = dict(dynamic_masking=True, vocab_file=str(fetch_uncased_vocab()), do_eval=True)
+    fails_leaving_no_output_dir(options(tmp_path, input_file=str(latin1), **text), CorpusError,
+                                r"^1 input lines are not valid UTF-8 \(first: .*latin1.txt line 1\)$")
+    fails_leaving_no_output_dir(options(tmp_path, input_file=str(good), eval_file=str(blank), **text),
+                                CorpusError, r"^--eval_file: the corpus is empty \(1 files without text\)$")
+
+
 def test_dynamic_masking_needs_a_vocab(tmp_path):
     fails_leaving_no_output_dir(options(tmp_path, dynamic_masking=True), ValueError,
                                 "^--dynamic_masking needs --vocab_file$")

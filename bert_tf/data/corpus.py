@@ -80,12 +80,13 @@ def _bad_lines(block: bytes) -> tuple[int, int]:
     return len(bad), bad[0]
 
 
-def plan_chunks(paths: list[str], chunk_bytes: int) -> list[CorpusChunk]:
+def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") -> list[CorpusChunk]:
     """Checks every file and cuts it into chunks at the first blank line past each `chunk_bytes`.
 
     Raises:
       CorpusError: a path is missing or a directory, a file has lines that are
-        not UTF-8 (all of them are counted), or the whole corpus has no text.
+        not UTF-8 (all of them are counted), or the whole corpus (the flag
+        `--{flag}`'s files) has no text.
     """
     chunks, has_text = [], False
     bad_lines, first_bad = 0, None
@@ -117,13 +118,13 @@ def plan_chunks(paths: list[str], chunk_bytes: int) -> list[CorpusChunk]:
     if bad_lines:
         raise CorpusError(f"{bad_lines} input lines are not valid UTF-8 (first: {first_bad})")
     if not has_text:
-        raise CorpusError(f"--input_file: the corpus is empty ({len(paths)} files without text)")
+        raise CorpusError(f"--{flag}: the corpus is empty ({len(paths)} files without text)")
     return chunks
 
 
-def check_corpus(paths: list[str]) -> None:
+def check_corpus(paths: list[str], flag: str = "input_file") -> None:
     """Raises `CorpusError` where `plan_chunks` would: a missing file, lines not UTF-8, no text."""
-    plan_chunks(paths, chunk_bytes=sys.maxsize)
+    plan_chunks(paths, sys.maxsize, flag)
 
 
 def read_chunk(chunk: CorpusChunk) -> list[str]:

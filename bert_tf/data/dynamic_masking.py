@@ -27,8 +27,17 @@ from bert_tf.tokenization import BertTokenizer
 _BLOCK_LINES = 512  # lines tokenized and paired at a time
 
 
+def _first_of_runs(keys: tf.Tensor) -> tf.Tensor:
+    """int64 `[n, k]` -> bool `[n]`: whether each row differs from the row before (the first does)."""
+    previous = tf.concat([tf.fill([1, tf.shape(keys)[1]], tf.constant(-1, keys.dtype)), keys], 0)[:-1]
+    return tf.reduce_any(keys != previous, axis=1)
+
+
 def _segments(lines: tf.Tensor, tokenizer: BertTokenizer, segment_tokens: int):
-    """A block of lines `[n]` -> (segments ragged `[m, (tokens)]`, document index of each `[m]`)."""
+    """A block of lines `[n]` -> (segments ragged `[m, (tokens)]`, document index of each `[m]`).
+
+    A block without tokens (blank or control-character lines) gives `m = 0`.
+    """
     lines = tf.strings.strip(lines)
     document = tf.cumsum(tf.cast(tf.equal(lines, ""), tf.int64))  # blank lines end documents
     sentences = tokenizer.tokenize(lines)
@@ -37,35 +46,55 @@ def _segments(lines: tf.Tensor, tokenizer: BertTokenizer, segment_tokens: int):
     lengths = sentences.row_lengths()
     # Tokens before each sentence, counted from the start of its document.
     before = tf.cumsum(lengths, exclusive=True)
-    new_document = tf.concat([[True], document[1:] != document[:-1]], 0)
+    new_document = _first_of_runs(document[:, tf.newaxis])
     document_start = tf.gather(tf.boolean_mask(before, new_document),
                                tf.cumsum(tf.cast(new_document, tf.int64)) - 1)
-    key = tf.stack([document, (before - document_start) // segment_tokens], axis=1)
-    new_segment = tf.concat([[True], tf.reduce_any(key[1:] != key[:-1], axis=1)], 0)
+    new_segment = _first_of_runs(tf.stack([document, (before - document_start) // segment_tokens], axis=1))
+    segment_document = tf.boolean_mask(document, new_segment)
     segment_of_sentence = tf.cumsum(tf.cast(new_segment, tf.int64)) - 1
     segments = tf.RaggedTensor.from_value_rowids(
-        sentences.flat_values, tf.repeat(segment_of_sentence, lengths))
-    return segments, tf.boolean_mask(document, new_segment)
+        sentences.flat_values, tf.repeat(segment_of_sentence, lengths), nrows=tf.size(segment_document, tf.int64))
+    return segments, segment_document
 
 
-def _segment_stream(files: Sequence[str], tokenizer, segment_tokens: int, seed, input_context):
-    """An endless, sharded dataset of segments (int32 `[tokens]`) with their next one in the document."""
+def _segment_stream(files: Sequence[str], tokenizer, segment_tokens: int, seed, input_context,
+                    endless: bool = True):
+    """A sharded dataset of segments (int32 `[tokens]`) with their next one in the document.
+
+    Endless, with the files reshuffled every pass; with `endless=False`, one pass in file order.
+    """
     dataset = tf.data.Dataset.from_tensor_slices(list(files))
     shard_files = input_context is not None and len(files) >= input_context.num_input_pipelines
     if shard_files:
         dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-    dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
+    if endless:
+        dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
     blocks = dataset.flat_map(tf.data.TextLineDataset).batch(_BLOCK_LINES)
     if input_context is not None and not shard_files:
         blocks = blocks.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
 
     def pairs(lines):
         segments, document = _segments(lines, tokenizer, segment_tokens)
-        has_next = tf.concat([document[1:] == document[:-1], [False]], 0)
-        following = tf.concat([segments[1:], tf.ragged.constant([[]], tf.int32)], 0)
+        count = tf.size(document)  # [:count] keeps a block without segments empty
+        has_next = tf.concat([document[1:] == document[:-1], [False]], 0)[:count]
+        following = tf.concat([segments[1:], tf.ragged.constant([[]], tf.int32)], 0)[:count]
         return segments, following, has_next
 
     return blocks.map(pairs).unbatch()
+
+
+def _require_segments(files: Sequence[str], tokenizer, segment_tokens: int, input_context) -> None:
+    """Raises `CorpusError` if this pipeline's share of `files` holds no token: the endless
+    stream would then search it forever. Reads up to the first segment, so normally one block."""
+    probe = _segment_stream(files, tokenizer, segment_tokens, None, input_context, endless=False)
+    if next(iter(probe.take(1)), None) is not None:
+        return
+    share = "the corpus" if input_context is None else (
+        f"input pipeline {input_context.input_pipeline_id} of {input_context.num_input_pipelines}'s "
+        f"share of the corpus (whole files when there are enough, else one block of {_BLOCK_LINES} "
+        f"lines in {input_context.num_input_pipelines})")
+    raise corpus.CorpusError(f"no text that tokenizes to any token in {share}: {len(files)} files, "
+                             f"the first {files[0]}")
 
 
 def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case: bool = True,
@@ -77,21 +106,23 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
 
     Args:
       files: the corpus files (`corpus.expand_input_files` expands a flag's globs).
+        Check them first with `corpus.check_corpus`: here, lines that are not
+        UTF-8 are read with replacement characters.
       batch_size: the global batch size; with `input_context`, each pipeline
         yields its per-replica share and reads its own shard of the input.
 
     Raises:
-      corpus.CorpusError: a file is missing or not UTF-8, or the corpus has no
-        text (the stream would never yield).
+      corpus.CorpusError: this pipeline's share of the corpus yields no token
+        (the stream would never yield).
     """
     if isinstance(files, str):
         raise TypeError(f"files: a list of corpus files, not the string {files!r}")
-    corpus.check_corpus(list(files))
     tokenizer = BertTokenizer(vocab_file, do_lower_case)
     vocab = tokenizer.vocab
     if input_context is not None:
         batch_size = input_context.get_per_replica_batch_size(batch_size)
     segment_tokens = max(1, (max_seq_length - 3) // 2)
+    _require_segments(files, tokenizer, segment_tokens, input_context)
     seeds = [None, None, None] if seed is None else [seed, seed + 1, seed + 2]
     pairs = _segment_stream(files, tokenizer, segment_tokens, seeds[0], input_context)
     random_segments = _segment_stream(files, tokenizer, segment_tokens, seeds[1], input_context).map(

@@ -100,13 +100,19 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     distribution.check_global_batch("eval_batch_size", options.eval_batch_size, strategy)
     train_files = corpus.expand_input_files(options.input_file)
     eval_files = (corpus.expand_input_files(options.eval_file, "eval_file") if options.eval_file else train_files)
-    if options.dynamic_masking:
-        if not options.vocab_file:
-            raise ValueError("--dynamic_masking needs --vocab_file")
-    else:
-        used = set(train_files if options.do_train else []) | set(eval_files if options.do_eval else [])
-        for path in sorted(used):
-            pretraining_data.check_record_lengths(path, options.max_seq_length, options.max_predictions_per_seq)
+    if options.dynamic_masking and not options.vocab_file:
+        raise ValueError("--dynamic_masking needs --vocab_file")
+    # Every input is checked before training: a bad --eval_file must not wait for the end of it.
+    inputs = {"input_file": train_files} if options.do_train else {}
+    if options.do_eval:
+        inputs.setdefault("eval_file" if options.eval_file else "input_file", eval_files)
+    for flag, files in inputs.items():
+        if options.dynamic_masking:
+            corpus.check_corpus(files, flag)
+        else:
+            for path in files:
+                pretraining_data.check_record_lengths(path, options.max_seq_length,
+                                                      options.max_predictions_per_seq)
 
     with _removed_on_failure_without_checkpoint(options.output_dir):
         return _train_and_evaluate(config, options, strategy, train_files, eval_files)
