@@ -25,9 +25,9 @@ def vocab(tmp_path_factory):
 
 
 def task_for(task_name, data_dir, vocab, output_dir="unused", **kwargs):
-    options = FineTuningOptions(task_name=task_name, data_dir=str(data_dir), vocab_file=vocab,
-                                output_dir=str(output_dir), max_seq_length=16)
-    return SentencePredictionTask(options, BertTokenizer(vocab), **kwargs)
+    options = FineTuningOptions(data_dir=str(data_dir), vocab_file=vocab, output_dir=str(output_dir),
+                                max_seq_length=16)
+    return SentencePredictionTask(options, BertTokenizer(vocab), task_name, **kwargs)
 
 
 def test_csv_task_trains_through_the_driver(tmp_path, vocab):
@@ -41,11 +41,11 @@ def test_csv_task_trains_through_the_driver(tmp_path, vocab):
                 writer.writerow([i, "a film, really", text] + ([names[label]] if split != "test" else []))
     vocab_size = len(pathlib.Path(vocab).read_text().splitlines())
     options = FineTuningOptions(
-        task_name="csv", data_dir=str(tmp_path), vocab_file=vocab,
+        data_dir=str(tmp_path), vocab_file=vocab,
         bert_config_file=write_tiny_config(tmp_path, vocab_size=vocab_size), output_dir=str(tmp_path / "out"),
         do_train=True, do_eval=True, do_predict=True, max_seq_length=16, train_batch_size=8, eval_batch_size=16,
         predict_batch_size=16, learning_rate=1e-3, num_train_epochs=5, verbose=0)
-    task = SentencePredictionTask(options, BertTokenizer(vocab), text_a_column="review",
+    task = SentencePredictionTask(options, BertTokenizer(vocab), "csv", text_a_column="review",
                                   text_b_column="title", label_column="verdict")
     assert task.label_list == ("neg", "pos") and task.main_metric == "accuracy"
     assert task.export_options() == {"labels": ["neg", "pos"]}

@@ -17,7 +17,6 @@ class FineTuningOptions:
     output_dir: str
     bert_config_file: str | None = None  # default: the config stored with --init_checkpoint
     init_checkpoint: str | None = None
-    task_name: str | None = None  # run_classifier.py's --task_name; the other scripts have no such flag
     do_lower_case: bool = True
     do_train: bool = False
     do_eval: bool = False

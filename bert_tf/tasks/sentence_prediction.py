@@ -5,7 +5,7 @@ the loss is cross-entropy with optional label smoothing, or mean squared error
 for regression; the metrics are each GLUE task's official ones.
 
 Example:
->>> task = SentencePredictionTask(options, tokenizer)  # options.task_name="MRPC"  # doctest: +SKIP
+>>> task = SentencePredictionTask(options, tokenizer, "MRPC")  # doctest: +SKIP
 >>> task.encode("dev").features["input_word_ids"].shape  # doctest: +SKIP
 (408, 128)
 """
@@ -42,19 +42,24 @@ def define_flags() -> None:
 def build_task(options, tokenizer, flag_values) -> "SentencePredictionTask":
     """The `SentencePredictionTask` that run_classifier.py's flags describe."""
     names = ("text_a_column", "text_b_column", "label_column")
-    return SentencePredictionTask(options, tokenizer, **{name: flag_values[name].value for name in names})
+    return SentencePredictionTask(options, tokenizer, flag_values.task_name,
+                                  **{name: flag_values[name].value for name in names})
 
 
 class SentencePredictionTask(FineTuningTask):
-    """`[CLS] A [SEP] (B [SEP])` -> one label (or a score); `options.task_name` picks the data and metric."""
+    """`[CLS] A [SEP] (B [SEP])` -> one label (or a score); `task_name` picks the data and metric.
 
-    def __init__(self, options, tokenizer, *, text_a_column: str = "text", text_b_column: str | None = None,
-                 label_column: str = "label"):
+    `task_name` is a GLUE task (MRPC, SST-2, MNLI, ...) or csv/tsv for the user's own
+    files, whose columns the `*_column` arguments name.
+    """
+
+    def __init__(self, options, tokenizer, task_name: str | None, *, text_a_column: str = "text",
+                 text_b_column: str | None = None, label_column: str = "label"):
         super().__init__(options, tokenizer)
-        if not options.task_name:
+        if not task_name:
             raise ValueError("--task_name is required: a GLUE task (e.g. MRPC, SST-2, MNLI) or csv/tsv")
-        self.processor = glue.get_processor(options.task_name, text_a_column, text_b_column, label_column)
-        self.task = glue.normalize_task_name(options.task_name)
+        self.processor = glue.get_processor(task_name, text_a_column, text_b_column, label_column)
+        self.task = glue.normalize_task_name(task_name)
         self.main_metric = classification_metrics.main_metric(self.task)
         self.eval_splits = self.processor.eval_splits
         self.predict_splits = self.processor.predict_splits
