@@ -5,7 +5,7 @@
 
 The reserved tokens `[PAD] [UNK] [CLS] [SEP] [MASK]` come first, then
 `--num_unused` `[unusedN]` slots, then the learned pieces. The logic is in
-`bert_tf/tokenization/vocab_learner.py`, the main in `bert_tf/data/cli.py`.
+`bert_tf/data/vocab_learner.py`, the main in `bert_tf/data/cli.py`.
 """
 
 from absl import app

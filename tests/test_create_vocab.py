@@ -8,9 +8,9 @@ import sys
 import pytest
 from absl import flags
 
-from bert_tf.data import cli
+from bert_tf.data import cli, vocab_learner
 from bert_tf.datasets import public_data
-from bert_tf.tokenization import SPECIAL_TOKENS, BertTokenizer, vocab_learner
+from bert_tf.tokenization import SPECIAL_TOKENS, BertTokenizer
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
