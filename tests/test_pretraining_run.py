@@ -14,9 +14,7 @@ from bert_tf.data.pretraining_dataset import InputError
 from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
 from bert_tf.pretraining.runner import PretrainingRunner
 from bert_tf.training import distribution
-from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import (TINY, random_pretraining_batch, tiny_config, write_pretraining_records,
-                             write_tiny_config, write_word_vocab)
+from bert_test_utils import TINY, random_pretraining_batch, write_pretraining_records, write_tiny_config
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SEQ, PREDICTIONS = 16, 4
@@ -193,46 +191,3 @@ def test_dynamic_masking_checks_every_corpus_before_training(tmp_path):
 def test_dynamic_masking_needs_a_vocab(tmp_path):
     fails_leaving_no_output_dir(options(tmp_path, dynamic_masking=True), ValueError,
                                 "^--dynamic_masking needs --vocab_file$")
-
-
-def _demo_corpus(path) -> pathlib.Path:
-    sentences = [f"Alpha {word} met Beta near the {word} river again today ." for word in
-                 ("north", "south", "east", "west", "old", "new", "long", "short")]
-    documents = ["\n".join(sentences[i:] + sentences[:i]) for i in range(8)]
-    path.write_text("\n\n".join(documents) + "\n", encoding="utf-8")
-    return path
-
-
-def _share_of_examples_holding(path, token_id, seq, predictions) -> float:
-    from bert_tf.data import pretraining_features
-    dataset = tf.data.TFRecordDataset(path).batch(1024).map(
-        lambda records: pretraining_features.parse_examples(records, seq, predictions))
-    input_ids = np.concatenate([features["input_ids"] for features in dataset.as_numpy_iterator()])
-    return float(np.mean((input_ids == token_id).any(axis=1)))
-
-
-def test_demo_records_follow_do_lower_case(tmp_path):
-    from bert_tf.pretraining import demo
-    corpus = _demo_corpus(tmp_path / "corpus.txt")
-    vocab = write_word_vocab(tmp_path / "vocab.txt", [corpus.read_text()], do_lower_case=False)
-    alpha = BertTokenizer(vocab, do_lower_case=False).vocab.tokens.index("Alpha")
-    shares = {}
-    for do_lower_case in (False, True):
-        opts = options(tmp_path, do_lower_case=do_lower_case, max_seq_length=64, max_predictions_per_seq=10)
-        records = demo._create_records(corpus, tmp_path / f"{do_lower_case}.tfrecord", vocab, opts)
-        shares[do_lower_case] = _share_of_examples_holding(records, alpha, 64, 10)
-    # Cased, most examples start a sentence with "Alpha"; lower-cased, only a random masked-LM
-    # replacement can put it there.
-    assert shares[False] > 0.5 and shares[True] < 0.1, shares
-
-
-def test_demo_exports_at_max_seq_length(tmp_path):
-    from bert_tf.pretraining import demo
-    corpus = _demo_corpus(tmp_path / "corpus.txt")
-    tokenizer = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", [corpus.read_text()]))
-    opts = options(tmp_path, max_seq_length=32)
-    config = tiny_config(vocab_size=len(tokenizer.vocab))
-    model, _ = build_model(config, opts, tf.distribute.get_strategy())
-    demo._export_and_query(model, tokenizer, corpus, tmp_path / "export", opts.max_seq_length)
-    preprocessing = tf.saved_model.load(str(tmp_path / "export" / "preprocessing"))
-    assert preprocessing(tf.constant(["alpha north"]))["input_word_ids"].shape == [1, 32]
