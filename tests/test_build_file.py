@@ -4,6 +4,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -26,12 +27,22 @@ def test_one_py_library_per_package():
     assert globbed == packages
 
 
-def test_one_py_test_per_test_file():
-    test_files = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "tests").glob("test_*.py"))
-    tests = build_rules("py_test")
-    declared = sorted(re.search(r'srcs = \["([^"]+)"\]', body).group(1) for body in tests.values())
-    assert declared == test_files
-    assert sorted(tests) == sorted(pathlib.Path(f).stem for f in test_files)
+def test_one_pytest_test_per_test_file():
+    test_files = sorted(p.stem for p in (REPO / "tests").glob("test_*.py"))
+    assert sorted(build_rules("pytest_test")) == test_files
+
+
+def test_a_bazel_test_fails_when_its_tests_fail(tmp_path):
+    """Bazel runs tests/pytest_main.py with the test file: its exit status must be pytest's."""
+    statuses = {}
+    for name, body in [("passes", "def test_ok():\n    assert 1 + 1 == 2\n"),
+                       ("fails", "def test_wrong():\n    assert 1 + 1 == 3\n"),
+                       ("empty", "X = 1\n")]:
+        path = tmp_path / f"test_{name}.py"
+        path.write_text(body)
+        statuses[name] = subprocess.run([sys.executable, str(REPO / "tests" / "pytest_main.py"), str(path)],
+                                        cwd=tmp_path, capture_output=True, timeout=120).returncode
+    assert statuses == {"passes": 0, "fails": 1, "empty": 5}
 
 
 def test_bazel_query_parses_build():
@@ -41,5 +52,5 @@ def test_bazel_query_parses_build():
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     targets = set(result.stdout.split())
-    expected = {f"//:{name}" for kind in ("py_library", "py_test") for name in build_rules(kind)}
+    expected = {f"//:{name}" for kind in ("py_library", "pytest_test") for name in build_rules(kind)}
     assert targets == expected
