@@ -93,10 +93,23 @@ def preprocessing_after_model(model_call, preprocess, nothing, calls):
     return 1e3 * (np.median(times[preprocess]) - np.median(times[nothing]))
 
 
-def report(name, fn1, fn32):
+def report(name, fn1, fn32) -> tuple[float, float]:
+    """Times and prints one row; returns (batch-1 median in ms, batch-32 sequences per second)."""
     one, many = timed(fn1, FLAGS.calls), timed(fn32, FLAGS.batch_calls)
     print(f"| {name} | {1e3 * np.median(one):.1f} ms | {1e3 * np.percentile(one, 99):.1f} ms | "
           f"{32 / np.median(many):.1f} seq/s |", flush=True)
+    return 1e3 * np.median(one), 32 / np.median(many)
+
+
+def print_ratios(ours: dict, peers: dict) -> None:
+    """Each of our ids-signature rows against the best peer: its latency over ours, our throughput over its."""
+    best_latency = min(peers.items(), key=lambda item: item[1][0])
+    best_throughput = max(peers.items(), key=lambda item: item[1][1])
+    print(f"\nAgainst the best peer (batch 1: {best_latency[0]}; batch 32: {best_throughput[0]}), "
+          f"above 1 is faster:")
+    for name, (latency, throughput) in ours.items():
+        print(f"  {name}: batch 1 {best_latency[1][0] / latency:.2f}x, "
+              f"batch 32 {throughput / best_throughput[1][1]:.2f}x")
 
 
 def export(config, vocab, directory, dtype, jit_compile=False):
@@ -207,11 +220,12 @@ def main(argv):
         print(f"The same tokenize-and-pack on its own, right after each model call: {cold:.2f} ms\n")
         if FLAGS.overhead_only:
             return
-        results = {}
+        results, ours, peers = {}, {}, {}
         for dtype in ("float32", "mixed_bfloat16"):
             _, loaded = export(config, vocab, os.path.join(directory, dtype), dtype)
             serve, text = loaded.signatures["serving_default"], loaded.signatures["text"]
-            report(f"bert_tf export, ids signature ({dtype})", lambda: serve(**one), lambda: serve(**many))
+            name = f"bert_tf export, ids signature ({dtype})"
+            ours[name] = report(name, lambda: serve(**one), lambda: serve(**many))
             report(f"bert_tf export, text signature, 128 tokens ({dtype})",
                    lambda: text(text_a=long_one), lambda: text(text_a=long_many))
             report(f"bert_tf export, text signature, 30-char sentence ({dtype})",
@@ -223,22 +237,25 @@ def main(argv):
               f"{chain:.1f} ms; reading their weights once {read:.1f} ms\n")
         _, loaded = export(config, vocab, os.path.join(directory, "xla"), "float32", jit_compile=True)
         serve = loaded.signatures["serving_default"]
-        report("bert_tf export --jit_compile, ids signature (float32)", lambda: serve(**one), lambda: serve(**many))
+        name = "bert_tf export --jit_compile, ids signature (float32)"
+        ours[name] = report(name, lambda: serve(**one), lambda: serve(**many))
         print(f"\nbfloat16 vs float32: max |probability difference| "
               f"{np.abs(results['float32'] - results['mixed_bfloat16']).max():.4f}")
         for jit in (True, False):
             peer = model_garden_peer(config, jit)
-            report(f"Model Garden BertClassifier, tf.function{', XLA' if jit else ''}",
-                   lambda: peer(one), lambda: peer(many))
+            name = f"Model Garden BertClassifier, tf.function{', XLA' if jit else ''}"
+            peers[name] = report(name, lambda: peer(one), lambda: peer(many))
         onnx = onnx_peer(os.path.join(directory, "float32"), FLAGS.onnx_file or os.path.join(directory, "model.onnx"))
         if isinstance(onnx, str):
             print(f"\nONNX Runtime: {onnx}")
         else:
             numpy_one = {k: v.numpy() for k, v in one.items()}
             numpy_many = {k: v.numpy() for k, v in many.items()}
-            report("ONNX Runtime (tf2onnx of the ids signature)", lambda: onnx(numpy_one), lambda: onnx(numpy_many))
+            name = "ONNX Runtime (tf2onnx of the ids signature)"
+            peers[name] = report(name, lambda: onnx(numpy_one), lambda: onnx(numpy_many))
             print(f"\nONNX Runtime vs bert_tf float32: max |probability difference| "
                   f"{np.abs(onnx(numpy_many) - results['float32']).max():.2e}")
+        print_ratios(ours, peers)
 
 
 if __name__ == "__main__":
