@@ -14,6 +14,10 @@ import tensorflow as tf
 
 from bert_test_utils import TINY
 
+# A google-research/bert bert_config.json of the TINY sizes, with its dropout and initializer keys.
+GOOGLE_CONFIG = {**TINY, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+                 "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02}
+
 
 def google_variable_shapes(config=None, num_labels=None) -> dict[str, tuple[int, ...]]:
     """Variable names and shapes of google-research/bert's BertModel and pretraining heads."""

@@ -5,15 +5,10 @@ import json
 import numpy as np
 import tensorflow as tf
 
-from bert_test_utils import TINY
-from checkpoint_test_utils import google_variable_shapes, random_tensors, write_google_tf1_checkpoint
+from checkpoint_test_utils import GOOGLE_CONFIG, google_variable_shapes, random_tensors, write_google_tf1_checkpoint
 
 from bert_tf import BertConfig, convert
 from bert_tf.checkpoints import CheckpointFormat, detect_format
-
-GOOGLE_CONFIG = {**TINY, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
-                 "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02}
-
 
 def run_convert(capsys, *args):
     convert.main([convert.PROGRAM, *map(str, args)])

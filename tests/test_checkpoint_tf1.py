@@ -9,15 +9,11 @@ import tensorflow as tf
 
 from bert_test_utils import (TINY, assert_encoder_outputs_close, model_garden_encoder,
                              random_encoder_inputs, tiny_encoder)
-from checkpoint_test_utils import google_variable_shapes, random_tensors, write_google_tf1_checkpoint
+from checkpoint_test_utils import GOOGLE_CONFIG, google_variable_shapes, random_tensors, write_google_tf1_checkpoint
 
 from bert_tf import BertPretrainer
 from bert_tf.checkpoints import CheckpointError, load_checkpoint, write_tf1_checkpoint
 from bert_tf.pretraining.checkpoints import pretraining_checkpoint, restore_or_initialize
-
-GOOGLE_CONFIG = {**TINY, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
-                 "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02}
-
 
 @pytest.fixture(scope="module")
 def google_checkpoint(tmp_path_factory):
