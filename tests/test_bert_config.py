@@ -114,6 +114,13 @@ def test_bad_dropout():
 
 
 def test_write_is_atomic_and_leaves_no_temporary(tmp_path):
-    config = BertConfig(**GOOGLE_BASE_UNCASED)
-    config.to_json_file(tmp_path / "out.json")
+    path = tmp_path / "out.json"
+    BertConfig(**GOOGLE_BASE_UNCASED).to_json_file(path)
+    written = path.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+    # A value JSON cannot write, sorted last: a streamed write would fail midway through the file.
+    broken = BertConfig(**GOOGLE_BASE_UNCASED, extra={"zz_unwritable": object()})
+    with pytest.raises(TypeError):
+        broken.to_json_file(path)
+    assert path.read_text() == written  # the old file, whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]

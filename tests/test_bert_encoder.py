@@ -126,31 +126,39 @@ def test_constructor_rejects_inconsistent_sizes():
         BertEncoder(vocab_size=10, hidden_size=10, num_attention_heads=3)
 
 
+# Every constructor argument away from its default: a key that get_config drops shows.
 LAYERS = [
-    lambda: BertEmbeddings(vocab_size=11, hidden_size=8, max_position_embeddings=16, type_vocab_size=2,
-                           hidden_dropout_prob=0.2, initializer_range=0.05),
-    lambda: SelfAttention(hidden_size=8, num_attention_heads=2, attention_probs_dropout_prob=0.3),
-    lambda: TransformerBlock(hidden_size=8, num_attention_heads=2, intermediate_size=16,
-                             hidden_act="gelu_approximate", hidden_dropout_prob=0.2),
-    lambda: MaskedLMHead(vocab_size=11, hidden_size=8, hidden_act="relu", initializer_range=0.05),
+    (BertEmbeddings, dict(vocab_size=11, hidden_size=8, max_position_embeddings=16, type_vocab_size=2,
+                          hidden_dropout_prob=0.2, initializer_range=0.05)),
+    (SelfAttention, dict(hidden_size=8, num_attention_heads=2, attention_probs_dropout_prob=0.3,
+                         initializer_range=0.05)),
+    (TransformerBlock, dict(hidden_size=8, num_attention_heads=2, intermediate_size=16,
+                            hidden_act="gelu_approximate", hidden_dropout_prob=0.2,
+                            attention_probs_dropout_prob=0.3, initializer_range=0.05)),
+    (MaskedLMHead, dict(vocab_size=11, hidden_size=8, hidden_act="relu", initializer_range=0.05)),
 ]
 
 
-@pytest.mark.parametrize("make_layer", LAYERS)
-def test_layer_config_round_trip(make_layer):
-    layer = make_layer()
-    config = layer.get_config()
-    restored = type(layer).from_config(config)
-    assert restored.get_config() == config
+@pytest.mark.parametrize("layer_class, kwargs", LAYERS, ids=[c.__name__ for c, _ in LAYERS])
+def test_layer_config_round_trip(layer_class, kwargs):
+    layer = layer_class(**kwargs, name="custom")
+    restored = layer_class.from_config(layer.get_config())
+    assert {name: getattr(restored, name) for name in kwargs} == kwargs
+    assert restored.name == "custom"
 
 
 def test_encoder_config_round_trip():
-    encoder = tiny_encoder(hidden_act="gelu_approximate")
-    config = encoder.get_config()
-    restored = BertEncoder.from_config(config)
-    assert restored.get_config() == config
-    assert restored.bert_config == encoder.bert_config
-    assert restored.count_params() == encoder.count_params()
+    kwargs = dict(**TINY, hidden_act="gelu_approximate", hidden_dropout_prob=0.2,
+                  attention_probs_dropout_prob=0.3, initializer_range=0.05, extra={"directionality": "bidi"})
+    encoder = BertEncoder(**kwargs, name="custom")
+    restored = BertEncoder.from_config(encoder.get_config())
+    assert {name: getattr(restored, name) for name in kwargs} == kwargs
+    assert restored.name == "custom" and restored.bert_config == encoder.bert_config
+    restored.set_weights(encoder.get_weights())
+    inputs = random_encoder_inputs(2, 8, TINY["vocab_size"], lengths=[8, 5])
+    expected, got = encoder(inputs), restored(inputs)
+    for name in ("sequence_output", "pooled_output"):
+        np.testing.assert_array_equal(got[name], expected[name])
 
 
 def test_mixed_precision_survives_the_config_round_trip_and_reaches_the_heads():

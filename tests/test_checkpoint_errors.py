@@ -138,6 +138,7 @@ def test_convert_fails_with_one_line_and_nonzero_exit(tmp_path):
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.strip().splitlines()[-1] == (
         f"python -m bert_tf.convert: error: --input={missing}: no such checkpoint (no {missing}.index)")
+    assert not (tmp_path / "out").exists()  # a failed conversion leaves no output behind
 
 
 def test_a_config_that_neither_flag_gives_is_an_error_naming_both(google_dir, tmp_path):
@@ -154,4 +155,3 @@ def test_a_config_that_neither_flag_gives_is_an_error_naming_both(google_dir, tm
     config = tmp_path / "bert_config.json"
     config.write_text(json.dumps(TINY))
     assert resolve_bert_config(str(config), str(tmp_path / "ckpt")).hidden_size == TINY["hidden_size"]
-    assert not (tmp_path / "out").exists()

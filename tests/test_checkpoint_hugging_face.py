@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -170,16 +171,24 @@ def test_pytorch_bin_with_classifier_head(tmp_path):
     np.testing.assert_array_equal(report.heads["classifier"]["bias"], state["classifier.bias"])
 
 
-class NotAWeight:
-    pass
+class MakesADirectory:
+    """Unpickling it creates `directory`: a side effect that shows whether it was unpickled."""
+
+    def __init__(self, directory):
+        self.directory = str(directory)
+
+    def __reduce__(self):
+        return os.mkdir, (self.directory,)
 
 
 def test_pytorch_bin_never_unpickles_objects(tmp_path):
     import torch
 
-    path = tmp_path / "pytorch_model.bin"
-    torch.save({"bert.embeddings.word_embeddings.weight": torch.zeros(3), "payload": NotAWeight()}, path)
+    path, marker = tmp_path / "pytorch_model.bin", tmp_path / "unpickled"
+    torch.save({"bert.embeddings.word_embeddings.weight": torch.zeros(3), "payload": MakesADirectory(marker)},
+               path)
     with pytest.raises(CheckpointError) as error:
         load_checkpoint(path, BertEncoder(**TINY))
+    assert not marker.exists()  # the payload never ran
     assert str(error.value) == (f"{path}: holds pickled objects other than tensors, refused "
                                 "(torch.load with weights_only=True)")

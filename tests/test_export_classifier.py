@@ -70,13 +70,17 @@ def test_text_pads_only_to_the_batch_length_and_truncates_long_text(exported):
 
 
 def test_batches_of_1_and_64(exported):
-    _, _, _, loaded = exported
+    model, tokenizer, _, loaded = exported
+    singles = [loaded.signatures["text"](text_a=tf.constant([t]))["probabilities"][0] for t in TEXTS]
+    assert not np.allclose(singles[0], singles[1], atol=1e-5)  # rows are told apart
     for batch in (1, 64):
-        texts = tf.constant([TEXTS[i % len(TEXTS)] for i in range(batch)])
-        outputs = loaded.signatures["text"](text_a=texts)
+        texts = [TEXTS[i % len(TEXTS)] for i in range(batch)]
+        outputs = loaded.signatures["text"](text_a=tf.constant(texts))
         assert outputs["probabilities"].shape == (batch, 3) and outputs["label"].shape == (batch,)
-        np.testing.assert_allclose(outputs["probabilities"][-1], outputs["probabilities"][(batch - 1) % 4],
+        # Each row is its text alone, and the in-memory model on the same batch.
+        np.testing.assert_allclose(outputs["probabilities"], [singles[i % len(TEXTS)] for i in range(batch)],
                                    atol=1e-5)
+        np.testing.assert_allclose(outputs["probabilities"], reference(model, tokenizer, texts)[0], atol=1e-5)
 
 
 def test_wrong_dtype_and_missing_input_are_refused_by_the_signature(exported):

@@ -39,7 +39,8 @@ def write_tf1_classifier(directory):
     write_tiny_config(directory, vocab_size=vocab_size)
     model = BertClassifier(tiny_encoder(vocab_size=vocab_size), num_classes=2)
     model.build_with_dummy_inputs()
-    head = {"kernel": model.classifier.kernel.numpy(), "bias": np.array([0.5, -0.5], "float32")}
+    # The bias favours class 1: a label read from the wrong end of --labels shows.
+    head = {"kernel": model.classifier.kernel.numpy(), "bias": np.array([-0.5, 0.5], "float32")}
     model.classifier.bias.assign(head["bias"])
     write_tf1_checkpoint(model, directory / "bert_model.ckpt", heads={"classifier": head})
     return model, vocab
@@ -55,7 +56,10 @@ def test_tf1_classifier_checkpoint_exports_with_its_head(tmp_path):
     inputs = random_encoder_inputs(3, 16, model.encoder.vocab_size)
     got = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})
     np.testing.assert_allclose(got["logits"], model(inputs)["logits"], atol=1e-5)
-    assert loaded.signatures["text"](text_a=tf.constant(["a fine day"]))["label"].numpy()[0] in (b"bad", b"fine")
+    text = loaded.signatures["text"](text_a=tf.constant(["a fine day", "a bad day"]))
+    predicted = text["probabilities"].numpy().argmax(-1)
+    assert predicted.tolist() == [1, 1]  # the head's bias wins
+    assert text["label"].numpy().tolist() == [[b"bad", b"fine"][i] for i in predicted]
 
 
 def test_missing_head_is_a_one_line_error(tmp_path):
