@@ -9,6 +9,10 @@ import sys
 import numpy as np
 import pytest
 
+from bert_tf.data.swag import SwagError
+from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.tasks.multiple_choice import MultipleChoiceTask
+from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import write_tiny_config, write_word_vocab
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -101,3 +105,29 @@ def test_bad_data_is_a_one_line_error(swag_dir, tmp_path):
     assert result.stderr.strip().splitlines()[-1] == (
         f"run_multiple_choice.py: error: {bad_dir / 'train.csv'}:8: label 4 is outside 0..3")
     assert not (tmp_path / "out").exists()  # the data is checked before anything is written
+
+
+def test_train_and_val_files_need_labels(swag_dir, tmp_path):
+    data_dir, vocab, config = swag_dir
+    unlabelled = tmp_path / "unlabelled"
+    unlabelled.mkdir()
+    write_csv(unlabelled / "train.csv", swag_rows(20, seed=5))
+    for split in ("val", "test"):
+        write_csv(unlabelled / f"{split}.csv", swag_rows(8, seed=6, labelled=False), labelled=False)
+    result = run_multiple_choice(f"--data_dir={unlabelled}", f"--vocab_file={vocab}",
+                                 f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}",
+                                 "--do_train", "--do_eval", "--max_seq_length=24")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"run_multiple_choice.py: error: {unlabelled / 'val.csv'}: no 'label' column "
+        "(the train and val files need one)")
+    assert not (tmp_path / "out").exists()  # the data is checked before anything is written
+
+    write_csv(unlabelled / "train.csv", swag_rows(20, seed=5, labelled=False), labelled=False)
+    options = FineTuningOptions(data_dir=str(unlabelled), vocab_file=vocab, output_dir=str(tmp_path / "out"),
+                                max_seq_length=24)
+    task = MultipleChoiceTask(options, BertTokenizer(vocab))
+    with pytest.raises(SwagError, match=rf"^{unlabelled / 'train.csv'}: no 'label' column"):
+        task.encode("train")
+    test = task.encode("test")  # prediction needs no labels
+    assert test.labels is None and test.features["input_word_ids"].shape == (8, 4, 24)

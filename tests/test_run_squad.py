@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from bert_tf.data.squad import read_squad_examples
+from bert_tf.data.squad import SquadDataError, read_squad_examples
 from bert_tf.finetuning.driver import run_finetuning
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.metrics import squad_metrics
@@ -76,7 +76,8 @@ def test_squad_v2_writes_null_odds_and_official_scores(tmp_path, model_files):
     shutil.copy(FIXTURES / "train-v2.0.json", tmp_path / "dev-v2.0.json")  # the default file names
     options = FineTuningOptions(
         data_dir=str(tmp_path), vocab_file=vocab, bert_config_file=config, output_dir=str(tmp_path / "out"),
-        do_eval=True, do_predict=True, max_seq_length=64, verbose=0)  # untrained: the files are the point
+        do_train=True, do_eval=True, do_predict=True, max_seq_length=64, train_batch_size=8,
+        num_train_epochs=1, verbose=0)  # one short epoch: the files are the point
     task = SquadTask(options, BertTokenizer(vocab), version_2_with_negative=True, doc_stride=16,
                      max_query_length=16, null_score_diff_threshold=0.5)
     results = run_finetuning(task, options)
@@ -110,6 +111,43 @@ def test_bad_answer_start_exits_with_one_line(tmp_path, model_files):
         f"run_squad.py: error: {bad}: question 1.1-20: answer_start 3 gives ' river Ostra r', "
         "not the answer text '212 kilometres'")
     assert not (tmp_path / "out").exists()  # the data is checked before anything is written
+
+
+def test_predict_file_may_leave_out_answers_unless_evaluated(tmp_path, model_files):
+    vocab, config = model_files
+    data = json.loads((FIXTURES / "train-v1.1.json").read_text(encoding="utf-8"))
+    for article in data["data"]:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                del qa["answers"]
+    questions = tmp_path / "questions.json"
+    questions.write_text(json.dumps(data), encoding="utf-8")
+
+    def task(**flags):
+        options = FineTuningOptions(data_dir=str(tmp_path), vocab_file=vocab, bert_config_file=config,
+                                    output_dir=str(tmp_path / "out"), max_seq_length=64, **flags)
+        return SquadTask(options, BertTokenizer(vocab), predict_file=str(questions), doc_stride=16,
+                         max_query_length=16)
+
+    examples, features = task(do_predict=True).encode("dev").metadata
+    assert len(examples) == 16 and all(e.answers == () for e in examples)
+    assert len(features) == 32 and not features.start_positions.any()  # 16 questions in 32 windows
+    with pytest.raises(SquadDataError, match=r"question 1\.1-00: missing field 'answers'$"):
+        task(do_eval=True, do_predict=True).encode("dev")
+
+
+def test_answer_flags_must_be_positive(tmp_path, model_files):
+    """With no candidate span every answer would silently be empty: the flags are refused up front."""
+    vocab, config = model_files
+    result = run_squad(f"--data_dir={FIXTURES}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
+                       f"--output_dir={tmp_path / 'out'}", "--do_train", "--n_best_size=0", *WINDOWS)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "run_squad.py: error: --n_best_size must be positive, got 0")
+    assert not (tmp_path / "out").exists()
+    options = FineTuningOptions(data_dir=str(FIXTURES), vocab_file=vocab, output_dir=str(tmp_path / "out"))
+    with pytest.raises(ValueError, match=r"^--max_answer_length must be positive, got -1$"):
+        SquadTask(options, BertTokenizer(vocab), max_answer_length=-1)
 
 
 def test_task_name_is_no_flag_of_squad():

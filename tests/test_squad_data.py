@@ -77,6 +77,18 @@ def test_malformed_json_and_missing_fields_name_the_file(tmp_path):
     assert read_squad_examples(str(no_answer), require_answers=False)[0].answers == ()
 
 
+def test_questions_without_an_answers_field_need_answers_not_required(tmp_path):
+    """A file to predict on may leave out `answers`, as google-research/bert's test input does."""
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [
+        {"id": "q1", "question": "a?"}, {"id": "q2", "question": "b?", "answers": [
+            {"text": "b", "answer_start": 2}]}]}]}]}), encoding="utf-8")
+    examples = read_squad_examples(str(path), require_answers=False)
+    assert [(e.qas_id, e.answers) for e in examples] == [("q1", ()), ("q2", (("b", 2),))]
+    with pytest.raises(SquadDataError, match=rf"^{path}: question q1: missing field 'answers'$"):
+        read_squad_examples(str(path))
+
+
 def test_long_context_windows_positions_and_max_context(tmp_path):
     # 40 one-token words; [CLS] q [SEP] ... [SEP] in 20 leaves 16 context tokens a window.
     context = " ".join(f"w{i}" for i in range(40))

@@ -73,7 +73,8 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False,
 
     Every answer must be the slice of the context at its `answer_start`. A
     question marked `is_impossible` needs `version_2_with_negative`; with
-    `require_answers`, any other question needs at least one answer.
+    `require_answers`, any other question needs at least one answer, without
+    it a question may have no `answers` field at all.
     """
     text = text_files.read_utf8(path, SquadDataError)
     try:
@@ -106,8 +107,14 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
     if is_impossible and not version_2_with_negative:
         raise SquadDataError(f"{path}: {where} is_impossible: SQuAD 2.0 data needs "
                              "--version_2_with_negative")
+    if is_impossible:
+        raw_answers = []
+    elif require_answers:
+        raw_answers = _field(qa, "answers", path, where)
+    else:  # as google-research/bert, which reads answers only for training
+        raw_answers = qa.get("answers", [])
     answers = []
-    for answer in [] if is_impossible else _field(qa, "answers", path, where):
+    for answer in raw_answers:
         text, start = _field(answer, "text", path, where), _field(answer, "answer_start", path, where)
         if not isinstance(text, str) or not text.strip():
             raise SquadDataError(f"{path}: {where}: empty answer text {text!r}")

@@ -17,6 +17,7 @@ import dataclasses
 
 import numpy as np
 from official.nlp.tools import squad_evaluate_v1_1, squad_evaluate_v2_0
+from scipy import special
 
 
 @dataclasses.dataclass
@@ -113,9 +114,7 @@ def _nbest(spans, null, n_best_size) -> list[dict]:
             nbest.append(null)
     if not any(text for text, _, _ in nbest):
         nbest.append(("empty", 0.0, 0.0))
-    scores = np.array([s + e for _, s, e in nbest])
-    probabilities = np.exp(scores - scores.max())
-    probabilities /= probabilities.sum()
+    probabilities = special.softmax(np.array([s + e for _, s, e in nbest]))
     return [{"text": text, "probability": float(p), "start_logit": float(s), "end_logit": float(e)}
             for (text, s, e), p in zip(nbest, probabilities)]
 

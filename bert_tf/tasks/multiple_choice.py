@@ -51,13 +51,16 @@ class MultipleChoiceTask(FineTuningTask):
         return {OUTPUT: SparseCrossEntropy(label_smoothing)}
 
     def encode(self, split: str) -> EncodedSplit:
-        """`<split>.csv` of `data_dir`: features `[n, 4, seq]`, labels `[n]` (None for test);
-        metadata is the examples."""
+        """`<split>.csv` of `data_dir`: features `[n, 4, seq]`, labels `[n]` (None for test; train
+        and val must have them); metadata is the examples."""
         path = os.path.join(self.options.data_dir, f"{split}.csv")
         examples = swag.read_swag(path)
         if not examples:
             raise swag.SwagError(f"{path}: no examples")
         features, labels = swag.encode_swag(examples, self.tokenizer, self.options.max_seq_length)
+        if labels is None and (split == "train" or split in self.eval_splits):
+            raise swag.SwagError(f"{path}: no {swag.LABEL_COLUMN!r} column "
+                                 "(the train and val files need one)")
         return EncodedSplit(features, None if labels is None else {OUTPUT: labels}, metadata=examples)
 
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:

@@ -65,6 +65,9 @@ class SquadTask(FineTuningTask):
                  version_2_with_negative: bool = False, doc_stride: int = 128, max_query_length: int = 64,
                  n_best_size: int = 20, max_answer_length: int = 30, null_score_diff_threshold: float = 0.0):
         super().__init__(options, tokenizer)
+        for flag, value in (("n_best_size", n_best_size), ("max_answer_length", max_answer_length)):
+            if value < 1:
+                raise ValueError(f"--{flag} must be positive, got {value}")
         version = "v2.0" if version_2_with_negative else "v1.1"
         self.files = {"train": train_file or os.path.join(options.data_dir, f"train-{version}.json"),
                       "dev": predict_file or os.path.join(options.data_dir, f"dev-{version}.json")}
