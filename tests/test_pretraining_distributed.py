@@ -4,6 +4,8 @@ Each check runs in fresh processes: logical devices and TF_CONFIG must be set up
 before TensorFlow starts. This file is also the worker script of those processes.
 """
 
+import concurrent.futures
+import contextlib
 import dataclasses
 import json
 import os
@@ -31,17 +33,46 @@ def _worker(mode: str, workdir: pathlib.Path, *extra: str, **kwargs) -> subproce
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 
-def _finish(process: subprocess.Popen, timeout: float = 300) -> str:
-    out, err = process.communicate(timeout=timeout)
-    assert process.returncode == 0, err[-3000:]
-    return out
+def _finish(*processes: subprocess.Popen, timeout: float = 300) -> list[str]:
+    """Each process's stdout, waiting on all of them at once.
+
+    When one fails, or `timeout` passes, the others are killed, and the test fails
+    with the stderr of each process that failed or was killed.
+    """
+    with concurrent.futures.ThreadPoolExecutor(len(processes)) as pool:
+        futures = [pool.submit(process.communicate) for process in processes]
+        pending, deadline = set(futures), time.monotonic() + timeout
+        while pending and not any(process.returncode for process in processes) and time.monotonic() < deadline:
+            _, pending = concurrent.futures.wait(pending, deadline - time.monotonic(),
+                                                 concurrent.futures.FIRST_COMPLETED)
+        unfinished = [i for i, process in enumerate(processes) if process.poll() is None]
+        for i in unfinished:
+            processes[i].kill()
+        outputs = [future.result() for future in futures]
+    failures = []
+    for i, (process, (_, err)) in enumerate(zip(processes, outputs)):
+        if process.returncode != 0:
+            how = "was killed unfinished" if i in unfinished else f"exited with {process.returncode}"
+            failures.append(f"worker {i} {how}; its stderr ends:\n{err[-3000:]}")
+    assert not failures, "\n".join(failures)
+    return [out for out, _ in outputs]
+
+
+def _free_ports(count: int) -> list[int]:
+    """`count` distinct free ports: every socket stays bound until all are chosen."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
 
 
 # -- tests ------------------------------------------------------------------------------------
 
 
 def test_mirrored_matches_one_device(tmp_path):
-    results = json.loads(_finish(_worker("mirrored", tmp_path)).strip().splitlines()[-1])
+    (out,) = _finish(_worker("mirrored", tmp_path))
+    results = json.loads(out.strip().splitlines()[-1])
     one, mirrored = np.load(tmp_path / "one_device.npz"), np.load(tmp_path / "mirrored.npz")
     assert results["replicas"] == [1, 2]
     np.testing.assert_allclose(results["loss"][1], results["loss"][0], rtol=1e-5)
@@ -55,16 +86,11 @@ def test_mirrored_matches_one_device(tmp_path):
 
 
 def test_multi_worker_mirrored_keeps_workers_identical(tmp_path):
-    ports = []
-    for _ in range(2):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            ports.append(s.getsockname()[1])
-    cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in _free_ports(2)]}
     workers = [_worker("multi_worker", tmp_path, json.dumps({"cluster": cluster, "task": {"type": "worker",
                                                                                           "index": i}}))
                for i in range(2)]
-    outputs = [json.loads(_finish(w).strip().splitlines()[-1]) for w in workers]
+    outputs = [json.loads(out.strip().splitlines()[-1]) for out in _finish(*workers)]
     assert [o["replicas"] for o in outputs] == [2, 2]
     assert outputs[0]["step"] == outputs[1]["step"] == STEPS
     first, second = np.load(tmp_path / "worker_0.npz"), np.load(tmp_path / "worker_1.npz")
@@ -98,14 +124,18 @@ def test_resume_after_sigkill(tmp_path):
              "--save_checkpoints_steps=20", "--iterations_per_loop=10", "--log_every=10"]
     command = [sys.executable, str(REPO / "run_pretraining.py"), *flags]
 
-    first = subprocess.Popen(command, cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 240
-    # The `checkpoint` state file is written after a checkpoint's data: it commits the checkpoint.
-    while not (out / "checkpoint").exists() and time.monotonic() < deadline and first.poll() is None:
-        time.sleep(0.05)
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-    killed_at = int(re.search(r"ckpt-(\d+)$", tf.train.latest_checkpoint(str(out))).group(1))
+    first_stderr = tmp_path / "first_run.stderr"
+    with open(first_stderr, "w") as stderr:
+        first = subprocess.Popen(command, cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=stderr)
+        deadline = time.monotonic() + 240
+        # The `checkpoint` state file is written after a checkpoint's data: it commits the checkpoint.
+        while not (out / "checkpoint").exists() and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.05)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    latest = tf.train.latest_checkpoint(str(out))
+    assert latest, f"the first run wrote no checkpoint; its stderr ends:\n{first_stderr.read_text()[-3000:]}"
+    killed_at = int(re.search(r"ckpt-(\d+)$", latest).group(1))
     assert killed_at < 200, "the first run finished before it could be killed"
 
     second = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -65,6 +66,9 @@ def test_mixed_precision_trains_with_finite_loss(tmp_path, dtype):
         results = runner.metric_results()
         assert np.isfinite(results["loss"]), results
         assert runner.model.encoder.transformer_layers[0].compute_dtype == dtype
+        assert runner.model.compute_dtype == keras.mixed_precision.dtype_policy().compute_dtype == dtype
+        # float16 needs loss scaling against underflowing gradients; bfloat16 has float32's range.
+        assert isinstance(runner.optimizer, keras.optimizers.LossScaleOptimizer) == (dtype == "float16")
         assert int(runner.optimizer.iterations.numpy()) == 3
     finally:
         distribution.set_precision("float32")
@@ -76,6 +80,10 @@ def test_train_step_compiles_with_xla(tmp_path):
     runner.train(iterator, 2)
     assert np.isfinite(runner.metric_results()["loss"])
     assert any(not np.array_equal(a, w.numpy()) for a, w in zip(before, runner.model.trainable_weights))
+    # The loop ran the replica step, whose compiler IR exists only for a jit_compile=True tf.function.
+    step = runner._replica_train_step
+    assert step.experimental_get_tracing_count() == 1
+    assert "ENTRY" in step.experimental_get_compiler_ir(next(iterator))(stage="hlo")
 
 
 def test_run_trains_checkpoints_and_evaluates(tmp_path):
