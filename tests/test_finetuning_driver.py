@@ -90,6 +90,51 @@ def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
     assert run_finetuning(KeywordTask(options, task.tokenizer), options)["accuracy"] == results["accuracy"]
 
 
+class FirstEpochScoresBest(KeywordTask):
+    """KeywordTask whose score falls with each evaluation; keeps each evaluation's logits."""
+
+    def __init__(self, options, tokenizer):
+        super().__init__(options, tokenizer)
+        self.logits = []
+
+    def evaluate(self, split, encoded, outputs):
+        self.logits.append(outputs["logits"])
+        return {"accuracy": 1.0 / len(self.logits)}
+
+
+def test_a_worse_later_epoch_leaves_the_best_epochs_weights(tmp_path):
+    options = _options(tmp_path, num_train_epochs=2, train_batch_size=64)
+    task = FirstEpochScoresBest(options, BertTokenizer(options.vocab_file))
+    run_finetuning(task, options)
+    epoch_1, epoch_2, final = task.logits
+    assert not np.allclose(epoch_2, epoch_1, atol=1e-3)  # the second epoch changed the weights
+    np.testing.assert_allclose(final, epoch_1, atol=1e-6)  # the final evaluation has epoch 1's weights
+    assert json.load(open(tmp_path / "out" / "best" / "metrics.json")) == {"accuracy": 1.0, "epoch": 1}
+
+
+class ScoresConstant(KeywordTask):
+    """KeywordTask whose every evaluation scores `score`."""
+
+    score = 0.5
+
+    def evaluate(self, split, encoded, outputs):
+        return {"accuracy": self.score}
+
+
+def test_a_new_run_in_the_same_output_dir_keeps_its_own_best(tmp_path):
+    tokenizer = BertTokenizer(_options(tmp_path).vocab_file)
+    best = tmp_path / "out" / "best" / "metrics.json"
+    options = _options(tmp_path, do_eval=False, num_train_epochs=1, train_batch_size=64)
+    run_finetuning(KeywordTask(options, tokenizer), options)
+    assert json.load(open(best)) == {"epoch": 1}  # no evaluation: no metric recorded
+    options = _options(tmp_path, num_train_epochs=1, train_batch_size=64)
+    for score in (0.5, 0.25):  # a worse score than the earlier run's still replaces its best
+        task = ScoresConstant(options, tokenizer)
+        task.score = score
+        run_finetuning(task, options)
+        assert json.load(open(best)) == {"accuracy": score, "epoch": 1}
+
+
 def test_bad_options_fail_with_the_flag_named(tmp_path):
     options = _options(tmp_path, do_train=False, do_eval=False)
     with pytest.raises(ValueError, match="at least one of --do_train"):
@@ -103,6 +148,10 @@ def test_bad_options_fail_with_the_flag_named(tmp_path):
     missing = tmp_path / "missing" / "ckpt"
     options = _options(tmp_path, bert_config_file=None, init_checkpoint=str(missing))
     with pytest.raises(ValueError, match=f"^--init_checkpoint={missing}: no such checkpoint"):
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    options = _options(tmp_path, do_train=False)  # nothing to evaluate but random weights
+    with pytest.raises(ValueError, match=r"^--do_eval and --do_predict without --do_train need --init_checkpoint "
+                                         r"or a fine-tuned --output_dir: .*out has no best/ checkpoint$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     assert not (tmp_path / "out").exists()
 
@@ -124,8 +173,14 @@ def test_a_missing_input_fails_before_training_and_leaves_no_output_dir(tmp_path
 
 
 def test_evaluation_shows_progress_at_the_runs_verbosity(tmp_path, capsys):
+    # An eval-only run needs weights: a pretraining checkpoint's.
+    vocab = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", WORDS)).vocab
+    pretrainer = BertPretrainer(tiny_encoder(vocab_size=len(vocab)))
+    pretrainer.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+    pretrained = tf.train.Checkpoint(model=pretrainer).write(str(tmp_path / "pretrained" / "ckpt"))
     for verbose in (0, 1):
-        options = _options(tmp_path, do_train=False, verbose=verbose, output_dir=str(tmp_path / f"v{verbose}"))
+        options = _options(tmp_path, do_train=False, verbose=verbose, output_dir=str(tmp_path / f"v{verbose}"),
+                           init_checkpoint=pretrained)
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
         shown = re.search(r"2/2\b.*/step", capsys.readouterr().out)  # 64 dev examples in batches of 32
         assert bool(shown) == bool(verbose)
@@ -203,11 +258,47 @@ def test_masked_lm_auxiliary_loss_only_in_training_and_loads_the_pretrained_head
     np.testing.assert_allclose(logits, model.task_model(inputs)["logits"], atol=1e-5)  # task unchanged
 
 
-def test_finetuning_with_every_option_trains(tmp_path):
-    options = _options(tmp_path, layerwise_lr_decay=0.9, gradual_unfreezing=True, mlm_aux_weight=0.1,
-                       num_train_epochs=2, do_eval=True)
-    results = run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
-    assert np.isfinite(results["accuracy"])
+class WatchedKeywordTask(KeywordTask):
+    """KeywordTask that keeps the encoder's embedding tables as built and at each evaluation."""
+
+    def build_model(self, encoder):
+        model = super().build_model(encoder)
+        model.build_with_dummy_inputs()
+        self.embeddings = encoder.embeddings
+        self.tables = [self._tables()]
+        return model
+
+    def _tables(self):
+        return {"position": self.embeddings.position_embeddings.numpy(),
+                "word": self.embeddings.word_embeddings.embeddings.numpy()}
+
+    def evaluate(self, split, encoded, outputs):
+        self.tables.append(self._tables())
+        return super().evaluate(split, encoded, outputs)
+
+
+def test_finetuning_with_every_option_learns_and_applies_each(tmp_path):
+    options = _options(tmp_path, layerwise_lr_decay=0.9, gradual_unfreezing=True, mlm_aux_weight=0.01)
+    task = WatchedKeywordTask(options, BertTokenizer(options.vocab_file))
+    results = run_finetuning(task, options)
+    # The majority label gives 0.625. (With mlm_aux_weight=0.1 this randomly initialized model stays there.)
+    assert results["accuracy"] > 0.9
+    built, trained = task.tables[0], task.tables[3]  # as built, and after the third (last) epoch
+
+    # Position rows past max_seq_length get no gradient: only the decoupled weight decay (0.01)
+    # shrinks them, at the embeddings' rate. 16 steps an epoch, 48 in all; the embeddings are 3
+    # below the top: frozen until step 3 * (16 // 3) = 15, then at 0.9 ** 3 of the learning rate.
+    schedule = optimization.warmup_linear_decay(5e-3, 48, 4)
+    expected = 1 - np.prod([1 - 0.01 * 0.9 ** 3 * float(schedule(t)) for t in range(15, 48)])
+    unused = slice(options.max_seq_length, None)
+    shrink = 1 - np.linalg.norm(trained["position"][unused]) / np.linalg.norm(built["position"][unused])
+    assert shrink == pytest.approx(expected, rel=0.01)
+
+    # [MASK] is in no task input: only the masked-LM loss gives its word embedding a gradient,
+    # without which weight decay would only rescale it.
+    mask_id = task.tokenizer.vocab.mask_id
+    before, after = built["word"][mask_id], trained["word"][mask_id]
+    assert before @ after / (np.linalg.norm(before) * np.linalg.norm(after)) < 0.995
 
 
 class CrashAfterFirstEpoch(KeywordTask):

@@ -22,16 +22,22 @@ class BestCheckpoint(keras.callbacks.Callback):
     which every script's `--init_checkpoint` and `export_model.py` read, and the
     metrics to `output_dir/best/metrics.json`. The directory is replaced as a whole
     (written under a temporary name, then renamed), so a crash never leaves a
-    half-written best checkpoint. A resumed run continues from the recorded best.
+    half-written best checkpoint. A run that resumes (`resume=True`) continues from
+    the recorded best; a new run replaces whatever an earlier run left after its
+    first epoch, so that what it writes always comes from its own weights.
     """
 
-    def __init__(self, task_model: keras.Model, output_dir: str, evaluate, metric: str):
+    def __init__(self, task_model: keras.Model, output_dir: str, evaluate, metric: str,
+                 resume: bool = False):
         super().__init__()
         self.task_model = task_model
         self.directory = os.path.join(output_dir, BEST_DIR)
         self.evaluate = evaluate
         self.metric = metric
-        self.best = read_best_metrics(output_dir)
+        self.resume = resume
+        recorded = read_best_metrics(output_dir) if resume else None
+        # A run without --do_eval records only its epoch: no best to beat.
+        self.best = recorded if recorded and metric in recorded else None
         self.eval_writer = tf.summary.create_file_writer(os.path.join(output_dir, "logs", "eval"))
 
     def on_epoch_end(self, epoch, logs=None):

@@ -21,6 +21,8 @@ from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.training import distribution, optimization
 from bert_tf.training.eval_results import write_eval_results
 
+BACKUP_DIR = "backup"  # Keras's BackupAndRestore state: a run killed mid-training resumes from it
+
 
 def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
                    strategy: tf.distribute.Strategy | None = None) -> dict[str, float]:
@@ -31,6 +33,8 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     `task.eval_splits` after each epoch, and the best weights by `task.main_metric`
     kept in `output_dir/best`. A run killed mid-training and started again with the
     same flags resumes from its last finished epoch (`output_dir/backup`).
+    Without `--do_train`, the weights come from `--init_checkpoint` or else from
+    `output_dir/best`; with neither, it refuses to evaluate an untrained model.
     `--do_eval` writes `eval_results.txt` for the best weights, `--do_predict` the
     task's prediction files, `--export_dir` a SavedModel.
 
@@ -39,6 +43,9 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     strategy = strategy or tf.distribute.get_strategy()
     if not (options.do_train or options.do_eval or options.do_predict):
         raise ValueError("at least one of --do_train, --do_eval and --do_predict must be set")
+    if not (options.do_train or options.init_checkpoint or best_checkpoint_prefix(options.output_dir)):
+        raise ValueError(f"--do_eval and --do_predict without --do_train need --init_checkpoint or a "
+                         f"fine-tuned --output_dir: {options.output_dir} has no {BEST_DIR}/ checkpoint")
     for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
     config = resolve_bert_config(options.bert_config_file, options.init_checkpoint)
@@ -76,8 +83,9 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
         return _evaluate(task, eval_splits, outputs)
 
     if options.do_train:
+        resume = tf.io.gfile.exists(os.path.join(options.output_dir, BACKUP_DIR))
         _train(model, task_model, train, steps_per_epoch, epochs, options,
-               BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task))
+               BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task), resume)
                if options.do_eval else None)
     if options.do_train or not options.init_checkpoint:
         _restore_best(task_model, options.output_dir)
@@ -165,7 +173,7 @@ def _train(model, task_model, train: EncodedSplit, steps_per_epoch: int, epochs:
                .repeat()
                .batch(options.train_batch_size, drop_remainder=True)
                .prefetch(tf.data.AUTOTUNE))
-    callbacks = [keras.callbacks.BackupAndRestore(os.path.join(options.output_dir, "backup")),
+    callbacks = [keras.callbacks.BackupAndRestore(os.path.join(options.output_dir, BACKUP_DIR)),
                  keras.callbacks.TensorBoard(os.path.join(options.output_dir, "logs"))]
     if best is not None:
         callbacks.append(best)
