@@ -142,6 +142,9 @@ def test_bad_options_fail_with_the_flag_named(tmp_path):
     options = _options(tmp_path, train_batch_size=1000)
     with pytest.raises(ValueError, match="fewer than --train_batch_size=1000"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    options = _options(tmp_path, num_train_epochs=0)
+    with pytest.raises(ValueError, match="^--num_train_epochs must be positive, got 0$"):
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, bert_config_file=None)
     with pytest.raises(ValueError, match="^--bert_config_file is required without --init_checkpoint$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)

@@ -26,22 +26,26 @@ def define_finetuning_flags(**defaults) -> None:
     flags.DEFINE_bool("do_eval", False, "Whether to evaluate on the dev set(s).")
     flags.DEFINE_bool("do_predict", False, "Whether to write predictions for the test set(s).")
     flags.DEFINE_integer("max_seq_length", default("max_seq_length", 128),
-                         "Maximum WordPiece tokens per input, [CLS] and [SEP] included.")
-    flags.DEFINE_integer("train_batch_size", default("train_batch_size", 32), "Global training batch size.")
-    flags.DEFINE_integer("eval_batch_size", 8, "Eval batch size.")
-    flags.DEFINE_integer("predict_batch_size", 8, "Predict batch size.")
-    flags.DEFINE_float("learning_rate", default("learning_rate", 5e-5), "Peak learning rate of AdamW.")
+                         "Maximum WordPiece tokens per input, [CLS] and [SEP] included.", lower_bound=1)
+    flags.DEFINE_integer("train_batch_size", default("train_batch_size", 32), "Global training batch size.",
+                         lower_bound=1)
+    flags.DEFINE_integer("eval_batch_size", 8, "Eval batch size.", lower_bound=1)
+    flags.DEFINE_integer("predict_batch_size", 8, "Predict batch size.", lower_bound=1)
+    flags.DEFINE_float("learning_rate", default("learning_rate", 5e-5), "Peak learning rate of AdamW.",
+                       lower_bound=0.0)
     flags.DEFINE_float("num_train_epochs", default("num_train_epochs", 3.0), "Training epochs (may be fractional).")
-    flags.DEFINE_float("warmup_proportion", 0.1, "Fraction of the training steps with linear warmup.")
+    flags.DEFINE_float("warmup_proportion", 0.1, "Fraction of the training steps with linear warmup.",
+                       lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float("layerwise_lr_decay", 1.0,
                        "Discriminative fine-tuning: each layer below the top gets this factor on its "
                        "learning rate (1 = off; 0.9 to 0.95 are common).")
-    flags.DEFINE_float("label_smoothing", 0.0, "Label smoothing of the classification losses.")
+    flags.DEFINE_float("label_smoothing", 0.0, "Label smoothing of the classification losses.",
+                       lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_bool("gradual_unfreezing", False,
                       "Unfreeze the layers top down, evenly over the first epoch (ULMFiT).")
     flags.DEFINE_float("mlm_aux_weight", 0.0,
                        "Weight of an auxiliary masked-LM loss on the task's own text (0 = off), "
-                       "against catastrophic forgetting.")
+                       "against catastrophic forgetting.", lower_bound=0.0)
     flags.DEFINE_string("export_dir", None, "Export the fine-tuned model as a SavedModel here.")
     flags.DEFINE_integer("random_seed", 12345, "Seed for initialisation, shuffling and dropout.")
     runtime_flags.define_runtime_flags()

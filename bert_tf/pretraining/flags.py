@@ -20,21 +20,22 @@ def define_pretraining_flags() -> None:
     flags.DEFINE_string("init_checkpoint", None,
                         "Initial weights when --output_dir holds no checkpoint yet: Google TF1, Model Garden "
                         "TF2, Hugging Face or bert_tf.")
-    flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the records.")
-    flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per record.")
+    flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the records.", lower_bound=1)
+    flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per record.", lower_bound=1)
     # What to run.
     flags.DEFINE_bool("do_train", False, "Whether to train.")
     flags.DEFINE_bool("do_eval", False, "Whether to evaluate on --eval_file.")
     # Batches, steps and schedule.
-    flags.DEFINE_integer("train_batch_size", 32, "Global training batch size.")
-    flags.DEFINE_integer("eval_batch_size", 8, "Global eval batch size.")
-    flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
-    flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
-    flags.DEFINE_integer("num_warmup_steps", 10000, "Linear warmup steps.")
-    flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.")
+    flags.DEFINE_integer("train_batch_size", 32, "Global training batch size.", lower_bound=1)
+    flags.DEFINE_integer("eval_batch_size", 8, "Global eval batch size.", lower_bound=1)
+    flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.", lower_bound=0.0)
+    flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.", lower_bound=0)
+    flags.DEFINE_integer("num_warmup_steps", 10000, "Linear warmup steps.", lower_bound=0)
+    flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.", lower_bound=1)
     flags.DEFINE_integer("iterations_per_loop", 1000,
-                         "Train steps per host call (one tf.function running a loop of steps).")
-    flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval batches.")
+                         "Train steps per host call (one tf.function running a loop of steps).",
+                         lower_bound=1)
+    flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval batches.", lower_bound=1)
     # Additions.
     flags.DEFINE_enum("optimizer", "adamw", optimization.OPTIMIZERS, "AdamW (the paper) or LAMB.")
     flags.DEFINE_bool("dynamic_masking", False,
@@ -43,7 +44,8 @@ def define_pretraining_flags() -> None:
                       "documents), and --vocab_file is needed.")
     flags.DEFINE_bool("do_lower_case", True, "Lower-case input text (dynamic masking and the demo).")
     flags.DEFINE_string("vocab_file", None, "vocab.txt (dynamic masking and the demo).")
-    flags.DEFINE_integer("log_every", 100, "Log metrics to the console and TensorBoard every N steps.")
-    flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep.")
+    flags.DEFINE_integer("log_every", 100, "Log metrics to the console and TensorBoard every N steps.",
+                         lower_bound=1)
+    flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep.", lower_bound=1)
     flags.DEFINE_integer("random_seed", 12345, "Seed for shuffling and initialisation.")
     runtime_flags.define_runtime_flags()

@@ -1,0 +1,51 @@
+"""Numeric flags out of range stop at parsing with absl's one-line error naming the flag."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from bert_test_utils import REPO, run_script
+
+# Values each flag refuses; a refused value never reaches the driver (where 0 divided by zero,
+# looped forever, or trained with a negative learning rate).
+PRETRAINING = {"max_seq_length": 0, "max_predictions_per_seq": 0, "train_batch_size": 0, "eval_batch_size": 0,
+               "learning_rate": -1e-4, "num_train_steps": -1, "num_warmup_steps": -1,
+               "save_checkpoints_steps": 0, "iterations_per_loop": 0, "max_eval_steps": 0, "log_every": 0,
+               "keep_checkpoint_max": 0}
+FINETUNING = {"max_seq_length": 0, "train_batch_size": 0, "eval_batch_size": 0, "predict_batch_size": 0,
+              "learning_rate": -1e-5, "warmup_proportion": 1.5, "label_smoothing": -0.1, "mlm_aux_weight": -1}
+
+
+def refused_flags(define: str, bad_values: dict) -> list[str]:
+    """The flags of `bad_values` that refuse their bad value, defined by `define` in a fresh process."""
+    module, function = define.rsplit(".", 1)
+    script = f"""
+        from absl import flags
+        from {module} import {function}
+        {function}()
+        for name, value in {bad_values!r}.items():
+            try:
+                flags.FLAGS[name].parse(str(value))
+            except flags.IllegalFlagValueError:
+                print(name)
+    """
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=REPO, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout.split()
+
+
+@pytest.mark.parametrize("define, bad_values", [
+    ("bert_tf.pretraining.flags.define_pretraining_flags", PRETRAINING),
+    ("bert_tf.finetuning.flags.define_finetuning_flags", FINETUNING),
+])
+def test_each_numeric_flag_refuses_values_out_of_range(define, bad_values):
+    assert refused_flags(define, bad_values) == list(bad_values)
+
+
+def test_the_script_exits_with_the_flag_named():
+    result = run_script("run_pretraining.py", "--iterations_per_loop=0", timeout=120)
+    assert result.returncode == 1
+    assert "flag --iterations_per_loop=0: 0 is not a positive integer" in result.stderr
