@@ -101,6 +101,15 @@ def test_task_scores_words_decoded_from_windows(tmp_path, column, main_metric, m
     assert task.evaluate("test", encoded, {"logits": logits})["accuracy"] == pytest.approx(1 - 1 / words)
 
 
+def test_a_training_file_of_one_tag_is_refused(tmp_path):
+    (tmp_path / "train.txt").write_text("Paris O\nis O\n\nnice O\n")
+    options = FineTuningOptions(data_dir=str(tmp_path), vocab_file=fixture_vocab(tmp_path),
+                                output_dir=str(tmp_path / "out"))
+    with pytest.raises(conll.ConllError, match=f"^{tmp_path}/train.txt: every word has the tag 'O'; "
+                                               "tagging needs at least two tags$"):
+        TaggingTask(options, BertTokenizer(options.vocab_file)).label_list
+
+
 def run_ner(*args):
     return subprocess.run([sys.executable, str(REPO / "run_ner.py"), *args], cwd=REPO,
                           capture_output=True, text=True, timeout=300)

@@ -8,6 +8,7 @@ import keras
 import numpy as np
 import pytest
 
+from bert_tf.data import glue
 from bert_tf.finetuning.driver import run_finetuning
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.tasks.sentence_prediction import SentencePredictionTask
@@ -61,6 +62,13 @@ def test_csv_task_trains_through_the_driver(tmp_path, vocab):
         assert row[1] == ("pos" if probabilities[1] > probabilities[0] else "neg")
 
 
+def test_a_csv_training_file_of_one_label_is_refused(tmp_path, vocab):
+    (tmp_path / "train.csv").write_text("text,label\na good film,pos\na fine film,pos\n")
+    with pytest.raises(glue.DataError, match=f"^{tmp_path}/train.csv: every example has the label 'pos'; "
+                                             "classification needs at least two labels$"):
+        task_for("csv", tmp_path, vocab).label_list
+
+
 def test_cross_entropy_with_label_smoothing_and_squared_error(vocab):
     logits = np.array([[2.0, 0.0]], np.float32)
     log_p = [2 - math.log(math.exp(2) + 1), -math.log(math.exp(2) + 1)]  # log-softmax of [2, 0]
@@ -74,10 +82,12 @@ def test_cross_entropy_with_label_smoothing_and_squared_error(vocab):
     # Through `compile`, as the driver uses it: scores [batch] against logits [batch, 1].
     logits_in = keras.Input((1,))
     model = keras.Model(logits_in, {"logits": logits_in})
-    model.compile(loss=regression.loss(label_smoothing=0.2))
+    model.compile(loss=regression.loss())
     loss = model.evaluate(np.array([[1.5], [2.0]], np.float32), {"logits": np.array([1.0, 4.0], np.float32)},
                           verbose=0)
     assert loss == pytest.approx((0.25 + 4.0) / 2)  # each logit against its own score only
+    with pytest.raises(ValueError, match="--label_smoothing is for classification; stsb is a regression"):
+        regression.loss(label_smoothing=0.2)
 
 
 def test_mnli_evaluates_both_dev_sets_and_writes_both_submissions(tmp_path, vocab):

@@ -150,9 +150,12 @@ class DelimitedFileProcessor(DataProcessor):
     def labels(self, data_dir: str) -> tuple[str, ...]:
         examples = self.read(data_dir, "train", check_labels=False)
         labels = tuple(sorted({e.label for e in examples}))
+        path = _split_path(data_dir, self.file_name("train"))
         if not labels:
-            raise DataError(f"{_split_path(data_dir, self.file_name('train'))}: no training examples to "
-                            f"read the label set from")
+            raise DataError(f"{path}: no training examples to read the label set from")
+        if len(labels) == 1:
+            raise DataError(f"{path}: every example has the label {labels[0]!r}; "
+                            "classification needs at least two labels")
         return labels
 
     def file_name(self, split: str) -> str:

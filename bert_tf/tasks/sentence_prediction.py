@@ -82,6 +82,8 @@ class SentencePredictionTask(FineTuningTask):
     def loss(self, label_smoothing: float = 0.0):
         """Mean squared error for regression; else cross-entropy, optionally smoothed."""
         if self.processor.is_regression:
+            if label_smoothing:
+                raise ValueError(f"--label_smoothing is for classification; {self.task} is a regression task")
             return {OUTPUT: keras.losses.MeanSquaredError()}  # scores [batch] vs logits [batch, 1]
         return {OUTPUT: SparseCrossEntropy(label_smoothing)}
 

@@ -47,7 +47,11 @@ class TaggingTask(FineTuningTask):
     def label_list(self) -> list[str]:
         """The tags of `train.txt`, sorted (a tag's id is its index)."""
         if self._label_list is None:
-            self._label_list = conll.label_list(conll.read_conll(self._path("train")))
+            labels = conll.label_list(conll.read_conll(self._path("train")))
+            if len(labels) < 2:
+                raise conll.ConllError(f"{self._path('train')}: every word has the tag {labels[0]!r}; "
+                                       "tagging needs at least two tags")
+            self._label_list = labels
         return self._label_list
 
     @property
