@@ -1,11 +1,17 @@
-"""Small builders shared by the tests: tiny configs and random batches."""
+"""Small builders shared by the tests: tiny configs, random batches, files and script runs."""
 
 from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
 
 import numpy as np
 
 from bert_tf import BertConfig, BertEncoder
 
+REPO = pathlib.Path(__file__).resolve().parents[1]
 TINY = dict(vocab_size=97, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
             intermediate_size=128, max_position_embeddings=64, type_vocab_size=2)
 
@@ -68,8 +74,6 @@ def write_pretraining_records(path, num_examples: int, seq: int, predictions: in
 
 def write_tiny_config(directory, **overrides) -> str:
     """Writes a tiny bert_config.json (dropout off unless overridden) and returns its path."""
-    import os
-
     values = dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     values.update(overrides)
     path = os.path.join(str(directory), "bert_config.json")
@@ -151,9 +155,6 @@ def run_without_bert_tf(script: str, cwd) -> str:
     bert_tf is installed with `pip install -e`, so the script starts by making any
     import of it fail; `tf` and `tensorflow_text` (its ops registered) are imported for it.
     """
-    import os
-    import subprocess
-    import sys
     import textwrap
 
     prologue = ('import sys\nsys.modules["bert_tf"] = None  # any import of bert_tf now fails\n'
@@ -163,3 +164,25 @@ def run_without_bert_tf(script: str, cwd) -> str:
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
+
+
+def write_file(path, data: str | bytes) -> pathlib.Path:
+    """Writes `data` (text as UTF-8, or bytes) to `path`, making its folder; returns the path."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data, encoding="utf-8")
+    return path
+
+
+def run_script(script: str, *flags: str, timeout: float = 300):
+    """Runs `script` (a `.py` file of the repository root, or a module for `python -m`) on `flags`
+    in the repository root; returns the `subprocess.CompletedProcess`, its output as text.
+
+    TensorFlow's C++ logging is off, so stderr holds what the script prints.
+    """
+    command = [str(REPO / script)] if script.endswith(".py") else ["-m", script]
+    return subprocess.run([sys.executable, *command, *flags], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})

@@ -1,13 +1,12 @@
 """BertConfig: google-research/bert's bert_config.json, read, checked and written back unchanged."""
 
 import json
-import pathlib
 
 import pytest
 
 from bert_tf import BertConfig, ConfigError
+from bert_test_utils import REPO, write_file
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 STANDARD_SIZES = {  # name: (layers, hidden, heads)
     "tiny": (2, 128, 2), "mini": (4, 256, 4), "small": (4, 512, 8),
     "medium": (8, 512, 8), "base": (12, 768, 12), "large": (24, 1024, 16),
@@ -52,12 +51,6 @@ def test_extra_keys_are_kept(tmp_path):
     assert config.encoder_kwargs()["extra"] == config.extra  # a BertEncoder keeps them too
 
 
-def _write(tmp_path, text):
-    path = tmp_path / "bert_config.json"
-    path.write_text(text)
-    return path
-
-
 def test_missing_file(tmp_path):
     path = tmp_path / "nope.json"
     with pytest.raises(ConfigError) as e:
@@ -66,34 +59,34 @@ def test_missing_file(tmp_path):
 
 
 def test_bad_json(tmp_path):
-    path = _write(tmp_path, '{"vocab_size": 10,\n "hidden_size": }')
+    path = write_file(tmp_path / "bert_config.json", '{"vocab_size": 10,\n "hidden_size": }')
     with pytest.raises(ConfigError) as e:
         BertConfig.from_json_file(path)
     assert str(e.value) == f"{path}: invalid JSON at line 2 column 17: Expecting value"
 
 
 def test_wrong_field_value(tmp_path):
-    path = _write(tmp_path, json.dumps(dict(GOOGLE_BASE_UNCASED, hidden_size=-768)))
+    path = write_file(tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, hidden_size=-768)))
     with pytest.raises(ConfigError) as e:
         BertConfig.from_json_file(path)
     assert str(e.value) == f"{path}: field 'hidden_size' must be a positive integer, got -768"
 
 
 def test_wrong_field_type(tmp_path):
-    path = _write(tmp_path, json.dumps(dict(GOOGLE_BASE_UNCASED, num_hidden_layers="12")))
+    path = write_file(tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, num_hidden_layers="12")))
     with pytest.raises(ConfigError) as e:
         BertConfig.from_json_file(path)
     assert str(e.value) == f"{path}: field 'num_hidden_layers' must be a positive integer, got '12'"
 
 
 def test_unknown_activation(tmp_path):
-    path = _write(tmp_path, json.dumps(dict(GOOGLE_BASE_UNCASED, hidden_act="gelu_fast")))
+    path = write_file(tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, hidden_act="gelu_fast")))
     with pytest.raises(ConfigError, match=rf"^{path}: field 'hidden_act' must be one of gelu, .*; got 'gelu_fast'$"):
         BertConfig.from_json_file(path)
 
 
 def test_inconsistent_head_count(tmp_path):
-    path = _write(tmp_path, json.dumps(dict(GOOGLE_BASE_UNCASED, num_attention_heads=10)))
+    path = write_file(tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, num_attention_heads=10)))
     with pytest.raises(ConfigError) as e:
         BertConfig.from_json_file(path)
     assert str(e.value) == f"{path}: field 'num_attention_heads' (10) must divide hidden_size (768)"
@@ -102,7 +95,7 @@ def test_inconsistent_head_count(tmp_path):
 def test_missing_vocab_size(tmp_path):
     values = dict(GOOGLE_BASE_UNCASED)
     del values["vocab_size"]
-    path = _write(tmp_path, json.dumps(values))
+    path = write_file(tmp_path / "bert_config.json", json.dumps(values))
     with pytest.raises(ConfigError) as e:
         BertConfig.from_json_file(path)
     assert str(e.value) == f"{path}: field 'vocab_size' is missing"

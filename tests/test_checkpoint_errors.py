@@ -3,21 +3,17 @@
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 from safetensors.numpy import save_file
 
-from bert_test_utils import TINY, tiny_encoder
+from bert_test_utils import TINY, run_script, tiny_encoder
 from checkpoint_test_utils import google_variable_shapes, random_tensors, write_google_tf1_checkpoint
 
 from bert_tf import ConfigError
 from bert_tf.checkpoints import CheckpointError, checkpoint_config, load_checkpoint, resolve_bert_config
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
@@ -130,11 +126,8 @@ def test_hugging_face_config_that_bert_tf_cannot_run(tmp_path):
 
 
 def test_convert_fails_with_one_line_and_nonzero_exit(tmp_path):
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": REPO}
     missing = tmp_path / "nothing_here" / "bert_model.ckpt"
-    result = subprocess.run([sys.executable, "-m", "bert_tf.convert", "--input", str(missing),
-                             "--output", str(tmp_path / "out")],
-                            capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    result = run_script("bert_tf.convert", "--input", str(missing), "--output", str(tmp_path / "out"), timeout=120)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.strip().splitlines()[-1] == (
         f"python -m bert_tf.convert: error: --input={missing}: no such checkpoint (no {missing}.index)")

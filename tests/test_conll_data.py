@@ -7,7 +7,7 @@ import pytest
 
 from bert_tf.data import conll
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import write_word_vocab
+from bert_test_utils import write_file, write_word_vocab
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "conll"
 
@@ -32,14 +32,8 @@ def tokenizer_for(tmp_path, texts) -> BertTokenizer:
     return BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", texts))
 
 
-def write(tmp_path, name, text) -> pathlib.Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def test_reads_four_columns_skipping_docstart(tmp_path):
-    sentences = conll.read_conll(write(tmp_path, "train.txt", FOUR_COLUMNS))
+    sentences = conll.read_conll(write_file(tmp_path / "train.txt", FOUR_COLUMNS))
     assert [s.words for s in sentences] == [("EU", "rejects", "German", "call", "."),
                                             ("Peter", "Blackburn"), ("BRUSSELS",)]
     assert sentences[0].labels == ("B-ORG", "O", "B-MISC", "O", "O")
@@ -50,8 +44,8 @@ def test_reads_four_columns_skipping_docstart(tmp_path):
 def test_two_columns_read_the_same_as_four(tmp_path):
     two = "\n".join(" ".join([line.split()[0], line.split()[-1]]) if line.strip() else ""
                     for line in FOUR_COLUMNS.splitlines())
-    assert (conll.read_conll(write(tmp_path, "two.txt", two))
-            == conll.read_conll(write(tmp_path, "four.txt", FOUR_COLUMNS)))
+    assert (conll.read_conll(write_file(tmp_path / "two.txt", two))
+            == conll.read_conll(write_file(tmp_path / "four.txt", FOUR_COLUMNS)))
 
 
 @pytest.mark.parametrize("text, line, message", [
@@ -60,7 +54,7 @@ def test_two_columns_read_the_same_as_four(tmp_path):
     ("EU NNP B-NP B-ORG\n\nBonn NNP B-NP B-GPE\n", 3, "label 'B-GPE' is not in the training labels"),
 ])
 def test_bad_lines_name_file_and_line(tmp_path, text, line, message):
-    path = write(tmp_path, "dev.txt", text)
+    path = write_file(tmp_path / "dev.txt", text)
     with pytest.raises(conll.ConllError) as error:
         conll.read_conll(path, labels=["B-ORG", "O"])
     assert str(error.value).startswith(f"{path}:{line}: {message}")
@@ -77,7 +71,7 @@ def test_missing_file_and_bytes_not_utf8_name_the_file(tmp_path):
 
 
 def test_only_the_first_sub_token_carries_the_label(tmp_path):
-    sentences = conll.read_conll(write(tmp_path, "train.txt", "Acme B-ORG\nCorp. I-ORG\nsaid O\n"))
+    sentences = conll.read_conll(write_file(tmp_path / "train.txt", "Acme B-ORG\nCorp. I-ORG\nsaid O\n"))
     labels = conll.label_list(sentences)
     tokenizer = tokenizer_for(tmp_path, ["Acme Corp. said"])
     windows = conll.encode_sentences(sentences, tokenizer, labels, max_seq_length=8)
@@ -92,7 +86,7 @@ def test_only_the_first_sub_token_carries_the_label(tmp_path):
 
 def test_a_word_without_word_pieces_becomes_unk(tmp_path):
     # A soft hyphen alone is removed by normalization: no WordPiece, yet the word keeps its label.
-    sentences = conll.read_conll(write(tmp_path, "train.txt", "a O\n\u00ad B-X\nb O\n"))
+    sentences = conll.read_conll(write_file(tmp_path / "train.txt", "a O\n\u00ad B-X\nb O\n"))
     tokenizer = tokenizer_for(tmp_path, ["a b"])
     windows = conll.encode_sentences(sentences, tokenizer, conll.label_list(sentences), max_seq_length=8)
     assert tokenizer.convert_ids_to_tokens(windows.features["input_word_ids"][0][:5]) == [

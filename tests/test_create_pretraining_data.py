@@ -1,9 +1,5 @@
 """create_pretraining_data.py end to end: determinism, Model Garden interop, bad input."""
 
-import pathlib
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -12,31 +8,17 @@ from absl import flags
 from bert_tf.bert_config import ConfigError
 from bert_tf.data import cli, corpus, pretraining_features
 from bert_tf.data import pretraining_data_generator as generator
-from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
 from bert_tf.tokenization import Vocab, VocabError
+from bert_test_utils import REPO, run_script, write_file
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 SEQ, PREDICTIONS = 64, 10
 
 
 @pytest.fixture(scope="module")
-def vocab_file():
-    return str(fetch_uncased_vocab())
-
-
-@pytest.fixture(scope="module")
-def small_corpus(tmp_path_factory):
+def small_corpus(tmp_path_factory, wikipedia_sample_lines):
     """The first ~3,000 lines of the Wikipedia sample, ending at a document break."""
-    lines = fetch_wikipedia_sample().read_text(encoding="utf-8").split("\n")
-    end = lines.index("", 3000)
-    path = tmp_path_factory.mktemp("corpus") / "wiki.txt"
-    path.write_text("\n".join(lines[:end]) + "\n", encoding="utf-8")
-    return str(path)
-
-
-def run_script(args, script="create_pretraining_data.py"):
-    command = [sys.executable, script] if script.endswith(".py") else [sys.executable, "-m", script]
-    return subprocess.run(command + args, cwd=REPO, capture_output=True, text=True, timeout=300)
+    lines = wikipedia_sample_lines[:wikipedia_sample_lines.index("", 3000)]
+    return str(write_file(tmp_path_factory.mktemp("corpus") / "wiki.txt", "\n".join(lines) + "\n"))
 
 
 def read_records(pattern):
@@ -58,14 +40,14 @@ def check_examples(features, vocab):
     assert set(np.unique(features["next_sentence_labels"])) == {0, 1}
 
 
-def test_shards_identical_for_any_num_workers(tmp_path, small_corpus, vocab_file):
+def test_shards_identical_for_any_num_workers(tmp_path, small_corpus, uncased_vocab_file):
     outputs = []
     for workers in (1, 2):
         out = tmp_path / f"w{workers}" / "data.tfrecord"  # the script makes the folder
-        result = run_script([f"--input_file={small_corpus}", f"--output_file={out}", "--num_output_shards=3",
-                             f"--vocab_file={vocab_file}", f"--max_seq_length={SEQ}",
-                             f"--max_predictions_per_seq={PREDICTIONS}", "--dupe_factor=2",
-                             "--chunk_mb=0.1", f"--num_workers={workers}"])
+        result = run_script("create_pretraining_data.py", f"--input_file={small_corpus}",
+                            f"--output_file={out}", "--num_output_shards=3", f"--vocab_file={uncased_vocab_file}",
+                            f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PREDICTIONS}",
+                            "--dupe_factor=2", "--chunk_mb=0.1", f"--num_workers={workers}")
         assert result.returncode == 0, result.stderr[-2000:]
         assert "examples from" in result.stdout and "masked fraction" in result.stdout
         outputs.append(sorted(out.parent.iterdir()))
@@ -73,15 +55,15 @@ def test_shards_identical_for_any_num_workers(tmp_path, small_corpus, vocab_file
     for ours_1, ours_2 in zip(*outputs):
         assert ours_1.read_bytes() == ours_2.read_bytes()
     features = read_records(str(outputs[0][0].parent / "*"))
-    check_examples(features, Vocab.from_file(vocab_file))
+    check_examples(features, Vocab.from_file(uncased_vocab_file))
     sizes = [len(list(tf.data.TFRecordDataset(str(p)))) for p in outputs[0]]
     assert max(sizes) - min(sizes) <= 1  # round-robin over the shards
 
 
-def test_model_garden_loader_reads_our_files(tmp_path, small_corpus, vocab_file):
+def test_model_garden_loader_reads_our_files(tmp_path, small_corpus, uncased_vocab_file):
     from official.nlp.data.pretrain_dataloader import BertPretrainDataConfig, BertPretrainDataLoader
 
-    options = generator.PretrainingDataOptions(vocab_file=vocab_file, max_seq_length=SEQ,
+    options = generator.PretrainingDataOptions(vocab_file=uncased_vocab_file, max_seq_length=SEQ,
                                                max_predictions_per_seq=PREDICTIONS, dupe_factor=1)
     path = str(tmp_path / "ours.tfrecord")
     stats = generator.create_pretraining_data([small_corpus], [path], options, progress=False)
@@ -97,15 +79,15 @@ def test_model_garden_loader_reads_our_files(tmp_path, small_corpus, vocab_file)
     assert abs(stats.masked_fraction - ours["masked_lm_weights"].sum() / ours["input_mask"].sum()) < 1e-9
 
 
-def test_we_read_model_garden_files(tmp_path, small_corpus, vocab_file):
+def test_we_read_model_garden_files(tmp_path, small_corpus, uncased_vocab_file):
     path = tmp_path / "peer.tfrecord"
-    result = run_script([f"--input_file={small_corpus}", f"--output_file={path}", f"--vocab_file={vocab_file}",
-                         f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PREDICTIONS}",
-                         "--dupe_factor=1"], script="official.nlp.data.create_pretraining_data")
+    result = run_script("official.nlp.data.create_pretraining_data", f"--input_file={small_corpus}",
+                        f"--output_file={path}", f"--vocab_file={uncased_vocab_file}",
+                        f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PREDICTIONS}", "--dupe_factor=1")
     assert result.returncode == 0, result.stderr[-2000:]
     features = read_records(str(path))
     assert features["input_ids"].dtype == np.int32 and features["next_sentence_labels"].ndim == 1
-    check_examples(features, Vocab.from_file(vocab_file))
+    check_examples(features, Vocab.from_file(uncased_vocab_file))
 
 
 # Bad input: a one-line error naming the file or flag, and no output file left behind.
@@ -115,11 +97,6 @@ def create(tmp_path, inputs, vocab_file, **overrides):
     options = generator.PretrainingDataOptions(vocab_file=vocab_file, **overrides)
     generator.create_pretraining_data(inputs, [str(tmp_path / "out.tfrecord")], options,
                                       bert_config_file=config, progress=False)
-
-
-def write(path, data: bytes):
-    path.write_bytes(data)
-    return str(path)
 
 
 def assert_no_output(tmp_path):
@@ -132,7 +109,7 @@ def test_missing_input_file(tmp_path):
 
 
 def test_input_globs_expand_in_flag_order_without_repeats(tmp_path):
-    a, b = write(tmp_path / "a.txt", b"x\n"), write(tmp_path / "b.txt", b"y\n")
+    a, b = str(write_file(tmp_path / "a.txt", b"x\n")), str(write_file(tmp_path / "b.txt", b"y\n"))
     assert corpus.expand_input_files(f" {b} ,{tmp_path}/*.txt,") == [b, a]
     with pytest.raises(corpus.CorpusError, match=r"^--eval_file: no file matches .*/typo\*$"):
         corpus.expand_input_files(f"{a},{tmp_path}/typo*", flag="eval_file")
@@ -143,32 +120,32 @@ def test_input_globs_expand_in_flag_order_without_repeats(tmp_path):
 def test_missing_vocab_and_vocab_without_special_tokens(tmp_path, small_corpus):
     with pytest.raises(VocabError, match=r"missing\.txt: no such vocab file$"):
         create(tmp_path, [small_corpus], str(tmp_path / "missing.txt"))
-    vocab = write(tmp_path / "vocab.txt", b"[PAD]\n[UNK]\nthe\n")
+    vocab = str(write_file(tmp_path / "vocab.txt", b"[PAD]\n[UNK]\nthe\n"))
     with pytest.raises(VocabError, match=r"vocab\.txt: vocab lacks the special tokens \[CLS\] \[SEP\] \[MASK\]$"):
         create(tmp_path, [small_corpus], vocab)
     assert_no_output(tmp_path)
 
 
-def test_empty_corpus(tmp_path, vocab_file):
-    blank = write(tmp_path / "blank.txt", b"\n  \n\n")
+def test_empty_corpus(tmp_path, uncased_vocab_file):
+    blank = str(write_file(tmp_path / "blank.txt", b"\n  \n\n"))
     with pytest.raises(corpus.CorpusError, match=r"^--input_file: the corpus is empty \(1 files without text\)$"):
-        create(tmp_path, [blank], vocab_file)
+        create(tmp_path, [blank], uncased_vocab_file)
     assert_no_output(tmp_path)
 
 
-def test_corpus_without_tokens_leaves_no_partial_shard(tmp_path, vocab_file):
-    controls = write(tmp_path / "controls.txt", "\u0001\u0002\n\n\u0003\n".encode())
+def test_corpus_without_tokens_leaves_no_partial_shard(tmp_path, uncased_vocab_file):
+    controls = str(write_file(tmp_path / "controls.txt", "\u0001\u0002\n\n\u0003\n".encode()))
     with pytest.raises(corpus.CorpusError, match=r"^the corpus has no tokens: 1 input files, no example$"):
-        create(tmp_path, [controls], vocab_file)
+        create(tmp_path, [controls], uncased_vocab_file)
     assert_no_output(tmp_path)
 
 
-def test_invalid_utf8_lines_are_counted(tmp_path, vocab_file):
-    good = write(tmp_path / "good.txt", b"fine text.\n\nmore text.\n")
-    bad = write(tmp_path / "bad.txt", b"ok line\n\xff\xfe broken\n\nok\nalso \xc3 broken\n")
+def test_invalid_utf8_lines_are_counted(tmp_path, uncased_vocab_file):
+    good = str(write_file(tmp_path / "good.txt", b"fine text.\n\nmore text.\n"))
+    bad = str(write_file(tmp_path / "bad.txt", b"ok line\n\xff\xfe broken\n\nok\nalso \xc3 broken\n"))
     with pytest.raises(corpus.CorpusError,
                        match=r"^2 input lines are not valid UTF-8 \(first: .*bad\.txt line 2\)$"):
-        create(tmp_path, [good, bad], vocab_file)
+        create(tmp_path, [good, bad], uncased_vocab_file)
     assert_no_output(tmp_path)
 
 
@@ -183,26 +160,26 @@ def test_invalid_utf8_lines_are_counted(tmp_path, vocab_file):
     (dict(max_seq_length=4),
      r"^--max_seq_length=4: must be at least 5"),
 ])
-def test_bad_flags(tmp_path, small_corpus, vocab_file, flags, message):
+def test_bad_flags(tmp_path, small_corpus, uncased_vocab_file, flags, message):
     with pytest.raises(generator.PretrainingDataError, match=message):
-        create(tmp_path, [small_corpus], vocab_file, **flags)
+        create(tmp_path, [small_corpus], uncased_vocab_file, **flags)
     assert_no_output(tmp_path)
 
 
-def test_max_seq_length_against_bert_config(tmp_path, small_corpus, vocab_file):
+def test_max_seq_length_against_bert_config(tmp_path, small_corpus, uncased_vocab_file):
     config = REPO / "configs" / "tiny" / "bert_config.json"
     with pytest.raises(generator.PretrainingDataError, match=r"^--max_seq_length=1024 is greater than "
                        r"max_position_embeddings=512 of --bert_config_file=.*tiny/bert_config.json$"):
-        create(tmp_path, [small_corpus], vocab_file, max_seq_length=1024, max_predictions_per_seq=154,
+        create(tmp_path, [small_corpus], uncased_vocab_file, max_seq_length=1024, max_predictions_per_seq=154,
                bert_config_file=str(config))
     with pytest.raises(ConfigError, match=r"nope\.json: no such config file$"):
-        create(tmp_path, [small_corpus], vocab_file, bert_config_file=str(tmp_path / "nope.json"))
+        create(tmp_path, [small_corpus], uncased_vocab_file, bert_config_file=str(tmp_path / "nope.json"))
     assert_no_output(tmp_path)
 
 
-def test_script_reports_one_line_error_and_fails(tmp_path, vocab_file):
-    result = run_script([f"--input_file={tmp_path}/none.txt", f"--output_file={tmp_path}/out.tfrecord",
-                         f"--vocab_file={vocab_file}"])
+def test_script_reports_one_line_error_and_fails(tmp_path, uncased_vocab_file):
+    result = run_script("create_pretraining_data.py", f"--input_file={tmp_path}/none.txt",
+                        f"--output_file={tmp_path}/out.tfrecord", f"--vocab_file={uncased_vocab_file}")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         f"create_pretraining_data.py: error: --input_file: no file matches {tmp_path}/none.txt")
@@ -231,11 +208,12 @@ def main_error(capsys, *argv):
 
 
 @pytest.mark.parametrize("case", ["vocab directory", "input directory", "output under a file", "stray argument"])
-def test_main_reports_bad_paths_in_one_line(tmp_path, capsys, small_corpus, vocab_file, case):
+def test_main_reports_bad_paths_in_one_line(tmp_path, capsys, small_corpus, uncased_vocab_file, case):
     folder, plain = tmp_path / "folder", tmp_path / "plain.txt"
     folder.mkdir()
     plain.write_text("not a folder\n")
-    argv = {"input_file": small_corpus, "output_file": tmp_path / "out.tfrecord", "vocab_file": vocab_file}
+    argv = {"input_file": small_corpus, "output_file": tmp_path / "out.tfrecord",
+            "vocab_file": uncased_vocab_file}
     change, extra, message = {
         "vocab directory": ({"vocab_file": folder}, [], f"{folder}: a directory, not a vocab file"),
         "input directory": ({"input_file": folder}, [], f"{folder}: a directory, not a corpus file"),

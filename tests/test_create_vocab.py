@@ -1,39 +1,23 @@
 """create_vocab.py: a WordPiece vocab learned from a small real corpus, and its errors."""
 
-import os
-import pathlib
-import subprocess
-import sys
-
 import pytest
 from absl import flags
 
 from bert_tf.data import cli, vocab_learner
-from bert_tf.datasets import public_data
 from bert_tf.tokenization import SPECIAL_TOKENS, BertTokenizer
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from bert_test_utils import run_script, write_file
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    with open(public_data.fetch_wikipedia_sample(), encoding="utf-8") as f:
-        lines = f.read().split("\n")[:150]
-    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def run_create_vocab(*flags):
-    return subprocess.run([sys.executable, str(REPO / "create_vocab.py"), *flags], cwd=REPO,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+def corpus(tmp_path_factory, wikipedia_sample_lines):
+    text = "\n".join(wikipedia_sample_lines[:150]) + "\n"
+    return write_file(tmp_path_factory.mktemp("corpus") / "corpus.txt", text)
 
 
 def test_create_vocab_script(corpus, tmp_path):
     output = tmp_path / "vocab.txt"
-    result = run_create_vocab(f"--input_file={corpus}", f"--output_file={output}", "--vocab_size=200",
-                              "--num_unused=3")
+    result = run_script("create_vocab.py", f"--input_file={corpus}", f"--output_file={output}",
+                        "--vocab_size=200", "--num_unused=3")
     assert result.returncode == 0, result.stderr
     tokens = output.read_text(encoding="utf-8").split("\n")
     assert tokens.pop() == ""
@@ -56,7 +40,7 @@ def test_cased_vocab_keeps_case(corpus, tmp_path):
 
 def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
     output = tmp_path / "vocab.txt"
-    result = run_create_vocab(f"--input_file={tmp_path}/missing*.txt", f"--output_file={output}")
+    result = run_script("create_vocab.py", f"--input_file={tmp_path}/missing*.txt", f"--output_file={output}")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         f"create_vocab.py: error: --input_file: no file matches {tmp_path}/missing*.txt")

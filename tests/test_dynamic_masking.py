@@ -8,23 +8,21 @@ from bert_tf.data import corpus
 from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.data import pretraining_features
 from bert_tf.data.dynamic_masking import dynamic_masking_dataset
-from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
 from bert_tf.tokenization import Vocab
+from bert_test_utils import write_file
 
 SEQ, PREDICTIONS, BATCH = 64, 10, 32
 
 
 @pytest.fixture(scope="module")
-def vocab():
-    return Vocab.from_file(fetch_uncased_vocab())
+def vocab(uncased_vocab_file):
+    return Vocab.from_file(uncased_vocab_file)
 
 
 @pytest.fixture(scope="module")
-def corpus_file(tmp_path_factory):
-    lines = fetch_wikipedia_sample().read_text(encoding="utf-8").split("\n")
-    path = tmp_path_factory.mktemp("corpus") / "wiki.txt"
-    path.write_text("\n".join(lines[:lines.index("", 2000)]) + "\n", encoding="utf-8")
-    return str(path)
+def corpus_file(tmp_path_factory, wikipedia_sample_lines):
+    lines = wikipedia_sample_lines[:wikipedia_sample_lines.index("", 2000)]
+    return str(write_file(tmp_path_factory.mktemp("corpus") / "wiki.txt", "\n".join(lines) + "\n"))
 
 
 def statistics(batches, vocab):

@@ -1,10 +1,5 @@
 """export_model.py: a google-research/bert TF1 classifier checkpoint, head included, to a SavedModel."""
 
-import os
-import pathlib
-import subprocess
-import sys
-
 import keras
 import numpy as np
 import tensorflow as tf
@@ -15,16 +10,9 @@ from bert_tf.checkpoints import resolve_bert_config
 from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.models import BertClassifier, BertPretrainer
 from bert_tf.pretraining.checkpoints import pretraining_checkpoint
-from bert_test_utils import random_encoder_inputs, tiny_encoder, write_tiny_config, write_word_vocab
+from bert_test_utils import (random_encoder_inputs, run_script, tiny_encoder, write_tiny_config,
+                             write_word_vocab)
 from checkpoint_test_utils import randomize_weights
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
-
-
-def run_export_model(*flags):
-    return subprocess.run([sys.executable, str(REPO / "export_model.py"), *flags], cwd=REPO,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
 
 
 def assert_one_line_error(result, message):
@@ -48,9 +36,9 @@ def write_tf1_classifier(directory):
 
 def test_tf1_classifier_checkpoint_exports_with_its_head(tmp_path):
     model, vocab = write_tf1_classifier(tmp_path)
-    result = run_export_model("--model_type=classifier", f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}",
-                              f"--vocab_file={vocab}", "--labels=bad,fine", "--max_seq_length=16",
-                              f"--export_dir={tmp_path / 'export'}")
+    result = run_script("export_model.py", "--model_type=classifier",
+                        f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}", f"--vocab_file={vocab}",
+                        "--labels=bad,fine", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
     assert result.returncode == 0, result.stderr[-2000:]
     loaded = tf.saved_model.load(str(tmp_path / "export"))
     inputs = random_encoder_inputs(3, 16, model.encoder.vocab_size)
@@ -67,8 +55,9 @@ def test_missing_head_is_a_one_line_error(tmp_path):
     write_tiny_config(tmp_path, vocab_size=sum(1 for _ in open(vocab, encoding="utf-8")))
     write_tf1_checkpoint(tiny_encoder(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8"))),
                          tmp_path / "bert_model.ckpt")
-    result = run_export_model("--model_type=classifier", f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}",
-                              f"--vocab_file={vocab}", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
+    result = run_script("export_model.py", "--model_type=classifier",
+                        f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}", f"--vocab_file={vocab}",
+                        "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith("export_model.py: error: ")
     assert "no classifier head" in result.stderr and not (tmp_path / "export").exists()
@@ -76,8 +65,9 @@ def test_missing_head_is_a_one_line_error(tmp_path):
 
 def test_jit_compile_with_the_hub_pair_is_a_one_line_error(tmp_path):
     vocab = write_word_vocab(tmp_path / "vocab.txt", ["a day"])
-    result = run_export_model("--model_type=hub", "--jit_compile", f"--init_checkpoint={tmp_path / 'none'}",
-                              f"--vocab_file={vocab}", f"--export_dir={tmp_path / 'export'}")
+    result = run_script("export_model.py", "--model_type=hub", "--jit_compile",
+                        f"--init_checkpoint={tmp_path / 'none'}", f"--vocab_file={vocab}",
+                        f"--export_dir={tmp_path / 'export'}")
     assert_one_line_error(result, "--jit_compile applies to task models (their serving_default), "
                                   "not --model_type=hub")
     assert not (tmp_path / "export").exists()
@@ -95,8 +85,8 @@ def test_hub_pair_from_a_pretraining_checkpoint(tmp_path):
     tf.train.CheckpointManager(pretraining_checkpoint(model, optimizer), output_dir, max_to_keep=1).save()
     write_tiny_config(output_dir, vocab_size=vocab_size)
 
-    result = run_export_model("--model_type=hub", f"--init_checkpoint={output_dir}", f"--vocab_file={vocab}",
-                              "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
+    result = run_script("export_model.py", "--model_type=hub", f"--init_checkpoint={output_dir}",
+                        f"--vocab_file={vocab}", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
     assert result.returncode == 0, result.stderr[-2000:]
     preprocessing = tf.saved_model.load(str(tmp_path / "export" / "preprocessing"))
     encoder = tf.saved_model.load(str(tmp_path / "export" / "encoder"))
@@ -111,9 +101,9 @@ def test_hub_pair_from_a_pretraining_checkpoint(tmp_path):
 def test_num_classes_unlike_the_checkpoint_head_is_a_one_line_error(tmp_path):
     _, vocab = write_tf1_classifier(tmp_path)
     checkpoint = tmp_path / "bert_model.ckpt"
-    result = run_export_model("--model_type=classifier", f"--init_checkpoint={checkpoint}",
-                              f"--vocab_file={vocab}", "--num_classes=3", "--max_seq_length=16",
-                              f"--export_dir={tmp_path / 'export'}")
+    result = run_script("export_model.py", "--model_type=classifier", f"--init_checkpoint={checkpoint}",
+                        f"--vocab_file={vocab}", "--num_classes=3", "--max_seq_length=16",
+                        f"--export_dir={tmp_path / 'export'}")
     assert_one_line_error(result, f"--num_classes=3 (or the number of --labels) does not fit {checkpoint}: "
                                   "its classifier head has 2 classes")
     assert not (tmp_path / "export").exists()
@@ -121,16 +111,17 @@ def test_num_classes_unlike_the_checkpoint_head_is_a_one_line_error(tmp_path):
 
 def test_max_seq_length_beyond_the_model_is_a_one_line_error(tmp_path):
     _, vocab = write_tf1_classifier(tmp_path)  # max_position_embeddings 64
-    result = run_export_model("--model_type=classifier", f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}",
-                              f"--vocab_file={vocab}", "--max_seq_length=65", f"--export_dir={tmp_path / 'export'}")
+    result = run_script("export_model.py", "--model_type=classifier",
+                        f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}", f"--vocab_file={vocab}",
+                        "--max_seq_length=65", f"--export_dir={tmp_path / 'export'}")
     assert_one_line_error(result, "--max_seq_length=65 exceeds the model's max_position_embeddings 64")
     assert not (tmp_path / "export").exists()
 
 
 def test_stray_arguments_are_a_one_line_error(tmp_path):
-    result = run_export_model("--model_type=hub", f"--init_checkpoint={tmp_path / 'none'}",
-                              f"--vocab_file={tmp_path / 'vocab.txt'}", f"--export_dir={tmp_path / 'export'}",
-                              "extra", "words")
+    result = run_script("export_model.py", "--model_type=hub", f"--init_checkpoint={tmp_path / 'none'}",
+                        f"--vocab_file={tmp_path / 'vocab.txt'}", f"--export_dir={tmp_path / 'export'}",
+                        "extra", "words")
     assert_one_line_error(result, "unexpected arguments: extra words")
 
 

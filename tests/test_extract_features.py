@@ -2,7 +2,6 @@
 
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -15,9 +14,8 @@ from bert_tf.models import BertEncoder
 from bert_tf.tasks import feature_extraction
 from bert_tf.tasks.feature_extraction import FeatureExtractor, parse_layers
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import write_tiny_config, write_word_vocab
+from bert_test_utils import REPO, write_tiny_config, write_word_vocab
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 LINES = [
     "The quick brown fox jumps over the lazy dog.",
     "Where is the dog? ||| It sleeps under the old tree.",

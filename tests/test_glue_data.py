@@ -110,16 +110,12 @@ def test_quotes_are_text_in_glue_files():
     assert get_processor("cola").read(str(FIXTURES / "CoLA"), "train")[2].text_a == 'She said "hello" and left.'
 
 
-def write(path, text):
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def test_csv_task_reads_named_columns_and_sorted_label_set(tmp_path):
-    write(tmp_path / "train.csv", 'id,review,title,stars\n1,"Great, really great",Fine,5\n'
-                                  '2,"Bad.\nVery bad.",Nope,1\n3,ok,Meh,3\n4,super,Yes,5\n')
-    write(tmp_path / "dev.csv", "id,review,title,stars\n9,meh,Hmm,3\n")
-    write(tmp_path / "test.csv", "id,review,title\n7,lovely,Wow\n")
+    (tmp_path / "train.csv").write_text(
+        'id,review,title,stars\n1,"Great, really great",Fine,5\n'
+        '2,"Bad.\nVery bad.",Nope,1\n3,ok,Meh,3\n4,super,Yes,5\n', encoding="utf-8")
+    (tmp_path / "dev.csv").write_text("id,review,title,stars\n9,meh,Hmm,3\n", encoding="utf-8")
+    (tmp_path / "test.csv").write_text("id,review,title\n7,lovely,Wow\n", encoding="utf-8")
     processor = get_processor("csv", text_a_column="review", text_b_column="title", label_column="stars")
     assert processor.labels(str(tmp_path)) == ("1", "3", "5")
     train = processor.read(str(tmp_path), "train")
@@ -130,7 +126,7 @@ def test_csv_task_reads_named_columns_and_sorted_label_set(tmp_path):
 
 
 def test_tsv_task_single_text(tmp_path):
-    write(tmp_path / "train.tsv", "text\tlabel\nwarm and kind\tpos\ncold\tneg\n")
+    (tmp_path / "train.tsv").write_text("text\tlabel\nwarm and kind\tpos\ncold\tneg\n", encoding="utf-8")
     processor = get_processor("tsv", text_a_column="text")
     assert processor.file_name("dev") == "dev.tsv"
     assert processor.labels(str(tmp_path)) == ("neg", "pos")
@@ -150,7 +146,7 @@ def test_tsv_task_single_text(tmp_path):
      "{dir}/dev.tsv:2: score 'high' is not a number"),
 ])
 def test_bad_glue_rows_name_file_and_line(tmp_path, task, text, split, error):
-    write(tmp_path / f"{split}.tsv", text)
+    (tmp_path / f"{split}.tsv").write_text(text, encoding="utf-8")
     with pytest.raises(DataError) as caught:
         get_processor(task).read(str(tmp_path), split)
     assert str(caught.value) == error.format(dir=tmp_path)
@@ -162,13 +158,13 @@ def test_missing_file(tmp_path):
 
 
 def test_bad_csv_data(tmp_path):
-    write(tmp_path / "train.csv", "text,label\na,x\nb,y\n")
+    (tmp_path / "train.csv").write_text("text,label\na,x\nb,y\n", encoding="utf-8")
     processor = get_processor("csv", text_a_column="text")
-    write(tmp_path / "dev.csv", 'text,label\n"multi\nline",x\nc,z\n')
+    (tmp_path / "dev.csv").write_text('text,label\n"multi\nline",x\nc,z\n', encoding="utf-8")
     with pytest.raises(DataError) as caught:
         processor.read(str(tmp_path), "dev")
     assert str(caught.value) == f"{tmp_path}/dev.csv:4: label 'z' is not in the label set x, y"
-    write(tmp_path / "dev.csv", "text,label\nonly-text\n")
+    (tmp_path / "dev.csv").write_text("text,label\nonly-text\n", encoding="utf-8")
     with pytest.raises(DataError) as caught:
         processor.read(str(tmp_path), "dev")
     assert str(caught.value) == f"{tmp_path}/dev.csv:2: malformed CSV row: 1 columns, the header names 2"

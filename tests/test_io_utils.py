@@ -4,11 +4,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import io_utils
-
-
-def _write(directory, name, text):
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / name).write_text(text)
+from bert_test_utils import write_file
 
 
 def test_atomic_output_failure_keeps_the_old_file(tmp_path):
@@ -23,21 +19,21 @@ def test_atomic_output_failure_keeps_the_old_file(tmp_path):
 
 
 def test_replace_directory_swaps_in_the_new_copy(tmp_path):
-    _write(tmp_path / "best", "old.txt", "old")
-    _write(tmp_path / "new", "new.txt", "new")
+    write_file(tmp_path / "best" / "old.txt", "old")
+    write_file(tmp_path / "new" / "new.txt", "new")
     io_utils.replace_directory(tmp_path / "new", tmp_path / "best")
     assert [p.name for p in (tmp_path / "best").iterdir()] == ["new.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["best"]  # neither the new nor the old copy is left
 
 
 def test_replace_directory_creates_a_missing_target(tmp_path):
-    _write(tmp_path / "new", "new.txt", "new")
+    write_file(tmp_path / "new" / "new.txt", "new")
     io_utils.replace_directory(str(tmp_path / "new"), str(tmp_path / "best") + "/")
     assert (tmp_path / "best" / "new.txt").read_text() == "new"
 
 
 def test_replace_directory_failure_puts_the_old_copy_back(tmp_path):
-    _write(tmp_path / "best", "old.txt", "old")
+    write_file(tmp_path / "best" / "old.txt", "old")
     with pytest.raises(tf.errors.NotFoundError):
         io_utils.replace_directory(tmp_path / "missing", tmp_path / "best")
     assert (tmp_path / "best" / "old.txt").read_text() == "old"
@@ -45,14 +41,14 @@ def test_replace_directory_failure_puts_the_old_copy_back(tmp_path):
 
 
 def test_replace_directory_failure_removes_the_new_copy(tmp_path):
-    _write(tmp_path / "new", "new.txt", "new")
+    write_file(tmp_path / "new" / "new.txt", "new")
     with pytest.raises(tf.errors.NotFoundError):
         io_utils.replace_directory(tmp_path / "new", tmp_path / "no_parent" / "best")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_atomic_directory_failure_keeps_the_old_directory(tmp_path):
-    _write(tmp_path / "best", "old.txt", "old")
+    write_file(tmp_path / "best" / "old.txt", "old")
     with pytest.raises(RuntimeError, match="crash"):
         with io_utils.atomic_directory(tmp_path / "best") as tmp:
             io_utils.atomic_write_text(f"{tmp}/half.txt", "half")
@@ -62,7 +58,7 @@ def test_atomic_directory_failure_keeps_the_old_directory(tmp_path):
 
 
 def test_atomic_directory_replaces_the_old_directory(tmp_path):
-    _write(tmp_path / "best", "old.txt", "old")
+    write_file(tmp_path / "best" / "old.txt", "old")
     with io_utils.atomic_directory(tmp_path / "best") as tmp:
         io_utils.atomic_write_text(f"{tmp}/new.txt", "new")
     assert [p.name for p in (tmp_path / "best").iterdir()] == ["new.txt"]

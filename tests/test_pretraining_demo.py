@@ -3,8 +3,6 @@ baselines, its records and export following the flags, and a short run of the wh
 
 import pathlib
 import re
-import subprocess
-import sys
 
 import numpy as np
 import tensorflow as tf
@@ -14,9 +12,8 @@ from bert_tf.pretraining import demo
 from bert_tf.pretraining.demo import majority_baselines, split_corpus
 from bert_tf.pretraining.run import PretrainingOptions, build_model
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import random_pretraining_batch, tiny_config, write_pretraining_records, write_word_vocab
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from bert_test_utils import (random_pretraining_batch, run_script, tiny_config, write_pretraining_records,
+                             write_word_vocab)
 
 
 def test_split_corpus_holds_out_every_tenth_article(tmp_path):
@@ -42,11 +39,9 @@ def test_majority_baselines_by_hand(tmp_path):
 
 def test_demo_runs_the_whole_job(tmp_path):
     output_dir = tmp_path / "demo"
-    result = subprocess.run(
-        [sys.executable, "run_pretraining.py", "--num_train_steps=4", "--num_warmup_steps=1",
-         "--save_checkpoints_steps=4", "--iterations_per_loop=2", "--log_every=2", "--max_eval_steps=2",
-         f"--output_dir={output_dir}"],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
+    result = run_script("run_pretraining.py", "--num_train_steps=4", "--num_warmup_steps=1",
+                        "--save_checkpoints_steps=4", "--iterations_per_loop=2", "--log_every=2",
+                        "--max_eval_steps=2", f"--output_dir={output_dir}", timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert re.search(r"masked LM +0\.\d{3} +\(always predicting the most frequent token: 0\.\d{3}\)", out), out

@@ -1,8 +1,6 @@
 """Pretraining: learning, precision, XLA, checkpoints and clear errors on bad input."""
 
 import pathlib
-import subprocess
-import sys
 import time
 
 import keras
@@ -15,9 +13,9 @@ from bert_tf.data.pretraining_dataset import InputError
 from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
 from bert_tf.pretraining.runner import PretrainingRunner
 from bert_tf.training import distribution
-from bert_test_utils import TINY, random_pretraining_batch, write_pretraining_records, write_tiny_config
+from bert_test_utils import (TINY, random_pretraining_batch, run_script, write_file, write_pretraining_records,
+                             write_tiny_config)
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 SEQ, PREDICTIONS = 16, 4
 
 
@@ -156,11 +154,9 @@ def test_token_id_outside_vocab(tmp_path):
 
 def test_unreachable_tpu_fails_within_bounded_time(tmp_path):
     started = time.monotonic()
-    result = subprocess.run(
-        [sys.executable, str(REPO / "run_pretraining.py"), "--tpu=grpc://127.0.0.1:9", "--tpu_timeout=5",
-         f"--input_file={tmp_path}/x", "--bert_config_file=configs/tiny/bert_config.json",
-         f"--output_dir={tmp_path}/out", "--do_train"],
-        cwd=REPO, capture_output=True, text=True, timeout=120)
+    result = run_script("run_pretraining.py", "--tpu=grpc://127.0.0.1:9", "--tpu_timeout=5",
+                        f"--input_file={tmp_path}/x", "--bert_config_file=configs/tiny/bert_config.json",
+                        f"--output_dir={tmp_path}/out", "--do_train", timeout=120)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         "run_pretraining.py: error: --tpu=grpc://127.0.0.1:9: no TPU answered within 5 s")
@@ -168,28 +164,23 @@ def test_unreachable_tpu_fails_within_bounded_time(tmp_path):
     assert time.monotonic() - started < 60
 
 
-def test_dynamic_masking_trains_from_raw_text(tmp_path):
-    from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
-
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(fetch_wikipedia_sample().read_text(encoding="utf-8").splitlines()[:400]) + "\n")
+def test_dynamic_masking_trains_from_raw_text(tmp_path, uncased_vocab_file, wikipedia_sample_lines):
+    corpus = write_file(tmp_path / "corpus.txt", "\n".join(wikipedia_sample_lines[:400]) + "\n")
     (tmp_path / "real_vocab").mkdir()
     opts = options(tmp_path, bert_config_file=write_tiny_config(tmp_path / "real_vocab", vocab_size=30522),
-                   input_file=str(corpus), dynamic_masking=True, vocab_file=str(fetch_uncased_vocab()),
+                   input_file=str(corpus), dynamic_masking=True, vocab_file=uncased_vocab_file,
                    do_eval=True, num_train_steps=2, save_checkpoints_steps=2, log_every=2)
     results = run_pretraining(opts, tf.distribute.get_strategy())
     assert results["global_step"] == 2
     assert np.isfinite(results["loss"]) and results["loss"] > 0
 
 
-def test_dynamic_masking_checks_every_corpus_before_training(tmp_path):
-    from bert_tf.datasets import fetch_uncased_vocab
-
+def test_dynamic_masking_checks_every_corpus_before_training(tmp_path, uncased_vocab_file):
     good, latin1, blank = tmp_path / "good.txt", tmp_path / "latin1.txt", tmp_path / "blank.txt"
     good.write_text("some words here .\nand more words .\n", encoding="utf-8")
     latin1.write_bytes("caf\u00e9 au lait .\n".encode("latin-1"))
     blank.write_text("\n \n", encoding="utf-8")
-    text = dict(dynamic_masking=True, vocab_file=str(fetch_uncased_vocab()), do_eval=True)
+    text = dict(dynamic_masking=True, vocab_file=uncased_vocab_file, do_eval=True)
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(latin1), **text), CorpusError,
                                 r"^1 input lines are not valid UTF-8 \(first: .*latin1.txt line 1\)$")
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(good), eval_file=str(blank), **text),

@@ -1,26 +1,17 @@
 """run_classifier.py end to end, in subprocesses: a tiny BERT learns a sentiment fixture; bad data.
 
-This module does not import TensorFlow (the runs do), to keep the file fast; the
-csv/tsv task trains through the driver in test_sentence_prediction.py.
+The csv/tsv task trains through the driver in test_sentence_prediction.py.
 """
 
 import csv
-import json
-import pathlib
-import subprocess
-import sys
 
 import numpy as np
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from bert_test_utils import run_script, write_tiny_config
+
 POSITIVE = ["good", "great", "wonderful", "superb", "lovely", "brilliant"]
 NEGATIVE = ["bad", "awful", "terrible", "dull", "boring", "poor"]
 FILLER = ["the", "film", "movie", "was", "really", "plot", "acting", "quite", "story", "a", "and", "it"]
-# bert_test_utils.TINY's sizes (without importing TensorFlow here), no dropout in the encoder.
-TINY_CONFIG = dict(vocab_size=64, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                   intermediate_size=128, max_position_embeddings=64, type_vocab_size=2, hidden_act="gelu",
-                   hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, initializer_range=0.02)
-
 
 def sentiment_examples(n, seed):
     """`n` (sentence, label) pairs: filler words around one sentiment word; 1 = positive."""
@@ -42,14 +33,8 @@ def model_files(tmp_path, words):
     """(vocab.txt with the special tokens and `words`, a tiny bert_config.json)."""
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
-    config = tmp_path / "bert_config.json"
-    config.write_text(json.dumps(TINY_CONFIG))
-    return vocab, config
+    return vocab, write_tiny_config(tmp_path, vocab_size=64)
 
-
-def run_classifier(*args):
-    return subprocess.run([sys.executable, str(REPO / "run_classifier.py"), *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
 
 
 def test_learns_sst2_layout_and_writes_submission(tmp_path):
@@ -61,7 +46,7 @@ def test_learns_sst2_layout_and_writes_submission(tmp_path):
     write_tsv(data / "test.tsv", [("index", "sentence"), *((i, s) for i, (s, _) in enumerate(test))])
     vocab, config = model_files(tmp_path, POSITIVE + NEGATIVE + FILLER)
     out = tmp_path / "out"
-    result = run_classifier(
+    result = run_script("run_classifier.py", 
         "--task_name=SST-2", f"--data_dir={data}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
         f"--output_dir={out}", "--do_train", "--do_eval", "--do_predict", "--max_seq_length=12",
         "--train_batch_size=8", "--learning_rate=1e-3", "--num_train_epochs=5", "--eval_batch_size=16",
@@ -81,7 +66,7 @@ def test_learns_sst2_layout_and_writes_submission(tmp_path):
 def test_malformed_csv_row_exits_with_one_line_error(tmp_path):
     (tmp_path / "train.csv").write_text("id,review,verdict\n1,a good film,pos\n2,a bad film\n")
     vocab, config = model_files(tmp_path, ["a", "good", "bad", "film"])
-    result = run_classifier("--task_name=csv", "--text_a_column=review", "--label_column=verdict",
+    result = run_script("run_classifier.py", "--task_name=csv", "--text_a_column=review", "--label_column=verdict",
                             f"--data_dir={tmp_path}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
                             f"--output_dir={tmp_path / 'out'}", "--do_train", "--max_seq_length=16")
     assert result.returncode == 1, result.stderr[-3000:]

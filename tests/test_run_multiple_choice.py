@@ -1,10 +1,7 @@
 """run_multiple_choice.py end to end on a small learnable SWAG-format set, and on bad data."""
 
 import csv
-import os
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,9 +10,8 @@ from bert_tf.data.swag import SwagError
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.tasks.multiple_choice import MultipleChoiceTask
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import write_tiny_config, write_word_vocab
+from bert_test_utils import run_script, write_tiny_config, write_word_vocab
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 HEADER = ["", "video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
           "ending0", "ending1", "ending2", "ending3", "label"]
 SUBJECTS = ["A man", "The woman", "A boy", "The girl", "Someone", "The chef", "A dancer", "The crowd"]
@@ -61,20 +57,14 @@ def swag_dir(tmp_path_factory):
     return directory, vocab, config
 
 
-def run_multiple_choice(*flags):
-    return subprocess.run([sys.executable, str(REPO / "run_multiple_choice.py"), *flags], cwd=REPO,
-                          capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
-
-
 def test_learns_swag_and_writes_predictions(swag_dir, tmp_path):
     data_dir, vocab, config = swag_dir
     output_dir = tmp_path / "out"
-    result = run_multiple_choice(
-        f"--data_dir={data_dir}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
-        f"--output_dir={output_dir}", "--do_train", "--do_eval", "--do_predict", "--max_seq_length=24",
-        "--train_batch_size=16", "--eval_batch_size=32", "--predict_batch_size=32", "--learning_rate=1e-3",
-        "--num_train_epochs=1", "--label_smoothing=0.1")
+    result = run_script("run_multiple_choice.py", f"--data_dir={data_dir}", f"--vocab_file={vocab}",
+                        f"--bert_config_file={config}", f"--output_dir={output_dir}", "--do_train", "--do_eval",
+                        "--do_predict", "--max_seq_length=24", "--train_batch_size=16", "--eval_batch_size=32",
+                        "--predict_batch_size=32", "--learning_rate=1e-3", "--num_train_epochs=1",
+                        "--label_smoothing=0.1", timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     results = dict(line.split(" = ") for line in (output_dir / "eval_results.txt").read_text().splitlines())
     assert float(results["accuracy"]) > 0.7, results  # chance is 0.25
@@ -98,9 +88,9 @@ def test_bad_data_is_a_one_line_error(swag_dir, tmp_path):
     rows = swag_rows(20, seed=4)
     rows[6][-1] = "4"
     write_csv(bad_dir / "train.csv", rows)
-    result = run_multiple_choice(f"--data_dir={bad_dir}", f"--vocab_file={vocab}",
-                                 f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}",
-                                 "--do_train", "--max_seq_length=24")
+    result = run_script("run_multiple_choice.py", f"--data_dir={bad_dir}", f"--vocab_file={vocab}",
+                        f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", "--do_train",
+                        "--max_seq_length=24")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         f"run_multiple_choice.py: error: {bad_dir / 'train.csv'}:8: label 4 is outside 0..3")
@@ -114,9 +104,9 @@ def test_train_and_val_files_need_labels(swag_dir, tmp_path):
     write_csv(unlabelled / "train.csv", swag_rows(20, seed=5))
     for split in ("val", "test"):
         write_csv(unlabelled / f"{split}.csv", swag_rows(8, seed=6, labelled=False), labelled=False)
-    result = run_multiple_choice(f"--data_dir={unlabelled}", f"--vocab_file={vocab}",
-                                 f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}",
-                                 "--do_train", "--do_eval", "--max_seq_length=24")
+    result = run_script("run_multiple_choice.py", f"--data_dir={unlabelled}", f"--vocab_file={vocab}",
+                        f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", "--do_train",
+                        "--do_eval", "--max_seq_length=24")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         f"run_multiple_choice.py: error: {unlabelled / 'val.csv'}: no 'label' column "

@@ -2,8 +2,6 @@
 
 import pathlib
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,9 +14,8 @@ from bert_tf.models import BertTokenClassifier
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.tasks.tagging import TaggingTask
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import tiny_encoder, write_tiny_config, write_word_vocab
+from bert_test_utils import REPO, run_script, tiny_encoder, write_tiny_config, write_word_vocab
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "conll"
 
 
@@ -110,14 +107,10 @@ def test_a_training_file_of_one_tag_is_refused(tmp_path):
         TaggingTask(options, BertTokenizer(options.vocab_file)).label_list
 
 
-def run_ner(*args):
-    return subprocess.run([sys.executable, str(REPO / "run_ner.py"), *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
-
 
 def test_learns_the_fixture_and_writes_conll_predictions(tmp_path):
     out = tmp_path / "out"
-    result = run_ner(f"--data_dir={FIXTURES}", *model_flags(tmp_path), f"--output_dir={out}",
+    result = run_script("run_ner.py", f"--data_dir={FIXTURES}", *model_flags(tmp_path), f"--output_dir={out}",
                      "--do_train", "--do_eval", "--do_predict", "--train_batch_size=16",
                      "--learning_rate=3e-3", "--num_train_epochs=5", "--eval_batch_size=32",
                      "--predict_batch_size=32")
@@ -147,7 +140,7 @@ def test_bad_line_exits_with_one_line_error(tmp_path):
     bad = next(i for i, line in enumerate(lines) if len(line.split()) == 4 and i > 20)
     lines[bad] = " ".join(lines[bad].split()[::3])  # `word tag` amid `word POS chunk tag` lines
     (data / "train.txt").write_text("\n".join(lines) + "\n")
-    result = run_ner(f"--data_dir={data}", *model_flags(tmp_path), f"--output_dir={tmp_path / 'out'}",
+    result = run_script("run_ner.py", f"--data_dir={data}", *model_flags(tmp_path), f"--output_dir={tmp_path / 'out'}",
                      "--do_train")
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("run_ner.py:")]

@@ -3,8 +3,6 @@
 import json
 import pathlib
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,9 +13,8 @@ from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.metrics import squad_metrics
 from bert_tf.tasks.question_answering import SquadTask
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import write_tiny_config, write_word_vocab
+from bert_test_utils import REPO, run_script, write_tiny_config, write_word_vocab
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "squad"
 # 64 tokens a window and a stride of 16: the longer contexts take two or three windows.
 WINDOWS = ["--max_seq_length=64", "--doc_stride=16", "--max_query_length=16"]
@@ -34,16 +31,12 @@ def model_files(tmp_path_factory):
     return vocab, write_tiny_config(directory, vocab_size=vocab_size)
 
 
-def run_squad(*args):
-    return subprocess.run([sys.executable, str(REPO / "run_squad.py"), *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
-
 
 def test_learns_squad_v1_through_windows(tmp_path, model_files):
     vocab, config = model_files
     train = FIXTURES / "train-v1.1.json"
     out = tmp_path / "out"
-    result = run_squad(f"--data_dir={FIXTURES}", f"--predict_file={train}", f"--vocab_file={vocab}",
+    result = run_script("run_squad.py", f"--data_dir={FIXTURES}", f"--predict_file={train}", f"--vocab_file={vocab}",
                        f"--bert_config_file={config}", f"--output_dir={out}", "--do_train", "--do_eval",
                        "--do_predict", *WINDOWS, "--train_batch_size=2", "--learning_rate=2e-3",
                        "--num_train_epochs=6")
@@ -104,7 +97,7 @@ def test_bad_answer_start_exits_with_one_line(tmp_path, model_files):
     data["data"][2]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = 3
     bad = tmp_path / "train-v1.1.json"
     bad.write_text(json.dumps(data), encoding="utf-8")
-    result = run_squad(f"--data_dir={tmp_path}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
+    result = run_script("run_squad.py", f"--data_dir={tmp_path}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
                        f"--output_dir={tmp_path / 'out'}", "--do_train", *WINDOWS)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
@@ -139,7 +132,7 @@ def test_predict_file_may_leave_out_answers_unless_evaluated(tmp_path, model_fil
 def test_answer_flags_must_be_positive(tmp_path, model_files):
     """With no candidate span every answer would silently be empty: the flags are refused up front."""
     vocab, config = model_files
-    result = run_squad(f"--data_dir={FIXTURES}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
+    result = run_script("run_squad.py", f"--data_dir={FIXTURES}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
                        f"--output_dir={tmp_path / 'out'}", "--do_train", "--n_best_size=0", *WINDOWS)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
@@ -152,6 +145,6 @@ def test_answer_flags_must_be_positive(tmp_path, model_files):
 
 def test_task_name_is_no_flag_of_squad():
     """--task_name picks run_classifier.py's task; run_squad.py refuses it rather than ignoring it."""
-    result = run_squad("--task_name=MRPC")
+    result = run_script("run_squad.py", "--task_name=MRPC")
     assert result.returncode == 1
     assert "Unknown command line flag 'task_name'" in result.stderr

@@ -5,7 +5,7 @@ import pytest
 
 from bert_tf.data import swag
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import write_word_vocab
+from bert_test_utils import write_file, write_word_vocab
 
 HEADER = ",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label\n"
 ROWS = (
@@ -15,18 +15,13 @@ ROWS = (
 )
 
 
-def write(path, text):
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
     return BertTokenizer(write_word_vocab(tmp_path_factory.mktemp("vocab") / "vocab.txt", [ROWS]))
 
 
 def test_reads_examples_and_quoted_multiline_records(tmp_path):
-    examples = swag.read_swag(write(tmp_path / "val.csv", HEADER + ROWS))
+    examples = swag.read_swag(write_file(tmp_path / "val.csv", HEADER + ROWS))
     assert [e.example_id for e in examples] == ["0", "17"]
     first = examples[0]
     assert first.context == "A man sits, then stands up."
@@ -37,14 +32,14 @@ def test_reads_examples_and_quoted_multiline_records(tmp_path):
 def test_test_file_has_no_labels(tmp_path, tokenizer):
     header = HEADER.replace(",label\n", "\n")
     rows = ROWS.replace(",0\n", "\n").replace(",3\n", "\n")
-    examples = swag.read_swag(write(tmp_path / "test.csv", header + rows))
+    examples = swag.read_swag(write_file(tmp_path / "test.csv", header + rows))
     assert [e.label for e in examples] == [None, None]
     features, labels = swag.encode_swag(examples, tokenizer, 16)
     assert labels is None and features["input_word_ids"].shape == (2, 4, 16)
 
 
 def test_encodes_context_choice_pairs(tmp_path, tokenizer):
-    examples = swag.read_swag(write(tmp_path / "train.csv", HEADER + ROWS))
+    examples = swag.read_swag(write_file(tmp_path / "train.csv", HEADER + ROWS))
     features, labels = swag.encode_swag(examples, tokenizer, seq_length=16)
     assert labels.dtype == np.int32 and labels.tolist() == [0, 3]
     for name in ("input_word_ids", "input_mask", "input_type_ids"):
@@ -68,14 +63,14 @@ def test_encodes_context_choice_pairs(tmp_path, tokenizer):
     ('5,v,1,s,"ctx"x,start,gold,a,b,c,d,1\n', "malformed CSV record: ',' expected after '\"'"),
 ])
 def test_bad_rows_name_file_and_line(tmp_path, row, message):
-    path = write(tmp_path / "train.csv", HEADER + ROWS + "\n" + row)  # a blank line, then line 6
+    path = write_file(tmp_path / "train.csv", HEADER + ROWS + "\n" + row)  # a blank line, then line 6
     with pytest.raises(swag.SwagError) as error:
         swag.read_swag(path)
     assert str(error.value) == f"{path}:6: {message}"
 
 
 def test_header_missing_file_and_bytes_not_utf8(tmp_path):
-    path = write(tmp_path / "val.csv", HEADER.replace("ending3", "ending_3") + ROWS)
+    path = write_file(tmp_path / "val.csv", HEADER.replace("ending3", "ending_3") + ROWS)
     with pytest.raises(swag.SwagError, match=r"val\.csv:1: header lacks the column\(s\) ending3$"):
         swag.read_swag(path)
     with pytest.raises(swag.SwagError, match=r"nope\.csv: no such file$"):

@@ -11,7 +11,6 @@ import tensorflow_text as tf_text
 from official.nlp.tools import tokenization as reference
 
 from bert_test_utils import write_cased_vocab
-from bert_tf.datasets import public_data
 from bert_tf.tokenization import BasicTokenizer, BertTokenizer, unicode_tables
 
 # Characters where BasicTokenizer's rules bite: case, accents and combining marks, the
@@ -27,26 +26,20 @@ TRICKY = list("aAbBzZ09 .,;:'\"-()#$%^`~_") + [
 
 
 @pytest.fixture(scope="module")
-def wiki_lines():
-    with open(public_data.fetch_wikipedia_sample(), encoding="utf-8") as f:
-        return [line for line in f.read().split("\n") if line.strip()]
+def wiki_lines(wikipedia_sample_lines):
+    return [line for line in wikipedia_sample_lines if line.strip()]
 
 
 @pytest.fixture(scope="module")
-def uncased_vocab():
-    return str(public_data.fetch_uncased_vocab())
+def cased_vocab(uncased_vocab_file, wiki_lines, tmp_path_factory):
+    return write_cased_vocab(uncased_vocab_file, wiki_lines, tmp_path_factory.mktemp("cased") / "vocab.txt")
 
 
 @pytest.fixture(scope="module")
-def cased_vocab(uncased_vocab, wiki_lines, tmp_path_factory):
-    return write_cased_vocab(uncased_vocab, wiki_lines, tmp_path_factory.mktemp("cased") / "vocab.txt")
-
-
-@pytest.fixture(scope="module")
-def tokenizers(uncased_vocab, cased_vocab):
+def tokenizers(uncased_vocab_file, cased_vocab):
     """`lower_case -> (ours, reference)`; the reference with google-research/bert's 200-char limit."""
     pairs = {}
-    for lower_case, vocab in ((True, uncased_vocab), (False, cased_vocab)):
+    for lower_case, vocab in ((True, uncased_vocab_file), (False, cased_vocab)):
         full = reference.FullTokenizer(vocab, do_lower_case=lower_case)
         full.wordpiece_tokenizer.max_input_chars_per_word = 200
         pairs[lower_case] = BertTokenizer(vocab, do_lower_case=lower_case), full
@@ -144,7 +137,7 @@ def test_greek_final_sigma(tokenizers):
     assert tokens(ours, "ΟΔΟΣ")[-1].endswith("ς")
 
 
-def test_unk_for_words_longer_than_200_characters(tokenizers, uncased_vocab):
+def test_unk_for_words_longer_than_200_characters(tokenizers, uncased_vocab_file):
     ours, full = tokenizers[True]
     unk = ours.vocab.unk_id
     texts = ["a" * 200, "a" * 201, "é" * 150, "é" * 201, "x " + "ab" * 101 + "!"]
@@ -152,9 +145,9 @@ def test_unk_for_words_longer_than_200_characters(tokenizers, uncased_vocab):
     assert got == reference_ids(full, texts)
     assert [unk in row for row in got] == [False, True, False, True, True]
     # Model Garden's FullTokenizer as shipped allows 400 characters.
-    ours_400 = BertTokenizer(uncased_vocab, max_chars_per_word=400)
+    ours_400 = BertTokenizer(uncased_vocab_file, max_chars_per_word=400)
     texts = ["a" * 300, "é" * 300, "a" * 401]
-    assert ours_400.tokenize(texts).to_list() == reference_ids(reference.FullTokenizer(uncased_vocab), texts)
+    assert ours_400.tokenize(texts).to_list() == reference_ids(reference.FullTokenizer(uncased_vocab_file), texts)
 
 
 def test_special_tokens_kept_whole(tokenizers):
