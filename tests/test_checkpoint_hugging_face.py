@@ -1,17 +1,23 @@
 """Hugging Face checkpoints (safetensors and pytorch_model.bin) match an independent numpy BERT to 1e-5."""
 
+import dataclasses
 import json
 import math
 import os
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from safetensors.numpy import save_file
 
-from bert_test_utils import TINY, random_encoder_inputs
+from bert_test_utils import TINY, random_encoder_inputs, run_script, write_word_vocab
 
 from bert_tf import BertEncoder, BertPretrainer
 from bert_tf.checkpoints import CheckpointError, checkpoint_config, load_checkpoint
+from bert_tf.export.checkpoint_model import model_from_checkpoint
+from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.tasks.sentence_prediction import SentencePredictionTask
+from bert_tf.tokenization import BertTokenizer
 
 
 def hugging_face_config(hidden_act="gelu"):
@@ -192,3 +198,69 @@ def test_pytorch_bin_never_unpickles_objects(tmp_path):
     assert not marker.exists()  # the payload never ran
     assert str(error.value) == (f"{path}: holds pickled objects other than tensors, refused "
                                 "(torch.load with weights_only=True)")
+
+
+MNLI_ID2LABEL = {"0": "ENTAILMENT", "1": "NEUTRAL", "2": "CONTRADICTION"}  # as some Hub MNLI models name them
+
+
+def write_named_classifier(directory, id2label):
+    """A `BertForSequenceClassification` checkpoint whose config.json names its 3 classes."""
+    state = hugging_face_state(heads=("classifier",))
+    write_hugging_face_dir(directory, state)
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, "id2label": id2label}))
+    return state
+
+
+def test_a_classifier_head_carries_the_class_names_of_its_config(tmp_path):
+    write_named_classifier(tmp_path / "named", MNLI_ID2LABEL)
+    report = load_checkpoint(tmp_path / "named", BertEncoder(**TINY))
+    assert report.heads["classifier"]["labels"] == ("ENTAILMENT", "NEUTRAL", "CONTRADICTION")
+    write_named_classifier(tmp_path / "placeholders", {"0": "LABEL_0", "1": "LABEL_1", "2": "LABEL_2"})
+    assert "labels" not in load_checkpoint(tmp_path / "placeholders", BertEncoder(**TINY)).heads["classifier"]
+
+
+def test_a_named_head_is_reordered_to_the_task_labels_or_left_out(tmp_path):
+    state = write_named_classifier(tmp_path / "hf", MNLI_ID2LABEL)
+    order = [2, 0, 1]  # contradiction, entailment, neutral: GLUE's MNLI label ids
+    vocab = write_word_vocab(tmp_path / "vocab.txt", ["a day"])
+    options = FineTuningOptions(data_dir="unused", vocab_file=vocab, output_dir="unused")
+    task = SentencePredictionTask(options, BertTokenizer(vocab), "MNLI")
+    model = task.build_model(BertEncoder(**TINY))
+    model.build_with_dummy_inputs()
+    task.load_head(model, load_checkpoint(tmp_path / "hf", model).heads)
+    np.testing.assert_array_equal(model.classifier.kernel.numpy(), state["classifier.weight"][order].T)
+    np.testing.assert_array_equal(model.classifier.bias.numpy(), state["classifier.bias"][order])
+
+    # Export: --labels reorders the same way; classes the head does not predict are an error.
+    config = checkpoint_config(tmp_path / "hf")
+    exported = model_from_checkpoint(str(tmp_path / "hf"), "classifier", config,
+                                     labels=["contradiction", "entailment", "neutral"])
+    np.testing.assert_array_equal(exported.classifier.bias.numpy(), state["classifier.bias"][order])
+    with pytest.raises(ValueError, match=r"^--labels=yes,no,maybe are not the classes of .*hf's classifier head: "
+                                         r"ENTAILMENT,NEUTRAL,CONTRADICTION$"):
+        model_from_checkpoint(str(tmp_path / "hf"), "classifier", config, labels=["yes", "no", "maybe"])
+
+    # Fine-tuning on other classes: the head starts fresh.
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "csv" / "train.csv").write_text("text,label\na,no\na,yes\na,maybe\n")
+    other = SentencePredictionTask(dataclasses.replace(options, data_dir=str(tmp_path / "csv")),
+                                   BertTokenizer(vocab), "csv")
+    model = other.build_model(BertEncoder(**TINY))
+    model.build_with_dummy_inputs()
+    fresh_bias = model.classifier.bias.numpy()
+    other.load_head(model, load_checkpoint(tmp_path / "hf", model).heads)
+    np.testing.assert_array_equal(model.classifier.bias.numpy(), fresh_bias)
+
+
+def test_export_names_the_classes_as_the_checkpoint_does(tmp_path):
+    write_named_classifier(tmp_path / "hf", MNLI_ID2LABEL)
+    vocab = tmp_path / "vocab.txt"  # the model's 97 ids: the special tokens, then filler words
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+                               + [f"word{i}" for i in range(TINY["vocab_size"] - 5)]) + "\n")
+    result = run_script("export_model.py", "--model_type=classifier", f"--init_checkpoint={tmp_path / 'hf'}",
+                        f"--vocab_file={vocab}", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    text = tf.saved_model.load(str(tmp_path / "export")).signatures["text"](text_a=tf.constant(["word1 word2"]))
+    names = [b"ENTAILMENT", b"NEUTRAL", b"CONTRADICTION"]
+    assert text["label"].numpy().tolist() == [names[int(text["probabilities"].numpy().argmax())]]

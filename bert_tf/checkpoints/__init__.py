@@ -8,9 +8,9 @@ Example:
 from bert_tf.checkpoints.checkpoint_flags import load_init_checkpoint, resolve_bert_config
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError
 from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
-from bert_tf.checkpoints.loader import LoadReport, checkpoint_config, load_checkpoint
+from bert_tf.checkpoints.loader import LoadReport, checkpoint_config, checkpoint_labels, load_checkpoint
 from bert_tf.checkpoints.tf1_checkpoint import write_tf1_checkpoint
 
-__all__ = ["CheckpointError", "CheckpointFormat", "LoadReport", "checkpoint_config",
+__all__ = ["CheckpointError", "CheckpointFormat", "LoadReport", "checkpoint_config", "checkpoint_labels",
            "detect_format", "load_checkpoint", "load_init_checkpoint", "resolve_bert_config",
            "write_tf1_checkpoint"]

@@ -26,6 +26,7 @@ _OUTPUT_LAYERS = {"cls.seq_relationship": "cls/seq_relationship/", "classifier":
 _TIED = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
          "cls.predictions.decoder.bias": "cls.predictions.bias"}
 _LAYER_NORM_EPS = 1e-12
+_PLACEHOLDER_LABEL = re.compile(r"LABEL_\d+")  # Transformers' id2label when a model names no classes
 
 
 def _tf1_name(name: str) -> tuple[str, bool]:
@@ -81,14 +82,18 @@ def read_hugging_face_checkpoint(path: str, checkpoint_format: CheckpointFormat)
     return weights
 
 
+def _read_json(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read config.json: {e}") from None
+
+
 def read_hugging_face_config(path: str | os.PathLike) -> BertConfig:
     """A Hugging Face BERT `config.json` as a `BertConfig` (google-research/bert field names)."""
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            values = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read config.json: {e}") from None
+    values = _read_json(path)
     if values.get("model_type", "bert") != "bert":
         raise ConfigError(f"{path}: model_type {values['model_type']!r} is not 'bert'")
     if values.get("position_embedding_type", "absolute") != "absolute":
@@ -99,3 +104,13 @@ def read_hugging_face_config(path: str | os.PathLike) -> BertConfig:
         raise ConfigError(f"{path}: layer_norm_eps {eps} is not supported (bert_tf uses {_LAYER_NORM_EPS})")
     return BertConfig.from_dict({k: v for k, v in values.items() if k in BertConfig.field_names()},
                                 source=path)
+
+
+def read_hugging_face_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
+    """The class names of a Hugging Face classifier in output order (`id2label` of its `config.json`).
+
+    None when the config names none, or only Transformers' placeholders `LABEL_0`, `LABEL_1`, ...
+    """
+    id2label = _read_json(os.fspath(path)).get("id2label") or {}
+    labels = tuple(id2label[key] for key in sorted(id2label, key=int))
+    return None if all(_PLACEHOLDER_LABEL.fullmatch(label) for label in labels) else labels

@@ -6,7 +6,6 @@ import dataclasses
 import logging
 import os
 
-import numpy as np
 import tensorflow as tf
 
 from bert_tf.bert_config import BertConfig
@@ -16,7 +15,7 @@ from bert_tf.checkpoints.bert_tf_checkpoint import (keras_file_config, read_bert
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
 from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
 from bert_tf.checkpoints.hugging_face_checkpoint import (read_hugging_face_checkpoint,
-                                                         read_hugging_face_config)
+                                                         read_hugging_face_config, read_hugging_face_labels)
 from bert_tf.checkpoints.model_garden_checkpoint import read_model_garden_checkpoint
 from bert_tf.checkpoints.tf1_checkpoint import read_tf1_checkpoint
 
@@ -45,7 +44,9 @@ class LoadReport:
         heads: fine-tuning heads found in the checkpoint, by role, `"classifier"` (TF1
             `output_weights`/`output_bias`, HF `classifier`) and `"squad"` (`cls/squad/...`,
             HF `qa_outputs`), in `keras.layers.Dense` layout: `{"kernel": [hidden, labels],
-            "bias": [labels]}`. The loader does not assign them; a task model does.
+            "bias": [labels]}`, and `"labels"`, the class names in output order, where the
+            checkpoint names them (`checkpoint_labels`). The loader does not assign them; a
+            task model does.
         config: the `BertConfig` stored with the checkpoint, None if it has none.
     """
 
@@ -55,7 +56,7 @@ class LoadReport:
     missing: list[str]
     unused: list[str]
     skipped: list[str]
-    heads: dict[str, dict[str, np.ndarray]]
+    heads: dict[str, dict]
     config: BertConfig | None
 
 
@@ -63,12 +64,29 @@ def _config_with_source(checkpoint_format: CheckpointFormat, location: str):
     """`(config, source file)` stored with a checkpoint, or `(None, None)`."""
     if checkpoint_format is CheckpointFormat.KERAS:
         return keras_file_config(location), location
-    directory = os.path.dirname(location)
     if checkpoint_format in (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH):
-        path, read = os.path.join(directory, "config.json"), read_hugging_face_config
-    else:
-        path, read = os.path.join(directory, "bert_config.json"), BertConfig.from_json_file
-    return (read(path), path) if tf.io.gfile.exists(path) else (None, None)
+        path = _hugging_face_config_file(checkpoint_format, location)
+        return (read_hugging_face_config(path), path) if path else (None, None)
+    path = os.path.join(os.path.dirname(location), "bert_config.json")
+    return (BertConfig.from_json_file(path), path) if tf.io.gfile.exists(path) else (None, None)
+
+
+def _hugging_face_config_file(checkpoint_format: CheckpointFormat, location: str) -> str | None:
+    if checkpoint_format not in (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH):
+        return None
+    path = os.path.join(os.path.dirname(location), "config.json")
+    return path if tf.io.gfile.exists(path) else None
+
+
+def checkpoint_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
+    """The class names of the checkpoint's classifier head, in output order, or None.
+
+    Only Hugging Face checkpoints name them (`id2label` in `config.json`, unless it
+    holds Transformers' placeholders `LABEL_0`, ...); TF1 and Model Garden heads are
+    bare weights.
+    """
+    config_file = _hugging_face_config_file(*detect_format(path))
+    return read_hugging_face_labels(config_file) if config_file else None
 
 
 def checkpoint_config(path: str | os.PathLike) -> BertConfig | None:
@@ -191,4 +209,8 @@ def load_checkpoint(path: str | os.PathLike, model) -> LoadReport:
     config, source = _config_with_source(checkpoint_format, location)
     if config is not None:
         _check_config(location, config, source, model)
-    return _assign(_read(checkpoint_format, location, model), model, config)
+    report = _assign(_read(checkpoint_format, location, model), model, config)
+    classifier, labels = report.heads.get("classifier"), checkpoint_labels(location)
+    if classifier is not None and labels is not None and len(labels) == len(classifier["bias"]):
+        classifier["labels"] = labels
+    return report

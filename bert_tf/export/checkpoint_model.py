@@ -19,13 +19,15 @@ _HEAD_LAYER = {"classifier": ("classifier", "classifier"), "token": ("classifier
                "span": ("squad", "span_classifier")}
 
 
-def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, num_classes: int | None = None):
+def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, num_classes: int | None = None,
+                          labels: list[str] | None = None):
     """A model of `model_type` (one of `MODEL_TYPES`; "hub" is a `BertPretrainer`) filled from `checkpoint`.
 
     The checkpoint is read once. The head comes from it: google-research/bert's
     `output_weights`/`cls/squad` (any format `load_checkpoint` reads), or the whole
     model of a bert_tf checkpoint. `num_classes` defaults to the checkpoint head's
-    width; a head of another width is an error.
+    width; a head of another width is an error. A head that names its classes (Hugging
+    Face) is reordered to `labels` (class names in id order); other classes are an error.
 
     Example:
     >>> config = resolve_bert_config(None, "out/model.ckpt-1000")  # doctest: +SKIP
@@ -44,7 +46,7 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
              "span": lambda: BertSpanLabeler(encoder),
              "multiple_choice": lambda: BertMultipleChoice(encoder)}[model_type]()
     model.build_with_dummy_inputs()
-    _load_head(checkpoint, report, model, model_type)
+    _load_head(checkpoint, report, model, model_type, labels)
     return model
 
 
@@ -69,10 +71,13 @@ def _num_classes(checkpoint: str, report: LoadReport, num_classes: int | None) -
     return width
 
 
-def _load_head(checkpoint: str, report: LoadReport, model, model_type: str) -> None:
+def _load_head(checkpoint: str, report: LoadReport, model, model_type: str, labels: list[str] | None) -> None:
     """The task head: a google-research/bert head from `report`, or the rest of a bert_tf checkpoint."""
     role, layer = _HEAD_LAYER.get(model_type, (None, None))
     if role in report.heads:
-        assign_dense_head(getattr(model, layer), report.heads[role], f"{role} head")
+        head = report.heads[role]
+        if not assign_dense_head(getattr(model, layer), head, f"{role} head", labels):
+            raise ValueError(f"--labels={','.join(labels)} are not the classes of {checkpoint}'s "
+                             f"{role} head: {','.join(head['labels'])}")
     elif report.format == CheckpointFormat.BERT_TF.value:
         tf.train.Checkpoint(model=model).read(os.fspath(detect_format(checkpoint)[1])).expect_partial()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from absl import flags
 
-from bert_tf.checkpoints import resolve_bert_config
+from bert_tf.checkpoints import checkpoint_labels, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.export.checkpoint_model import MODEL_TYPES, model_from_checkpoint
 from bert_tf.export.hub_export import export_hub_pair
@@ -22,7 +22,8 @@ def define_flags() -> None:
     flags.DEFINE_string("vocab_file", None, "The WordPiece vocab; stored in the export as an asset.")
     flags.DEFINE_bool("do_lower_case", True, "Lower-case the input (uncased models).")
     flags.DEFINE_string("export_dir", None, "Where the SavedModel goes.")
-    flags.DEFINE_list("labels", None, "Class names, in label-id order (classifier, token).")
+    flags.DEFINE_list("labels", None, "Class names, in label-id order (classifier, token); default: the "
+                      "names a Hugging Face checkpoint gives its classes (id2label).")
     flags.DEFINE_integer("num_classes", None, "Classes; default: the checkpoint head's width, else the number "
                          "of --labels.")
     flags.DEFINE_integer("max_seq_length", 128, "Longest packed sequence of the text signatures.")
@@ -41,9 +42,9 @@ def _export_hub(model, tokenizer: BertTokenizer) -> None:
     print("\n".join(f"{name}: {path}" for name, path in paths.items()))
 
 
-def _export_task(model, tokenizer: BertTokenizer) -> None:
+def _export_task(model, tokenizer: BertTokenizer, labels: list[str] | None) -> None:
     print(export_task_model(model, FLAGS.export_dir, tokenizer=tokenizer, seq_length=FLAGS.max_seq_length,
-                            labels=FLAGS.labels, max_answer_length=FLAGS.max_answer_length,
+                            labels=labels, max_answer_length=FLAGS.max_answer_length,
                             doc_stride=FLAGS.doc_stride, max_query_length=FLAGS.max_query_length,
                             version_2_with_negative=FLAGS.version_2_with_negative,
                             jit_compile=FLAGS.jit_compile))
@@ -57,9 +58,21 @@ def _main(argv) -> None:
     config = resolve_bert_config(FLAGS.bert_config_file, FLAGS.init_checkpoint)
     config.check_seq_length(FLAGS.max_seq_length)
     tokenizer = BertTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
-    num_classes = FLAGS.num_classes or (len(FLAGS.labels) if FLAGS.labels else None)
-    model = model_from_checkpoint(FLAGS.init_checkpoint, FLAGS.model_type, config, num_classes)
-    (_export_hub if hub else _export_task)(model, tokenizer)
+    if hub:
+        _export_hub(model_from_checkpoint(FLAGS.init_checkpoint, "hub", config), tokenizer)
+    else:
+        labels = _labels()
+        num_classes = FLAGS.num_classes or (len(labels) if labels else None)
+        _export_task(model_from_checkpoint(FLAGS.init_checkpoint, FLAGS.model_type, config, num_classes, labels),
+                     tokenizer, labels)
+
+
+def _labels() -> list[str] | None:
+    """--labels, else the names a Hugging Face classifier checkpoint gives its classes."""
+    if FLAGS.labels or FLAGS.model_type not in ("classifier", "token"):
+        return FLAGS.labels
+    names = checkpoint_labels(FLAGS.init_checkpoint)
+    return list(names) if names else None
 
 
 def main(argv) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import keras
@@ -79,12 +80,17 @@ class FineTuningTask(abc.ABC):
         return {}
 
 
-def assign_dense_head(layer: keras.layers.Dense, head: dict, name: str) -> bool:
+def assign_dense_head(layer: keras.layers.Dense, head: dict, name: str,
+                      labels: Sequence[str] | None = None) -> bool:
     """Sets `layer` from a checkpoint's fine-tuned head `{"kernel": [hidden, k], "bias": [k]}`.
 
     For `FineTuningTask.load_head`. A head whose shapes do not fit (say a 3-way
     MNLI classifier for a 2-way task) is left out with a warning, and the layer
-    keeps its fresh initialisation. Returns whether the head was assigned.
+    keeps its fresh initialisation. Where the head names its classes (`"labels"`,
+    a Hugging Face `id2label`) and `labels` gives the task's, in id order, the
+    head's outputs are reordered to the task's ids (names compared ignoring case);
+    a head for other classes is left out with a warning. Returns whether the head
+    was assigned.
     """
     kernel, bias = np.asarray(head["kernel"]), np.asarray(head["bias"])
     wanted = (tuple(layer.kernel.shape), tuple(layer.bias.shape))
@@ -92,6 +98,26 @@ def assign_dense_head(layer: keras.layers.Dense, head: dict, name: str) -> bool:
         logging.warning("--init_checkpoint: its %s has shapes %s and %s, this task needs %s and %s; "
                         "the %s starts fresh", name, kernel.shape, bias.shape, *wanted, name)
         return False
+    if labels is not None and head.get("labels") is not None:
+        order = label_order(head["labels"], labels)
+        if order is None:
+            logging.warning("--init_checkpoint: its %s predicts %s, this task %s; the %s starts fresh",
+                            name, ", ".join(head["labels"]), ", ".join(labels), name)
+            return False
+        kernel, bias = kernel[:, order], bias[order]
     layer.set_weights([kernel, bias])
     logging.info("--init_checkpoint: loaded its %s (%d outputs)", name, bias.shape[0])
     return True
+
+
+def label_order(head_labels: Sequence[str], labels: Sequence[str]) -> list[int] | None:
+    """For each of `labels`, the index of the same name (ignoring case) in `head_labels`;
+    None unless the two name the same classes.
+
+    >>> label_order(["NEGATIVE", "POSITIVE"], ["positive", "negative"])
+    [1, 0]
+    """
+    theirs, ours = [label.casefold() for label in head_labels], [label.casefold() for label in labels]
+    if sorted(theirs) != sorted(ours) or len(set(theirs)) != len(theirs):
+        return None
+    return [theirs.index(label) for label in ours]

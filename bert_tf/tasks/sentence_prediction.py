@@ -125,9 +125,10 @@ class SentencePredictionTask(FineTuningTask):
         return [path]
 
     def load_head(self, model, heads: dict) -> None:
-        """A TF1 fine-tuned classifier (`output_weights`/`output_bias`) into the output layer, if it fits."""
+        """A fine-tuned classifier (TF1 `output_weights`/`output_bias`, Hugging Face `classifier`) into
+        the output layer, if it fits; a Hugging Face head's classes are matched to `label_list` by name."""
         if "classifier" in heads:
-            assign_dense_head(model.classifier, heads["classifier"], "classifier")
+            assign_dense_head(model.classifier, heads["classifier"], "classifier", self.label_list)
 
     def export_options(self) -> dict:
         return {} if self.processor.is_regression else {"labels": list(self.label_list)}
