@@ -88,6 +88,9 @@ def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
                  output_dir=str(tmp_path / "eval_only"))
     options = _options(tmp_path, **again)
     assert run_finetuning(KeywordTask(options, task.tokenizer), options)["accuracy"] == results["accuracy"]
+    # And the output_dir itself is enough: its best/ holds the weights and their bert_config.json.
+    options = _options(tmp_path, do_train=False, bert_config_file=None)
+    assert run_finetuning(KeywordTask(options, task.tokenizer), options)["accuracy"] == results["accuracy"]
 
 
 class FirstEpochScoresBest(KeywordTask):

@@ -43,12 +43,14 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     strategy = strategy or tf.distribute.get_strategy()
     if not (options.do_train or options.do_eval or options.do_predict):
         raise ValueError("at least one of --do_train, --do_eval and --do_predict must be set")
-    if not (options.do_train or options.init_checkpoint or best_checkpoint_prefix(options.output_dir)):
+    # Without training or --init_checkpoint, the weights and their config come from output_dir/best.
+    best = None if options.do_train or options.init_checkpoint else best_checkpoint_prefix(options.output_dir)
+    if not (options.do_train or options.init_checkpoint or best):
         raise ValueError(f"--do_eval and --do_predict without --do_train need --init_checkpoint or a "
                          f"fine-tuned --output_dir: {options.output_dir} has no {BEST_DIR}/ checkpoint")
     for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
-    config = resolve_bert_config(options.bert_config_file, options.init_checkpoint)
+    config = resolve_bert_config(options.bert_config_file, options.init_checkpoint or best)
     config.check_seq_length(options.max_seq_length)
     train = task.encode("train") if options.do_train else None
     eval_splits = _encode(task, task.eval_splits) if options.do_eval else {}
