@@ -63,8 +63,11 @@ def test_learns_squad_v1_through_windows(tmp_path, model_files):
     assert not (out / "null_odds.json").exists()
 
 
-def test_squad_v2_writes_null_odds_and_official_scores(tmp_path, model_files):
+def test_squad_v2_writes_null_odds_and_official_scores(tmp_path, model_files, monkeypatch):
     vocab, config = model_files
+    calls = []  # squad_metrics.postprocess, counted
+    postprocess = squad_metrics.postprocess
+    monkeypatch.setattr(squad_metrics, "postprocess", lambda *args: calls.append(1) or postprocess(*args))
     shutil.copy(FIXTURES / "train-v2.0.json", tmp_path / "train-v2.0.json")
     shutil.copy(FIXTURES / "train-v2.0.json", tmp_path / "dev-v2.0.json")  # the default file names
     options = FineTuningOptions(
@@ -74,6 +77,7 @@ def test_squad_v2_writes_null_odds_and_official_scores(tmp_path, model_files):
     task = SquadTask(options, BertTokenizer(vocab), version_2_with_negative=True, doc_stride=16,
                      max_query_length=16, null_score_diff_threshold=0.5)
     results = run_finetuning(task, options)
+    assert len(calls) == 2  # after the epoch, and for eval_results (the predictions files reuse it)
 
     out = tmp_path / "out"
     examples = read_squad_examples(str(tmp_path / "dev-v2.0.json"), version_2_with_negative=True)

@@ -77,6 +77,7 @@ class SquadTask(FineTuningTask):
         self.n_best_size = n_best_size
         self.max_answer_length = max_answer_length
         self.null_score_diff_threshold = null_score_diff_threshold
+        self._postprocessed = None  # (outputs, their SquadPredictions): the last post-processing
 
     def build_model(self, encoder) -> keras.Model:
         return BertSpanLabeler(encoder)
@@ -127,7 +128,10 @@ class SquadTask(FineTuningTask):
                 "version_2_with_negative": self.version_2_with_negative}
 
     def _postprocess(self, encoded, outputs) -> squad_metrics.SquadPredictions:
-        examples, features = encoded.metadata
-        return squad_metrics.postprocess(
-            examples, features, outputs["start_logits"], outputs["end_logits"], self.n_best_size,
-            self.max_answer_length, self.version_2_with_negative, self.null_score_diff_threshold)
+        """The answers for `outputs`; computed once when the same outputs are scored, then written."""
+        if self._postprocessed is None or self._postprocessed[0] is not outputs:
+            examples, features = encoded.metadata
+            self._postprocessed = (outputs, squad_metrics.postprocess(
+                examples, features, outputs["start_logits"], outputs["end_logits"], self.n_best_size,
+                self.max_answer_length, self.version_2_with_negative, self.null_score_diff_threshold))
+        return self._postprocessed[1]
