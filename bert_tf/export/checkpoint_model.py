@@ -9,7 +9,7 @@ import tensorflow as tf
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import LoadReport, detect_format, load_checkpoint
 from bert_tf.checkpoints.formats import CheckpointFormat
-from bert_tf.finetuning.task import assign_dense_head
+from bert_tf.finetuning.task import assign_dense_head, label_order
 from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
                             BertTokenClassifier)
 
@@ -76,8 +76,9 @@ def _load_head(checkpoint: str, report: LoadReport, model, model_type: str, labe
     role, layer = _HEAD_LAYER.get(model_type, (None, None))
     if role in report.heads:
         head = report.heads[role]
-        if not assign_dense_head(getattr(model, layer), head, f"{role} head", labels):
+        if labels and head.get("labels") and label_order(head["labels"], labels) is None:
             raise ValueError(f"--labels={','.join(labels)} are not the classes of {checkpoint}'s "
                              f"{role} head: {','.join(head['labels'])}")
+        assign_dense_head(getattr(model, layer), head, f"{role} head", labels)
     elif report.format == CheckpointFormat.BERT_TF.value:
         tf.train.Checkpoint(model=model).read(os.fspath(detect_format(checkpoint)[1])).expect_partial()
