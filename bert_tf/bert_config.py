@@ -7,6 +7,8 @@ import json
 import os
 from typing import Any
 
+from absl import logging
+
 from bert_tf import io_utils
 from bert_tf.layers.activations import HIDDEN_ACTIVATIONS
 
@@ -80,6 +82,16 @@ class BertConfig:
         if seq_length > self.max_position_embeddings:
             raise ConfigError(f"{flag}={seq_length} exceeds the model's max_position_embeddings "
                               f"{self.max_position_embeddings}")
+
+    def check_vocab_size(self, num_tokens: int, vocab_file: str) -> None:
+        """Raises `ConfigError` if `vocab_file` has ids the model has no embedding for; warns if it
+        has fewer tokens than `vocab_size` (another model's vocab, unless the model pads its table)."""
+        if num_tokens > self.vocab_size:
+            raise ConfigError(f"--vocab_file={vocab_file} has {num_tokens} tokens, more than the model's "
+                              f"vocab_size {self.vocab_size}: is it the vocab the model was trained with?")
+        if num_tokens < self.vocab_size:
+            logging.warning("--vocab_file=%s has %d tokens, the model's vocab_size is %d: is it the vocab "
+                            "the model was trained with?", vocab_file, num_tokens, self.vocab_size)
 
     # -- dict and JSON ---------------------------------------------------------------
 

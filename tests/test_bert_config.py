@@ -117,3 +117,15 @@ def test_write_is_atomic_and_leaves_no_temporary(tmp_path):
         broken.to_json_file(path)
     assert path.read_text() == written  # the old file, whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_a_vocab_with_more_tokens_than_the_model_is_refused_and_one_with_fewer_warned(caplog):
+    config = BertConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=128)
+    with pytest.raises(ConfigError, match=r"^--vocab_file=cased/vocab.txt has 101 tokens, more than the "
+                                          r"model's vocab_size 100: is it the vocab"):
+        config.check_vocab_size(101, "cased/vocab.txt")
+    config.check_vocab_size(100, "vocab.txt")
+    assert not caplog.records
+    config.check_vocab_size(99, "other/vocab.txt")
+    assert "--vocab_file=other/vocab.txt has 99 tokens, the model's vocab_size is 100" in caplog.text

@@ -145,6 +145,11 @@ def test_bad_options_fail_with_the_flag_named(tmp_path):
     options = _options(tmp_path, train_batch_size=1000)
     with pytest.raises(ValueError, match="fewer than --train_batch_size=1000"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    (tmp_path / "small").mkdir()
+    options = _options(tmp_path, bert_config_file=write_tiny_config(tmp_path / "small", vocab_size=10))
+    with pytest.raises(ValueError, match=r"^--vocab_file=.*vocab.txt has \d+ tokens, more than the model's "
+                                         r"vocab_size 10"):
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, num_train_epochs=0)
     with pytest.raises(ValueError, match="^--num_train_epochs must be positive, got 0$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)

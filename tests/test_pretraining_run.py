@@ -187,6 +187,8 @@ def test_dynamic_masking_checks_every_corpus_before_training(tmp_path, uncased_v
                                 CorpusError, r"^--eval_file: the corpus is empty \(1 files without text\)$")
 
 
-def test_dynamic_masking_needs_a_vocab(tmp_path):
+def test_dynamic_masking_needs_a_vocab_the_model_fits(tmp_path, uncased_vocab_file):
     fails_leaving_no_output_dir(options(tmp_path, dynamic_masking=True), ValueError,
                                 "^--dynamic_masking needs --vocab_file$")
+    fails_leaving_no_output_dir(options(tmp_path, dynamic_masking=True, vocab_file=uncased_vocab_file),
+                                ValueError, "has 30522 tokens, more than the model's vocab_size 97")

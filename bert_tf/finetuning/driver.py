@@ -52,6 +52,7 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
     config = resolve_bert_config(options.bert_config_file, options.init_checkpoint or best)
     config.check_seq_length(options.max_seq_length)
+    config.check_vocab_size(len(task.tokenizer.vocab), options.vocab_file)
     train = task.encode("train") if options.do_train else None
     eval_splits = _encode(task, task.eval_splits) if options.do_eval else {}
     predict_splits = _encode(task, task.predict_splits, eval_splits) if options.do_predict else {}

@@ -21,6 +21,7 @@ from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.pretraining import checkpoints
 from bert_tf.pretraining.runner import PretrainingRunner
 from bert_tf.training import distribution, optimization
+from bert_tf.tokenization import Vocab
 from bert_tf.training.eval_results import write_eval_results
 
 
@@ -100,8 +101,10 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     distribution.check_global_batch("eval_batch_size", options.eval_batch_size, strategy)
     train_files = corpus.expand_input_files(options.input_file)
     eval_files = (corpus.expand_input_files(options.eval_file, "eval_file") if options.eval_file else train_files)
-    if options.dynamic_masking and not options.vocab_file:
-        raise ValueError("--dynamic_masking needs --vocab_file")
+    if options.dynamic_masking:
+        if not options.vocab_file:
+            raise ValueError("--dynamic_masking needs --vocab_file")
+        config.check_vocab_size(len(Vocab.from_file(options.vocab_file)), options.vocab_file)
     # Every input is checked before training: a bad --eval_file must not wait for the end of it.
     inputs = {"input_file": train_files} if options.do_train else {}
     if options.do_eval:

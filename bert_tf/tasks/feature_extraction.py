@@ -197,10 +197,11 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
                                  fv.init_checkpoint)
     layers = parse_layers(fv.layers, config.num_hidden_layers)
     config.check_seq_length(fv.max_seq_length)
+    tokenizer = BertTokenizer(vocab_file, fv.do_lower_case)
+    config.check_vocab_size(len(tokenizer.vocab), vocab_file)
     encoder = BertEncoder.from_bert_config(config)
     load_init_checkpoint(fv.init_checkpoint, encoder)
-    extractor = FeatureExtractor(encoder, BertTokenizer(vocab_file, fv.do_lower_case), layers,
-                                 fv.max_seq_length, fv.pooling)
+    extractor = FeatureExtractor(encoder, tokenizer, layers, fv.max_seq_length, fv.pooling)
     count = extract_features(extractor, input_file, fv.output_file, fv.batch_size)
     logging.info("Wrote %d lines to %s", count, fv.output_file)
     return count
