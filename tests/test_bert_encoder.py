@@ -61,6 +61,11 @@ def test_any_sequence_length_up_to_max_positions(seq):
     assert outputs["sequence_output"].shape == (2, seq, 64)
 
 
+def test_a_sequence_beyond_max_positions_names_the_limit():
+    with pytest.raises(ValueError, match="sequence length 65 exceeds max_position_embeddings 64"):
+        tiny_encoder()(random_encoder_inputs(2, 65, TINY["vocab_size"]))
+
+
 def test_gelu_forms():
     x = np.linspace(-4, 4, 81).astype("float32")
     exact = 0.5 * x * (1 + np.vectorize(__import__("math").erf)(x / np.sqrt(2)))

@@ -55,6 +55,9 @@ class BertEmbeddings(keras.layers.Layer):
     def call(self, input_word_ids, input_type_ids, training=False):
         # input_word_ids, input_type_ids: [batch, seq]
         seq_length = ops.shape(input_word_ids)[1]
+        if isinstance(seq_length, int) and seq_length > self.max_position_embeddings:  # a static length
+            raise ValueError(f"sequence length {seq_length} exceeds max_position_embeddings "
+                             f"{self.max_position_embeddings}")
         embeddings = self.word_embeddings(input_word_ids)  # [batch, seq, hidden]
         embeddings += self.token_type_embeddings(input_type_ids)
         position = ops.cast(self.position_embeddings[:seq_length], self.compute_dtype)
