@@ -41,12 +41,15 @@ class Vocab:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise VocabError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
-        tokens = tuple(line.rstrip("\n") for line in io.StringIO(text, newline=None))  # as open() splits
+        # Lines as open() splits them, stripped as google-research/bert's load_vocab strips them.
+        tokens = tuple(line.strip() for line in io.StringIO(text, newline=None))
         if not tokens:
             raise VocabError(f"{path}: empty vocab file")
         token_to_id = {}
         for i, token in enumerate(tokens):
-            token_to_id.setdefault(token, i)
+            if token in token_to_id:
+                raise VocabError(f"{path}:{i + 1}: {token!r} is already on line {token_to_id[token] + 1}")
+            token_to_id[token] = i
         missing = [t for t in SPECIAL_TOKENS if t not in token_to_id]
         if missing:
             raise VocabError(f"{path}: vocab lacks the special tokens {' '.join(missing)}")
