@@ -70,3 +70,28 @@ def test_fill_mask_in_a_fresh_process_without_bert_tf(exported, tmp_path):
     expected = model({"input_ids": ids["input_word_ids"], "input_mask": ids["input_mask"],
                       "segment_ids": ids["input_type_ids"], "masked_lm_positions": tf.constant([[3]])})
     assert int(stdout.strip().splitlines()[-1]) == int(tf.argmax(expected["masked_lm_logits"][0, 0]))
+
+
+def test_tf_hub_fine_tunes_the_encoder(tmp_path):
+    """`hub.KerasLayer(encoder, trainable=True)`, as TF Hub's BERT tutorials use it, trains the
+    encoder's weights, with dropout on in training only."""
+    import tensorflow_hub as hub
+    import tf_keras
+
+    tokenizer = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", TEXTS))
+    encoder = tiny_encoder(dropout=0.1, vocab_size=tokenizer.vocab_size)
+    inputs = tokenizer.pack_inputs([tokenizer.tokenize(TEXTS)], 16)
+    expected = encoder(inputs)["pooled_output"]
+    layer = hub.KerasLayer(export_hub_pair(encoder, tmp_path, tokenizer=tokenizer, seq_length=16)["encoder"],
+                           trainable=True)
+    np.testing.assert_allclose(layer(inputs)["pooled_output"], expected, atol=1e-5)
+    assert not np.allclose(layer(inputs, training=True)["pooled_output"], expected, atol=1e-3)
+    assert len(layer.trainable_weights) == len(encoder.trainable_variables)
+
+    keras_inputs = {name: tf_keras.Input((None,), dtype=tf.int32, name=name) for name in inputs}
+    classifier = tf_keras.Model(keras_inputs, tf_keras.layers.Dense(2)(layer(keras_inputs)["pooled_output"]))
+    classifier.compile("adam", tf_keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    before = [w.numpy() for w in layer.trainable_weights]
+    classifier.fit(inputs, np.array([0, 1, 0, 1]), epochs=2, verbose=0)
+    changed = [not np.array_equal(a, w.numpy()) for a, w in zip(before, layer.trainable_weights)]
+    assert all(changed), sum(changed)

@@ -36,14 +36,20 @@ class _MaskedLM(tf.Module):
                          "sequence_output": outputs["sequence_output"]})
 
 
-class EncoderExport(tf.Module):
+class EncoderExport(tf.train.Checkpoint):
     """The encoder inputs -> `pooled_output`, `sequence_output`, `encoder_outputs` (float32).
 
-    Called as a function (`loaded(inputs)`) it returns `encoder_outputs` as a list of
-    `[batch, seq, hidden]` tensors, as TF Hub's encoders do; the `serving_default`
-    signature, whose outputs must be single tensors, stacks them to
+    Called as a function (`loaded(inputs, training=False)`) it returns `encoder_outputs`
+    as a list of `[batch, seq, hidden]` tensors, as TF Hub's encoders do; the
+    `serving_default` signature, whose outputs must be single tensors, stacks them to
     `[batch, num_hidden_layers, seq, hidden]`. Given a `BertPretrainer`, `mlm` adds
     the masked-LM logits at `masked_lm_positions`.
+
+    It is a Reusable SavedModel (TF Hub's interface for fine-tuning): `__call__` takes
+    `training` (dropout on or off), and `variables`, `trainable_variables` and
+    `regularization_losses` are attributes, so `hub.KerasLayer(path, trainable=True)`
+    trains the encoder. A `tf.train.Checkpoint` rather than a `tf.Module`, which keeps
+    the names `variables` and `trainable_variables` for properties of its own.
 
     Example:
     >>> encoder = tf.saved_model.load("export/encoder")  # doctest: +SKIP
@@ -55,15 +61,19 @@ class EncoderExport(tf.Module):
         super().__init__()
         encoder = model.encoder if isinstance(model, BertPretrainer) else model
         self._encoder = KerasModelRef(encoder)
-        self.model_variables = [v.value for v in encoder.variables]
+        self.variables = [v.value for v in encoder.variables]  # the tf.Variables under Keras's
+        self.trainable_variables = [v.value for v in encoder.trainable_variables]
+        self.regularization_losses = []
         if isinstance(model, BertPretrainer):
             self.mlm = _MaskedLM(model)
         if vocab_file is not None:
             self.vocab_file = tf.saved_model.Asset(vocab_file)
+        for training in (False, True):  # both go into the SavedModel
+            self.__call__.get_concrete_function(ENCODER_SPEC, training=training)
 
-    @tf.function(autograph=False, input_signature=[ENCODER_SPEC])
-    def __call__(self, inputs):
-        return _float32(self._encoder.model(inputs, training=False))
+    @tf.function(autograph=False)
+    def __call__(self, inputs, training=False):
+        return _float32(self._encoder.model(inputs, training=training))
 
     @tf.function(autograph=False, input_signature=[ENCODER_SPEC])
     def serve(self, inputs):
