@@ -178,6 +178,13 @@ def test_mixed_precision_survives_the_config_round_trip_and_reaches_the_heads():
     assert pretrainer.next_sentence_head.dtype_policy.name == "mixed_bfloat16"
 
 
+def test_a_mixed_float16_encoder_gets_loss_scaling_from_compile():
+    encoder = BertEncoder(**TINY, dtype="mixed_float16")
+    for model in (BertClassifier(encoder, num_classes=2), BertPretrainer(encoder)):
+        model.compile(optimizer="adam")
+        assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer), type(model).__name__
+
+
 def test_extra_config_keys_survive_the_encoder(tmp_path):
     source = tmp_path / "bert_config.json"
     BertConfig(**TINY, extra={"directionality": "bidi", "pooler_type": "first_token_transform"}).to_json_file(source)

@@ -40,7 +40,8 @@ class BertPretrainer(keras.Model):
     """
 
     def __init__(self, encoder: BertEncoder, **kwargs):
-        super().__init__(**kwargs)
+        # The encoder's policy: `compile` then adds loss scaling to a mixed_float16 model.
+        super().__init__(**{"dtype": encoder.dtype_policy, **kwargs})
         self.encoder = encoder
         self.masked_lm_head = MaskedLMHead(
             encoder.vocab_size, encoder.hidden_size, hidden_act=encoder.hidden_act,

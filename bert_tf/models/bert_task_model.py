@@ -21,7 +21,8 @@ class BertTaskModel(GlobalClippingTrainStep, keras.Model):
     """
 
     def __init__(self, encoder: BertEncoder, dropout_rate: float = 0.1, **kwargs):
-        super().__init__(**kwargs)
+        # The encoder's policy: `compile` then adds loss scaling to a mixed_float16 model.
+        super().__init__(**{"dtype": encoder.dtype_policy, **kwargs})
         self.encoder = encoder
         self.dropout_rate = dropout_rate
         self.dropout = keras.layers.Dropout(dropout_rate, name="dropout")
