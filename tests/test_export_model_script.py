@@ -57,10 +57,11 @@ def test_missing_head_is_a_one_line_error(tmp_path):
                          tmp_path / "bert_model.ckpt")
     result = run_script("export_model.py", "--model_type=classifier",
                         f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}", f"--vocab_file={vocab}",
-                        "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1].startswith("export_model.py: error: ")
-    assert "no classifier head" in result.stderr and not (tmp_path / "export").exists()
+                        "--labels=a,b", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
+    assert_one_line_error(result, f"{tmp_path / 'bert_model.ckpt'}: no classifier head (output_weights, "
+                                  "Hugging Face classifier or a bert_tf classifier); export it with the "
+                                  "--model_type it was fine-tuned for")
+    assert not (tmp_path / "export").exists()
 
 
 def test_jit_compile_with_the_hub_pair_is_a_one_line_error(tmp_path):

@@ -2,32 +2,51 @@
 
 from __future__ import annotations
 
+import json
 import os
 
+import keras
+import numpy as np
 import tensorflow as tf
 
 from bert_tf.bert_config import BertConfig
-from bert_tf.checkpoints import LoadReport, detect_format, load_checkpoint
+from bert_tf.checkpoints import LoadReport, load_checkpoint
 from bert_tf.checkpoints.formats import CheckpointFormat
-from bert_tf.finetuning.task import assign_dense_head, label_order
+from bert_tf.checkpoints.tf_checkpoint_reader import ObjectGraph, encoder_paths, open_reader, read_tensor
+from bert_tf.finetuning.task import label_order
 from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
                             BertTokenClassifier)
 
 MODEL_TYPES = ("classifier", "span", "token", "multiple_choice", "hub")
-# By model type: the role of google-research/bert's fine-tuned head (`LoadReport.heads`), the layer taking it.
-_HEAD_LAYER = {"classifier": ("classifier", "classifier"), "token": ("classifier", "classifier"),
-               "span": ("squad", "span_classifier")}
+# By model type: the task model and its head layer's attribute (a bert_tf checkpoint's `model/<attribute>`).
+_TASK_MODELS = {"classifier": (BertClassifier, "classifier"), "token": (BertTokenClassifier, "classifier"),
+                "span": (BertSpanLabeler, "span_classifier"),
+                "multiple_choice": (BertMultipleChoice, "choice_scorer")}
+# By model type: the role of a google-research/bert or Hugging Face head (`LoadReport.heads`) it takes.
+# TF1's `output_weights` is run_classifier.py's sentence head (google-research/bert has no tagger), and
+# Hugging Face names the sentence and the token classifier alike `classifier`: a token export takes that
+# head only from a Hugging Face checkpoint whose config.json says BertForTokenClassification.
+_ROLES = {"classifier": "classifier", "token": "classifier", "span": "squad"}
+# What each model type's head is called in the formats, for the error naming the missing head.
+_HEAD_NAMES = {"classifier": "output_weights, Hugging Face classifier or a bert_tf classifier",
+               "token": "Hugging Face BertForTokenClassification or a bert_tf token classifier",
+               "span": "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model",
+               "multiple_choice": "a bert_tf multiple-choice model"}
 
 
 def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, num_classes: int | None = None,
                           labels: list[str] | None = None):
     """A model of `model_type` (one of `MODEL_TYPES`; "hub" is a `BertPretrainer`) filled from `checkpoint`.
 
-    The checkpoint is read once. The head comes from it: google-research/bert's
-    `output_weights`/`cls/squad` (any format `load_checkpoint` reads), or the whole
-    model of a bert_tf checkpoint. `num_classes` defaults to the checkpoint head's
-    width; a head of another width is an error. A head that names its classes (Hugging
-    Face) is reordered to `labels` (class names in id order); other classes are an error.
+    The head comes from the checkpoint: google-research/bert's `output_weights` or
+    `cls/squad/...` (any format `load_checkpoint` reads), or the head layer of a
+    bert_tf task model (`tf.train.Checkpoint(model=...)`, `.keras`); a checkpoint
+    without the head of `model_type` is an error. A bert_tf classifier and token
+    classifier store the same layer, so their checkpoints cannot be told apart (a
+    `.keras` file can). `num_classes` defaults to the head's width; a head of another
+    width is an error. A head that names its classes (Hugging Face) is reordered to
+    `labels` (class names in id order); other classes are an error. The checkpoint is
+    read once (a `.keras` file twice).
 
     Example:
     >>> config = resolve_bert_config(None, "out/model.ckpt-1000")  # doctest: +SKIP
@@ -39,14 +58,17 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
         return _pretrainer_from_checkpoint(checkpoint, config)
     encoder = BertEncoder.from_bert_config(config)
     report = load_checkpoint(checkpoint, encoder)
+    head = _checkpoint_head(report, model_type)
+    if head is None:
+        raise ValueError(f"{checkpoint}: no {model_type} head ({_HEAD_NAMES[model_type]}); export it with "
+                         "the --model_type it was fine-tuned for")
+    model_class, layer = _TASK_MODELS[model_type]
     if model_type in ("classifier", "token"):
-        num_classes = _num_classes(checkpoint, report, num_classes)
-    model = {"classifier": lambda: BertClassifier(encoder, num_classes),
-             "token": lambda: BertTokenClassifier(encoder, num_classes),
-             "span": lambda: BertSpanLabeler(encoder),
-             "multiple_choice": lambda: BertMultipleChoice(encoder)}[model_type]()
+        model = model_class(encoder, _num_classes(checkpoint, head, num_classes))
+    else:
+        model = model_class(encoder)
     model.build_with_dummy_inputs()
-    _load_head(checkpoint, report, model, model_type, labels)
+    _assign_head(checkpoint, getattr(model, layer), head, labels)
     return model
 
 
@@ -57,28 +79,64 @@ def _pretrainer_from_checkpoint(checkpoint: str, config: BertConfig) -> BertPret
     return model
 
 
-def _num_classes(checkpoint: str, report: LoadReport, num_classes: int | None) -> int:
+def _checkpoint_head(report: LoadReport, model_type: str) -> dict | None:
+    """The checkpoint's head for `model_type`, `{"kernel": [hidden, k], "bias": [k]}` (no bias for
+    multiple choice; `"labels"` where it names its classes, `"role"` for messages), or None."""
+    if report.format in (CheckpointFormat.BERT_TF.value, CheckpointFormat.KERAS.value):
+        head, role = _bert_tf_head(report, model_type), model_type
+    else:
+        role = _ROLES.get(model_type)
+        head = report.heads.get(role) if model_type != "token" or _is_hugging_face_tagger(report) else None
+    return {**head, "role": role} if head else None
+
+
+def _bert_tf_head(report: LoadReport, model_type: str) -> dict | None:
+    """The head layer's weights, by attribute, of a bert_tf task model of `model_type`, or None."""
+    model_class, layer = _TASK_MODELS[model_type]
+    if report.format == CheckpointFormat.KERAS.value:
+        saved = keras.saving.load_model(report.path, compile=False)
+        return {v.name: v.numpy() for v in getattr(saved, layer).weights} if type(saved) is model_class else None
+    reader = open_reader(report.path)
+    graph = ObjectGraph(reader)
+    path = f"{encoder_paths(graph)[0]}/{layer}"
+    if graph.child(0, path) is None:
+        return None
+    # Keras' Dense keeps its kernel as `_kernel`.
+    return {name.rsplit("/", 1)[1].lstrip("_"): read_tensor(reader, report.path, key)
+            for key, name in graph.variable_paths(path).items()}
+
+
+def _is_hugging_face_tagger(report: LoadReport) -> bool:
+    """Whether the checkpoint's Hugging Face config.json names BertForTokenClassification."""
+    path = os.path.join(os.path.dirname(report.path), "config.json")
+    hugging_face = (CheckpointFormat.SAFETENSORS.value, CheckpointFormat.PYTORCH.value)
+    if report.format not in hugging_face or not tf.io.gfile.exists(path):
+        return False
+    with tf.io.gfile.GFile(path) as f:
+        return "BertForTokenClassification" in (json.load(f).get("architectures") or [])
+
+
+def _num_classes(checkpoint: str, head: dict, num_classes: int | None) -> int:
     """`num_classes`, else the width of the checkpoint's classifier head; the two must agree."""
-    head = report.heads.get("classifier")
-    if head is None:
-        if num_classes is None:
-            raise ValueError(f"{checkpoint}: no classifier head (output_weights); pass --num_classes")
-        return num_classes
-    width = head["bias"].shape[0]
+    width = head["kernel"].shape[-1]
     if num_classes not in (None, width):
         raise ValueError(f"--num_classes={num_classes} (or the number of --labels) does not fit {checkpoint}: "
-                         f"its classifier head has {width} classes")
+                         f"its {head['role']} head has {width} classes")
     return width
 
 
-def _load_head(checkpoint: str, report: LoadReport, model, model_type: str, labels: list[str] | None) -> None:
-    """The task head: a google-research/bert head from `report`, or the rest of a bert_tf checkpoint."""
-    role, layer = _HEAD_LAYER.get(model_type, (None, None))
-    if role in report.heads:
-        head = report.heads[role]
-        if labels and head.get("labels") and label_order(head["labels"], labels) is None:
+def _assign_head(checkpoint: str, layer: keras.layers.Dense, head: dict, labels: list[str] | None) -> None:
+    """Sets `layer` from `head`, its classes in the order of `labels` where the head names them."""
+    kernel, bias = head["kernel"], head.get("bias")
+    if labels and head.get("labels"):
+        order = label_order(head["labels"], labels)
+        if order is None:
             raise ValueError(f"--labels={','.join(labels)} are not the classes of {checkpoint}'s "
-                             f"{role} head: {','.join(head['labels'])}")
-        assign_dense_head(getattr(model, layer), head, f"{role} head", labels)
-    elif report.format == CheckpointFormat.BERT_TF.value:
-        tf.train.Checkpoint(model=model).read(os.fspath(detect_format(checkpoint)[1])).expect_partial()
+                             f"{head['role']} head: {','.join(head['labels'])}")
+        kernel, bias = kernel[:, order], bias[order]
+    weights = [kernel, bias] if layer.use_bias else [kernel]
+    shapes = [np.shape(w) for w in weights]
+    wanted = [tuple(v.shape) for v in layer.weights]
+    if shapes != wanted:
+        raise ValueError(f"{checkpoint}: its {head['role']} head has shapes {shapes}, the model needs {wanted}")
+    layer.set_weights(weights)

@@ -24,8 +24,8 @@ def define_flags() -> None:
     flags.DEFINE_string("export_dir", None, "Where the SavedModel goes.")
     flags.DEFINE_list("labels", None, "Class names, in label-id order (classifier, token); default: the "
                       "names a Hugging Face checkpoint gives its classes (id2label).")
-    flags.DEFINE_integer("num_classes", None, "Classes; default: the checkpoint head's width, else the number "
-                         "of --labels.")
+    flags.DEFINE_integer("num_classes", None, "Classes; default: the checkpoint head's width (another "
+                         "number is an error).")
     flags.DEFINE_integer("max_seq_length", 128, "Longest packed sequence of the text signatures.")
     flags.DEFINE_integer("max_answer_length", 30, "Span: longest answer in tokens.")
     flags.DEFINE_integer("doc_stride", 128, "Span: tokens between the starts of context windows.")
@@ -56,7 +56,6 @@ def _main(argv) -> None:
     if FLAGS.jit_compile and hub:
         raise ValueError("--jit_compile applies to task models (their serving_default), not --model_type=hub")
     config = resolve_bert_config(FLAGS.bert_config_file, FLAGS.init_checkpoint)
-    config.check_seq_length(FLAGS.max_seq_length)
     tokenizer = BertTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
     if hub:
         _export_hub(model_from_checkpoint(FLAGS.init_checkpoint, "hub", config), tokenizer)

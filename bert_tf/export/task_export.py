@@ -14,6 +14,8 @@ from bert_tf.export.token_classifier_export import TokenClassifierExport
 from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
+_TASK_MODELS = (BertClassifier, BertSpanLabeler, BertTokenClassifier, BertMultipleChoice)
+
 
 def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, tokenizer: BertTokenizer,
                       seq_length: int, labels=None, max_answer_length: int = 30, doc_stride: int = 128,
@@ -27,13 +29,20 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
     `BertMultipleChoice` -> `text`. `labels` names the classes (classifier, tagger);
     the span options are run_squad.py's. The vocab file is stored as an asset.
     `jit_compile` compiles `serving_default` with XLA (faster on CPU; TF Serving
-    needs `--xla_cpu_compilation_enabled` for it).
+    needs `--xla_cpu_compilation_enabled` for it). A model not built yet is built
+    first; `seq_length` beyond its `max_position_embeddings` is an error.
 
     Example:
     >>> export_task_model(tagger, "export/ner", tokenizer=tokenizer, seq_length=128,
     ...                   labels=["O", "B-PER", "I-PER"])  # doctest: +SKIP
     'export/ner'
     """
+    if not isinstance(model, _TASK_MODELS):
+        raise ValueError(f"export_task_model: cannot export a {type(model).__name__}; expected "
+                         "BertClassifier, BertSpanLabeler, BertTokenClassifier or BertMultipleChoice")
+    model.encoder.bert_config.check_seq_length(seq_length)
+    if not model.built:  # say, only its encoder filled by `load_checkpoint`: the head has no variables yet
+        model.build_with_dummy_inputs()
     if isinstance(model, BertClassifier):
         module = ClassifierExport(model, tokenizer, seq_length, labels)
     elif isinstance(model, BertSpanLabeler):
@@ -41,9 +50,6 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
                             version_2_with_negative)
     elif isinstance(model, BertTokenClassifier):
         module = TokenClassifierExport(model, tokenizer, seq_length, labels)
-    elif isinstance(model, BertMultipleChoice):
-        module = MultipleChoiceExport(model, tokenizer, seq_length)
     else:
-        raise ValueError(f"export_task_model: cannot export a {type(model).__name__}; expected "
-                         "BertClassifier, BertSpanLabeler, BertTokenClassifier or BertMultipleChoice")
+        module = MultipleChoiceExport(model, tokenizer, seq_length)
     return save_atomically(module, export_dir, signatures=module.signatures(jit_compile))

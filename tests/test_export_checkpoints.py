@@ -1,0 +1,162 @@
+"""The export's checkpoint path takes the task head from each format or refuses; the Python API
+builds the model it is given and checks its sequence length."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from safetensors.numpy import save_file
+
+from bert_tf.checkpoints import load_checkpoint, write_tf1_checkpoint
+from bert_tf.checkpoints.tf1_names import tf1_variables
+from bert_tf.export import export_hub_pair, export_task_model
+from bert_tf.export.checkpoint_model import model_from_checkpoint
+from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
+from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
+from bert_tf.tokenization import BertTokenizer
+from bert_test_utils import TINY, random_encoder_inputs, tiny_config, tiny_encoder, write_word_vocab
+from checkpoint_test_utils import randomize_weights
+
+
+def with_random_weights(model):
+    model.build_with_dummy_inputs()
+    randomize_weights(model)
+    return model
+
+
+def fine_tuned(directory, model) -> str:
+    """`model` saved as a fine-tuning run keeps its best weights (`best/ckpt`); returns the prefix."""
+    save_model_checkpoint(model, str(directory), {})
+    return str(directory / "ckpt")
+
+
+def assert_same_outputs(got, expected, leading_shape=(2,)):
+    inputs = random_encoder_inputs(int(np.prod(leading_shape)), 8, TINY["vocab_size"])
+    inputs = {name: value.reshape(*leading_shape, 8) for name, value in inputs.items()}
+    for name, value in expected(inputs).items():
+        np.testing.assert_allclose(got(inputs)[name], value, atol=1e-5)
+
+
+def no_head(checkpoint, model_type, looked_for):
+    return (rf"^{re.escape(str(checkpoint))}: no {model_type} head \({re.escape(looked_for)}\); "
+            r"export it with the --model_type it was fine-tuned for$")
+
+
+def test_a_fine_tuned_classifier_gives_its_head_and_its_width(tmp_path):
+    model = with_random_weights(BertClassifier(tiny_encoder(), num_classes=3))
+    prefix = fine_tuned(tmp_path / "best", model)
+    exported = model_from_checkpoint(prefix, "classifier", tiny_config())
+    assert exported.num_classes == 3
+    assert_same_outputs(exported, model)
+    with pytest.raises(ValueError, match=rf"^--num_classes=2 \(or the number of --labels\) does not fit "
+                                         rf"{re.escape(prefix)}: its classifier head has 3 classes$"):
+        model_from_checkpoint(prefix, "classifier", tiny_config(), num_classes=2)
+    for model_type, looked_for in (("span", "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model"),
+                                   ("multiple_choice", "a bert_tf multiple-choice model")):
+        with pytest.raises(ValueError, match=no_head(prefix, model_type, looked_for)):
+            model_from_checkpoint(prefix, model_type, tiny_config())
+
+
+@pytest.mark.parametrize("model_class, model_type, leading_shape",
+                         [(BertSpanLabeler, "span", (2,)), (BertMultipleChoice, "multiple_choice", (1, 2))])
+def test_a_fine_tuned_span_or_choice_model_gives_its_head_and_no_classifier(tmp_path, model_class, model_type,
+                                                                            leading_shape):
+    model = with_random_weights(model_class(tiny_encoder()))
+    prefix = fine_tuned(tmp_path / "best", model)
+    assert_same_outputs(model_from_checkpoint(prefix, model_type, tiny_config()), model, leading_shape)
+    looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
+    with pytest.raises(ValueError, match=no_head(prefix, "classifier", looked_for)):
+        model_from_checkpoint(prefix, "classifier", tiny_config(), num_classes=2)
+
+
+def test_checkpoints_without_a_task_head_are_refused(tmp_path):
+    encoder = tiny_encoder()
+    tf1 = tmp_path / "tf1" / "bert_model.ckpt"  # google-research/bert's pretraining-only release
+    write_tf1_checkpoint(encoder, tf1)
+    converted = tf.train.Checkpoint(encoder=encoder).write(str(tmp_path / "converted" / "ckpt"))
+    for checkpoint, model_type, looked_for in (
+            (tf1, "classifier", "output_weights, Hugging Face classifier or a bert_tf classifier"),
+            (converted, "span", "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model")):
+        with pytest.raises(ValueError, match=no_head(checkpoint, model_type, looked_for)):
+            model_from_checkpoint(str(checkpoint), model_type, tiny_config(), num_classes=2, labels=["a", "b"])
+
+
+def test_a_tf1_sentence_classifier_is_not_a_token_classifier(tmp_path):
+    model = with_random_weights(BertClassifier(tiny_encoder(), num_classes=2))
+    prefix = tmp_path / "bert_model.ckpt"
+    write_tf1_checkpoint(model, prefix, heads={"classifier": {"kernel": model.classifier.kernel.numpy(),
+                                                              "bias": model.classifier.bias.numpy()}})
+    assert_same_outputs(model_from_checkpoint(str(prefix), "classifier", tiny_config()), model)
+    looked_for = "Hugging Face BertForTokenClassification or a bert_tf token classifier"
+    with pytest.raises(ValueError, match=no_head(prefix, "token", looked_for)):
+        model_from_checkpoint(str(prefix), "token", tiny_config())
+
+
+def write_hugging_face(directory, model, architecture):
+    """`model` (a sentence or token classifier) as transformers saves it, `classifier` head included."""
+    state = {"classifier.weight": model.classifier.kernel.numpy().T,
+             "classifier.bias": model.classifier.bias.numpy()}
+    for name, entry in tf1_variables(model).items():
+        name = re.sub(r"layer_(\d+)", r"layer.\1", name).replace("/", ".")
+        name = name.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
+        value = entry.numpy()
+        if name.endswith(".kernel"):
+            name, value = name.removesuffix(".kernel") + ".weight", value.T
+        state[name if not name.endswith("_embeddings") else name + ".weight"] = value
+    directory.mkdir()
+    save_file({name: np.ascontiguousarray(value) for name, value in state.items()},
+              str(directory / "model.safetensors"))
+    (directory / "config.json").write_text(json.dumps({**TINY, "model_type": "bert",
+                                                       "architectures": [architecture]}))
+
+
+def test_a_hugging_face_classifier_is_a_token_head_only_from_a_token_classifier(tmp_path):
+    tagger = with_random_weights(BertTokenClassifier(tiny_encoder(), num_classes=3))
+    write_hugging_face(tmp_path / "tagger", tagger, "BertForTokenClassification")
+    assert_same_outputs(model_from_checkpoint(str(tmp_path / "tagger"), "token", tiny_config()), tagger)
+
+    classifier = with_random_weights(BertClassifier(tiny_encoder(), num_classes=3))
+    write_hugging_face(tmp_path / "classifier", classifier, "BertForSequenceClassification")
+    assert_same_outputs(model_from_checkpoint(str(tmp_path / "classifier"), "classifier", tiny_config()),
+                        classifier)
+    looked_for = "Hugging Face BertForTokenClassification or a bert_tf token classifier"
+    with pytest.raises(ValueError, match=no_head(tmp_path / "classifier", "token", looked_for)):
+        model_from_checkpoint(str(tmp_path / "classifier"), "token", tiny_config())
+
+
+def test_a_keras_file_gives_the_head_of_its_own_model_type(tmp_path):
+    model = with_random_weights(BertTokenClassifier(tiny_encoder(), num_classes=3))
+    model.save(tmp_path / "tagger.keras")
+    assert_same_outputs(model_from_checkpoint(str(tmp_path / "tagger.keras"), "token", tiny_config()), model)
+    looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
+    with pytest.raises(ValueError, match=no_head(tmp_path / "tagger.keras", "classifier", looked_for)):
+        model_from_checkpoint(str(tmp_path / "tagger.keras"), "classifier", tiny_config())
+
+
+@pytest.fixture
+def tokenizer(tmp_path):
+    return BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", ["a fine day"]))
+
+
+def test_export_task_model_builds_a_model_that_only_loaded_its_encoder(tmp_path, tokenizer):
+    write_tf1_checkpoint(with_random_weights(BertClassifier(tiny_encoder(), 2)), tmp_path / "bert_model.ckpt")
+    model = BertClassifier(tiny_encoder(), 2)
+    load_checkpoint(tmp_path / "bert_model.ckpt", model)
+    assert not model.built
+    loaded = tf.saved_model.load(export_task_model(model, tmp_path / "export", tokenizer=tokenizer,
+                                                   seq_length=16))
+    inputs = random_encoder_inputs(2, 8, tokenizer.vocab_size)
+    got = loaded.signatures["serving_default"](**{name: tf.constant(v) for name, v in inputs.items()})
+    np.testing.assert_allclose(got["logits"], model(inputs)["logits"], atol=1e-5)
+
+
+def test_seq_length_beyond_the_positions_is_refused_by_the_python_api(tmp_path, tokenizer):
+    encoder = tiny_encoder()  # max_position_embeddings 64
+    message = r"^--max_seq_length=65 exceeds the model's max_position_embeddings 64$"
+    with pytest.raises(ValueError, match=message):
+        export_task_model(BertClassifier(encoder, 2), tmp_path / "task", tokenizer=tokenizer, seq_length=65)
+    with pytest.raises(ValueError, match=message):
+        export_hub_pair(encoder, tmp_path / "hub", tokenizer=tokenizer, seq_length=65)
+    assert not (tmp_path / "task").exists() and not (tmp_path / "hub").exists()
