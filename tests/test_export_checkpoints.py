@@ -160,3 +160,15 @@ def test_seq_length_beyond_the_positions_is_refused_by_the_python_api(tmp_path, 
     with pytest.raises(ValueError, match=message):
         export_hub_pair(encoder, tmp_path / "hub", tokenizer=tokenizer, seq_length=65)
     assert not (tmp_path / "task").exists() and not (tmp_path / "hub").exists()
+
+
+def test_an_export_replaces_an_earlier_export_but_nothing_else(tmp_path, tokenizer):
+    model = BertClassifier(tiny_encoder(), 2)
+    export_task_model(model, tmp_path / "export", tokenizer=tokenizer, seq_length=16)
+    export_task_model(model, tmp_path / "export", tokenizer=tokenizer, seq_length=16)  # an export: replaced
+    run_dir = tmp_path / "run"  # say a fine-tuning --output_dir given as --export_dir too
+    (run_dir / "best").mkdir(parents=True)
+    (run_dir / "eval_results.txt").write_text("accuracy = 0.9\n")
+    with pytest.raises(ValueError, match=f"^--export_dir={run_dir}: holds files that are not a SavedModel"):
+        export_task_model(model, run_dir, tokenizer=tokenizer, seq_length=16)
+    assert sorted(p.name for p in run_dir.iterdir()) == ["best", "eval_results.txt"]

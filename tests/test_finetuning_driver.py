@@ -150,6 +150,9 @@ def test_bad_options_fail_with_the_flag_named(tmp_path):
     with pytest.raises(ValueError, match=r"^--vocab_file=.*vocab.txt has \d+ tokens, more than the model's "
                                          r"vocab_size 10"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    options = _options(tmp_path, export_dir=str(tmp_path))  # the data: refused before training
+    with pytest.raises(ValueError, match=f"^--export_dir={tmp_path}: holds files that are not a SavedModel"):
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, num_train_epochs=0)
     with pytest.raises(ValueError, match="^--num_train_epochs must be positive, got 0$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)

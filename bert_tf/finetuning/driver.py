@@ -53,6 +53,9 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     config = resolve_bert_config(options.bert_config_file, options.init_checkpoint or best)
     config.check_seq_length(options.max_seq_length)
     config.check_vocab_size(len(task.tokenizer.vocab), options.vocab_file)
+    if options.export_dir:
+        from bert_tf.export.saved_model_writer import check_export_dir  # the export stack loads only when asked
+        check_export_dir(options.export_dir)  # before training, not after it
     train = task.encode("train") if options.do_train else None
     eval_splits = _encode(task, task.eval_splits) if options.do_eval else {}
     predict_splits = _encode(task, task.predict_splits, eval_splits) if options.do_predict else {}
