@@ -83,6 +83,22 @@ def test_batches_of_1_and_64(exported):
         np.testing.assert_allclose(outputs["probabilities"], reference(model, tokenizer, texts)[0], atol=1e-5)
 
 
+def test_batch_of_0(exported):
+    _, _, _, loaded = exported
+    empty = tf.constant([], tf.string)
+    for outputs in (loaded.signatures["text"](text_a=empty),
+                    loaded.signatures["text_pair"](text_a=empty, text_b=empty)):
+        assert outputs["probabilities"].shape == (0, 3) and outputs["probabilities"].dtype == tf.float32
+        assert outputs["label"].shape == (0,) and outputs["label"].dtype == tf.string
+
+
+@pytest.mark.parametrize("batch_a, batch_b", [(2, 1), (1, 3), (2, 3)])
+def test_text_pair_of_unequal_batches_is_refused(exported, batch_a, batch_b):
+    _, _, _, loaded = exported
+    with pytest.raises(tf.errors.InvalidArgumentError, match="text_a and text_b must have the same batch size"):
+        loaded.signatures["text_pair"](text_a=tf.constant(TEXTS[:batch_a]), text_b=tf.constant(TEXTS[:batch_b]))
+
+
 def test_wrong_dtype_and_missing_input_are_refused_by_the_signature(exported):
     _, _, _, loaded = exported
     with pytest.raises(tf.errors.InvalidArgumentError, match="expected to be a string tensor"):

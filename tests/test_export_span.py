@@ -118,6 +118,23 @@ def test_empty_long_and_batch_64(trained):
     np.testing.assert_array_equal(out["start_char"][4:8], out["start_char"][:4])
 
 
+def test_batch_of_0(trained):
+    _, _, _, loaded = trained
+    empty = tf.constant([], tf.string)
+    out = loaded.signatures["text"](question=empty, context=empty)
+    assert {name: (tuple(t.shape), t.dtype) for name, t in out.items()} == {
+        "answer": ((0,), tf.string), "score": ((0,), tf.float32),
+        "start_char": ((0,), tf.int64), "end_char": ((0,), tf.int64)}
+
+
+@pytest.mark.parametrize("questions, contexts", [(2, 1), (1, 3), (3, 1)])
+def test_unequal_batches_are_refused(trained, questions, contexts):
+    _, _, _, loaded = trained
+    with pytest.raises(tf.errors.InvalidArgumentError, match="question and context must have the same batch size"):
+        loaded.signatures["text"](question=tf.constant([QUESTION] * questions),
+                                  context=tf.constant([CONTEXT] * contexts))
+
+
 def test_version_2_null_answer(trained):
     model, tokenizer, _, _ = trained
     module = SpanExport(model, tokenizer, SEQ_LENGTH, 5, STRIDE, MAX_QUERY, version_2_with_negative=True)

@@ -11,6 +11,8 @@ from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import random_encoder_inputs, tiny_encoder, write_word_vocab
 
 TEXTS = ["John lives in Paris", "unbelievably , Zoë léft", ""]
+# Past SEQ_LENGTH - 2 = 10 tokens: a word of 12 pieces cut after 2; a word ending on the last token kept.
+LONG_TEXTS = ["John " * 8 + "unbelievably", "John " * 9 + "lives in"]
 LABELS = ["O", "B-PER", "B-LOC"]
 SEQ_LENGTH = 12
 
@@ -42,15 +44,17 @@ def test_tagger_serving_default_equals_the_model(tagger, tokenizer):
 
 def test_tagger_text_gives_words_with_their_first_piece_label(tagger, tokenizer):
     model, loaded = tagger
-    out = loaded.signatures["text"](text=tf.constant(TEXTS))
-    ids, starts, ends = tokenizer.tokenize_with_offsets(TEXTS, unit="UTF8_CHAR")
+    texts = TEXTS + LONG_TEXTS
+    out = loaded.signatures["text"](text=tf.constant(texts))
+    ids, starts, ends = tokenizer.tokenize_with_offsets(texts, unit="UTF8_CHAR")
     kept = ids[:, :SEQ_LENGTH - 2]
     predictions = model(tokenizer.pack_inputs([kept], int(tf.reduce_max(kept.row_lengths())) + 2)
                         )["logits"].numpy().argmax(-1)
-    for row, text in enumerate(TEXTS):
-        tokens = tokenizer.convert_ids_to_tokens(kept[row].numpy())
+    for row, text in enumerate(texts):
+        tokens = tokenizer.convert_ids_to_tokens(ids[row].numpy())
         firsts = [i for i, t in enumerate(tokens) if not t.startswith("##")]
         lasts = [i - 1 for i in firsts[1:]] + [len(tokens) - 1]
+        firsts = [i for i, j in zip(firsts, lasts) if j < SEQ_LENGTH - 2]  # words with all their pieces kept
         words = [text[starts[row][i]:ends[row][j]] for i, j in zip(firsts, lasts)]
         n = len(words)
         assert [w.decode() for w in out["tokens"][row].numpy()[:n]] == words
@@ -60,6 +64,11 @@ def test_tagger_text_gives_words_with_their_first_piece_label(tagger, tokenizer)
         assert set(out["tokens"][row].numpy()[n:]) <= {b""} and set(out["start_char"][row].numpy()[n:]) <= {-1}
     assert out["tokens"][0].numpy()[:4].tolist() == [b"John", b"lives", b"in", b"Paris"]
     assert len(tokenizer.tokenize(TEXTS[1])) > SEQ_LENGTH - 2  # long input: words past it are dropped
+    # A word cut at the window's end is dropped, not reported as its first pieces.
+    assert out["tokens"][1].numpy().tolist() == [b""] * out["tokens"].shape[1]
+    assert out["tokens"][3].numpy().tolist() == [b"John"] * 8 + [b""] * 2
+    assert out["end_char"][3].numpy().tolist() == [4 + 5 * i for i in range(8)] + [-1] * 2
+    assert out["tokens"][4].numpy().tolist() == [b"John"] * 9 + [b"lives"]
 
 
 def test_tagger_batches_of_1_and_64(tagger):
@@ -70,16 +79,29 @@ def test_tagger_batches_of_1_and_64(tagger):
     np.testing.assert_array_equal(many["labels"][63], one["labels"][0])
 
 
+def test_tagger_batch_of_0(tagger):
+    _, loaded = tagger
+    out = loaded.signatures["text"](text=tf.constant([], tf.string))
+    assert {name: (tuple(t.shape), t.dtype) for name, t in out.items()} == {
+        "tokens": ((0, 0), tf.string), "labels": ((0, 0), tf.string),
+        "start_char": ((0, 0), tf.int64), "end_char": ((0, 0), tf.int64)}
+
+
 def test_tagger_labels_unlike_the_classes_are_a_one_line_value_error(tagger, tokenizer, tmp_path):
     model, _ = tagger
     with pytest.raises(ValueError, match=r"^--labels: 4 given for a tagger with 3 classes$"):
         export_task_model(model, tmp_path, tokenizer=tokenizer, seq_length=SEQ_LENGTH, labels=[*LABELS, "X"])
 
 
-def test_multiple_choice_ids_and_text(tokenizer):
+@pytest.fixture(scope="module")
+def chooser(tokenizer):
     model = BertMultipleChoice(tiny_encoder(vocab_size=tokenizer.vocab_size))
     model.build_with_dummy_inputs()
-    signatures = MultipleChoiceExport(model, tokenizer, SEQ_LENGTH).signatures()
+    return model, MultipleChoiceExport(model, tokenizer, SEQ_LENGTH).signatures()
+
+
+def test_multiple_choice_ids_and_text(chooser, tokenizer):
+    model, signatures = chooser
     inputs = {k: v.reshape(2, 3, SEQ_LENGTH) for k, v in
               random_encoder_inputs(6, SEQ_LENGTH, tokenizer.vocab_size, seed=4).items()}
     got = signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})
@@ -91,3 +113,17 @@ def test_multiple_choice_ids_and_text(tokenizer):
     logits = model({k: tf.reshape(v, [1, 3, -1]) for k, v in packed.items()})["logits"]
     np.testing.assert_allclose(out["probabilities"], tf.nn.softmax(logits), atol=1e-5)
     assert int(out["label"][0]) == int(tf.argmax(logits[0]))
+
+
+def test_multiple_choice_batch_of_0(chooser):
+    _, signatures = chooser
+    out = signatures["text"](text_a=tf.constant([], tf.string), choices=tf.constant([], tf.string, shape=[0, 2]))
+    assert out["probabilities"].shape == (0, 2) and out["probabilities"].dtype == tf.float32
+    assert out["label"].shape == (0,) and out["label"].dtype == tf.int32
+
+
+@pytest.mark.parametrize("contexts, choices", [(1, (2, 1)), (3, (1, 1)), (2, (1, 2))])
+def test_multiple_choice_of_unequal_batches_is_refused(chooser, contexts, choices):
+    _, signatures = chooser
+    with pytest.raises(tf.errors.InvalidArgumentError, match="text_a and choices must have the same batch size"):
+        signatures["text"](text_a=tf.constant(["john"] * contexts), choices=tf.fill(choices, "paris"))

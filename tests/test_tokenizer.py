@@ -253,6 +253,16 @@ def test_pack_inputs_equals_tensorflow_text_packing(tokenizer):
                 type_ids, length)[0].numpy().tolist()
 
 
+def test_pack_inputs_of_a_batch_of_no_rows(tokenizer):
+    """0 rows pack to `[0, seq_length]`, or unpadded to the width of `[CLS] [SEP]` (`[SEP] [SEP]` for a pair)."""
+    empty = tokenizer.tokenize(tf.constant([], tf.string))
+    for segments in ([empty], [empty, empty]):
+        for pad_to_seq_length, width in [(True, 8), (False, len(segments) + 1)]:
+            packed = tokenizer.pack_inputs(segments, 8, pad_to_seq_length=pad_to_seq_length)
+            assert {name: (tuple(t.shape), t.dtype) for name, t in packed.items()} == {
+                name: ((0, width), tf.int32) for name in ("input_word_ids", "input_mask", "input_type_ids")}
+
+
 def test_detokenize_and_id_conversions(tokenizer):
     ids = tokenizer.tokenize(["Hello, tokenization world"])
     assert tokenizer.detokenize(ids).numpy().tolist() == [b"hello , tokenization world"]

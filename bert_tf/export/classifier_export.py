@@ -11,7 +11,7 @@ class ClassifierExport(TaskExport):
     """Signatures:
         `serving_default`: ids -> `logits` `[batch, classes]`, `probabilities` (softmax).
         `text`: `text_a` `[batch]` -> `probabilities`, `label` (the label string).
-        `text_pair`: `text_a`, `text_b` -> the same, for sentence-pair tasks.
+        `text_pair`: `text_a`, `text_b` (batches of the same size) -> the same, for sentence-pair tasks.
     A regression model (one class) returns `logits` and `score` on ids, `score` on text.
 
     Example:
@@ -36,6 +36,11 @@ class ClassifierExport(TaskExport):
         return self._predict([self._tokenizer.tokenize(text_a)])
 
     def classify_text_pair(self, text_a, text_b):
+        # Packing would broadcast a batch of 1 against the other. Every op on both inputs
+        # comes after this check, so its message is the error that unequal batches get.
+        with tf.control_dependencies([tf.debugging.assert_equal(
+                tf.shape(text_a)[0], tf.shape(text_b)[0], message="text_a and text_b must have the same batch size")]):
+            text_a = tf.identity(text_a)
         return self._predict([self._tokenizer.tokenize(text_a), self._tokenizer.tokenize(text_b)])
 
     def text_signatures(self) -> dict:

@@ -27,6 +27,11 @@ class MultipleChoiceExport(TaskExport):
 
     def choose_text(self, text_a, choices):
         shape = tf.shape(choices)  # [batch, choices]
+        # With one choice each, packing would broadcast a batch of 1 against the other; every
+        # op on both inputs comes after this check.
+        with tf.control_dependencies([tf.debugging.assert_equal(
+                tf.shape(text_a)[0], shape[0], message="text_a and choices must have the same batch size")]):
+            text_a = tf.identity(text_a)
         contexts = tf.reshape(tf.repeat(text_a[:, None], shape[1], axis=1), [-1])
         packed = self._pack([self._tokenizer.tokenize(contexts),
                              self._tokenizer.tokenize(tf.reshape(choices, [-1]))])

@@ -54,6 +54,10 @@ class SpanExport(TaskExport):
         return {"start_logits": outputs["start_logits"], "end_logits": outputs["end_logits"]}
 
     def answer_text(self, question, context):
+        with tf.control_dependencies([tf.debugging.assert_equal(
+                tf.shape(question)[0], tf.shape(context)[0],
+                message="question and context must have the same batch size")]):
+            question = tf.identity(question)  # every op on both inputs comes after the check
         question_ids = self._tokenizer.tokenize(question)[:, :self.max_query_length]
         context_ids, starts, ends = self._tokenizer.tokenize_with_offsets(context, unit="UTF8_CHAR")
         question_lengths = question_ids.row_lengths()
@@ -84,7 +88,10 @@ class SpanExport(TaskExport):
 
         batch = tf.shape(context, tf.int64)[0]
         per_example = tf.RaggedTensor.from_value_rowids(best_score, windows.example, nrows=batch)
-        chosen = tf.argmax(per_example.to_tensor(-float("inf")), axis=1) + per_example.row_starts()
+        # One -inf column more (argmax takes the first of equal scores, so never it): a batch of
+        # 0 examples still has a window axis to reduce.
+        window_scores = tf.pad(per_example.to_tensor(-float("inf")), [[0, 0], [0, 1]], constant_values=-float("inf"))
+        chosen = tf.argmax(window_scores, axis=1) + per_example.row_starts()
         score = tf.gather(best_score, chosen)
         null_score = tf.math.unsorted_segment_min(start_logits[:, 0] + end_logits[:, 0], windows.example, batch)
         has_answer = score > -float("inf")

@@ -13,8 +13,8 @@ class TokenClassifierExport(TaskExport):
         `text`: `text` `[batch]` -> per word (a WordPiece without `##` and the pieces after it):
             `tokens` (the word cut from the input), `labels` (its first piece's label),
             `start_char`, `end_char` (code point offsets, `text[start:end]`), all
-            `[batch, max_words]`, padded with "" and -1. Words past `seq_length` tokens
-            are dropped.
+            `[batch, max_words]`, padded with "" and -1. Only words whose pieces all fit in
+            `seq_length` tokens are reported: a word cut there, and the words after it, are dropped.
 
     Example:
     >>> out = loaded.signatures["text"](text=tf.constant(["John lives in Paris"]))  # doctest: +SKIP
@@ -33,19 +33,22 @@ class TokenClassifierExport(TaskExport):
 
     def tag_text(self, text):
         ids, starts, ends = self._tokenizer.tokenize_with_offsets(text, unit="UTF8_CHAR")
-        keep = self.seq_length - 2
-        ids, starts, ends = ids[:, :keep], starts[:, :keep], ends[:, :keep]  # [batch, (tokens)]
+        keep = self.seq_length - 2  # tokens the model sees
+        # One token more, which packing drops: it tells whether the window's last word is cut.
+        ids, starts, ends = ids[:, :keep + 1], starts[:, :keep + 1], ends[:, :keep + 1]  # [batch, (tokens)]
         predictions = self.serve(self._pack([ids]))["predictions"]  # [batch, seq]
 
         position = tf.ragged.range(ids.row_lengths()).flat_values  # each token's index in its row
         is_word_start = (position == 0) | ~tf.gather(self._is_continuation, ids.flat_values)
         word = tf.cumsum(tf.cast(is_word_start, tf.int64)) - 1  # global word index of each token
         num_words = tf.reduce_sum(tf.cast(is_word_start, tf.int64))
-        first = tf.where(is_word_start)[:, 0]  # flat index of each word's first token
+        # A word is reported only if all its pieces fit: a piece at `keep` means it is cut.
+        fits = tf.math.unsorted_segment_max(position, word, num_words) < keep  # [words]
+        first = tf.where(is_word_start & tf.gather(fits, word))[:, 0]  # flat index of each reported word's first token
         row = ids.value_rowids()
         word_row = tf.gather(row, first)
         start_char = tf.gather(starts.flat_values, first)
-        end_char = tf.math.unsorted_segment_max(ends.flat_values, word, num_words)
+        end_char = tf.gather(tf.math.unsorted_segment_max(ends.flat_values, word, num_words), tf.gather(word, first))
         # +1: position 0 of the packed sequence is [CLS].
         label_ids = tf.gather_nd(predictions, tf.stack([word_row, tf.gather(position, first) + 1], axis=1))
         words = tf.strings.substr(tf.gather(text, word_row), tf.cast(start_char, tf.int32),

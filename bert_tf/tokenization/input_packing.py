@@ -13,7 +13,8 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int,
     Segments that do not fit in `seq_length` (an int, or a scalar tensor in a graph)
     are cut at their ends, round robin: the lengths tensorflow-text's
     `RoundRobinTrimmer` and google-research/bert's `_truncate_seq_pair` keep. `width`
-    is `seq_length`, or, with `pad_to_seq_length=False`, the batch's longest packed row.
+    is `seq_length`, or, with `pad_to_seq_length=False`, the batch's longest packed row
+    (`[CLS] [SEP]`, or `[CLS] [SEP] [SEP]`, for a batch of 0 rows).
 
     The same result as `RoundRobinTrimmer` + `combine_segments` + `pad_model_inputs`,
     but every output position is gathered from the segments' flat values in one
@@ -39,7 +40,8 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int,
         first = tf.minimum(lengths[0], tf.maximum(budget - lengths[1], (budget + 1) // 2))
         kept = [first, tf.minimum(lengths[1], budget - first)]
     total = sum(kept) + len(segments) + 1  # [batch] packed length
-    width = seq_length if pad_to_seq_length else tf.reduce_max(total)
+    # At least the [CLS] and [SEP]s: the max of a batch of 0 rows is INT_MIN.
+    width = seq_length if pad_to_seq_length else tf.maximum(tf.reduce_max(total), len(segments) + 1)
     position = tf.range(width)[None, :]  # [1, width]
     real = position < total[:, None]  # [batch, width]
     word_ids = tf.where(real, sep_id, pad_id)  # every real position not filled below is a [SEP]
