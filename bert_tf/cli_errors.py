@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import sys
 
+import tensorflow as tf
 from absl import flags
 
 from bert_tf.datasets.public_data import FetchError
 from bert_tf.training.distribution import DistributionError
 
 # Errors that describe the user's input (files, flags, configs) or environment (an
-# unreachable TPU, a failed download), not a bug: each already names the file,
-# line, flag or resource, so its message alone is the report.
-USER_ERRORS = (ValueError, DistributionError, FetchError, FileNotFoundError, flags.Error)
+# unreachable TPU, a failed download, a path that cannot be written), not a bug: each
+# already names the file, line, flag or resource, so its message alone is the report.
+USER_ERRORS = (ValueError, DistributionError, FetchError, OSError, flags.Error,
+               tf.errors.NotFoundError, tf.errors.PermissionDeniedError, tf.errors.FailedPreconditionError,
+               tf.errors.AlreadyExistsError)
 
 
 def reject_arguments(argv) -> None:

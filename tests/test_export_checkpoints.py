@@ -172,3 +172,12 @@ def test_an_export_replaces_an_earlier_export_but_nothing_else(tmp_path, tokeniz
     with pytest.raises(ValueError, match=f"^--export_dir={run_dir}: holds files that are not a SavedModel"):
         export_task_model(model, run_dir, tokenizer=tokenizer, seq_length=16)
     assert sorted(p.name for p in run_dir.iterdir()) == ["best", "eval_results.txt"]
+
+
+def test_a_vocab_beyond_the_model_is_refused(tmp_path):
+    big = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", [f"w{i}" for i in range(TINY["vocab_size"])]))
+    message = rf"^--vocab_file=.*vocab.txt has {len(big.vocab)} tokens, more than the model's vocab_size 97"
+    with pytest.raises(ValueError, match=message):
+        export_task_model(BertClassifier(tiny_encoder(), 2), tmp_path / "task", tokenizer=big, seq_length=16)
+    with pytest.raises(ValueError, match=message):
+        export_hub_pair(tiny_encoder(), tmp_path / "hub", tokenizer=big, seq_length=16)

@@ -40,9 +40,22 @@ def refused_flags(define: str, bad_values: dict) -> list[str]:
 @pytest.mark.parametrize("define, bad_values", [
     ("bert_tf.pretraining.flags.define_pretraining_flags", PRETRAINING),
     ("bert_tf.finetuning.flags.define_finetuning_flags", FINETUNING),
+    ("bert_tf.tasks.question_answering.define_flags", {"max_query_length": 0}),
+    ("bert_tf.export.cli.define_flags", {"max_query_length": -2, "num_classes": 0}),
 ])
 def test_each_numeric_flag_refuses_values_out_of_range(define, bad_values):
     assert refused_flags(define, bad_values) == list(bad_values)
+
+
+def test_a_path_that_cannot_be_written_is_a_one_line_error(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\n\nthe dog ran\n")
+    (tmp_path / "vocab.txt").mkdir()  # the output path is a directory
+    result = run_script("create_vocab.py", f"--input_file={corpus}", f"--output_file={tmp_path / 'vocab.txt'}",
+                        "--vocab_size=200", timeout=120)
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()[-1:]
+    assert line.startswith("create_vocab.py: error: ") and f"{tmp_path / 'vocab.txt'}" in line, result.stderr
 
 
 def test_the_script_exits_with_the_flag_named():

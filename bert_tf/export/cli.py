@@ -25,11 +25,11 @@ def define_flags() -> None:
     flags.DEFINE_list("labels", None, "Class names, in label-id order (classifier, token); default: the "
                       "names a Hugging Face checkpoint gives its classes (id2label).")
     flags.DEFINE_integer("num_classes", None, "Classes; default: the checkpoint head's width (another "
-                         "number is an error).")
+                         "number is an error).", lower_bound=1)
     flags.DEFINE_integer("max_seq_length", 128, "Longest packed sequence of the text signatures.")
     flags.DEFINE_integer("max_answer_length", 30, "Span: longest answer in tokens.")
     flags.DEFINE_integer("doc_stride", 128, "Span: tokens between the starts of context windows.")
-    flags.DEFINE_integer("max_query_length", 64, "Span: question tokens kept.")
+    flags.DEFINE_integer("max_query_length", 64, "Span: question tokens kept.", lower_bound=1)
     flags.DEFINE_bool("version_2_with_negative", False, "Span: SQuAD 2.0, an empty answer when [CLS] wins.")
     flags.DEFINE_bool("jit_compile", False, "Compile serving_default with XLA (faster on CPU; TF Serving then "
                       "needs --xla_cpu_compilation_enabled). Task models only.")

@@ -17,13 +17,16 @@ def export_hub_pair(model: BertEncoder | BertPretrainer, export_dir: str | os.Pa
     """Writes `export_dir/preprocessing` and `export_dir/encoder` (with `mlm` for a pretrainer).
 
     Returns their paths by name. Both carry the vocab file as an asset. `seq_length`
-    beyond the model's `max_position_embeddings` is an error.
+    beyond the model's `max_position_embeddings`, or a vocab beyond its `vocab_size`,
+    is an error.
 
     Example:
     >>> paths = export_hub_pair(pretrainer, "out/export", tokenizer=tokenizer)  # doctest: +SKIP
     >>> encoder = tf.saved_model.load(paths["encoder"])  # doctest: +SKIP
     """
-    (model if isinstance(model, BertEncoder) else model.encoder).bert_config.check_seq_length(seq_length)
+    config = (model if isinstance(model, BertEncoder) else model.encoder).bert_config
+    config.check_seq_length(seq_length)
+    config.check_vocab_size(len(tokenizer.vocab), tokenizer.vocab_file)
     export_dir = os.fspath(export_dir)
     preprocessing = PreprocessingExport(tokenizer, seq_length)
     encoder = EncoderExport(model, tokenizer.vocab_file)

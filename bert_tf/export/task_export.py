@@ -30,7 +30,8 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
     the span options are run_squad.py's. The vocab file is stored as an asset.
     `jit_compile` compiles `serving_default` with XLA (faster on CPU; TF Serving
     needs `--xla_cpu_compilation_enabled` for it). A model not built yet is built
-    first; `seq_length` beyond its `max_position_embeddings` is an error.
+    first; `seq_length` beyond its `max_position_embeddings`, or a vocab beyond its
+    `vocab_size`, is an error.
 
     Example:
     >>> export_task_model(tagger, "export/ner", tokenizer=tokenizer, seq_length=128,
@@ -41,6 +42,7 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
         raise ValueError(f"export_task_model: cannot export a {type(model).__name__}; expected "
                          "BertClassifier, BertSpanLabeler, BertTokenClassifier or BertMultipleChoice")
     model.encoder.bert_config.check_seq_length(seq_length)
+    model.encoder.bert_config.check_vocab_size(len(tokenizer.vocab), tokenizer.vocab_file)
     if not model.built:  # say, only its encoder filled by `load_checkpoint`: the head has no variables yet
         model.build_with_dummy_inputs()
     if isinstance(model, BertClassifier):

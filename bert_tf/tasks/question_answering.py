@@ -40,7 +40,7 @@ def define_flags() -> None:
     flags.DEFINE_bool("version_2_with_negative", False,
                       "SQuAD 2.0: some questions have no answer in the context.")
     flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of a long context's windows.")
-    flags.DEFINE_integer("max_query_length", 64, "Question tokens kept; longer questions are cut.")
+    flags.DEFINE_integer("max_query_length", 64, "Question tokens kept; longer questions are cut.", lower_bound=1)
     flags.DEFINE_integer("n_best_size", 20, "Candidates per question in nbest_predictions.json.")
     flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in WordPiece tokens.")
     flags.DEFINE_float("null_score_diff_threshold", 0.0,
