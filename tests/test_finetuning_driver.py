@@ -153,9 +153,10 @@ def test_bad_options_fail_with_the_flag_named(tmp_path):
     options = _options(tmp_path, export_dir=str(tmp_path))  # the data: refused before training
     with pytest.raises(ValueError, match=f"^--export_dir={tmp_path}: holds files that are not a SavedModel"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
-    options = _options(tmp_path, num_train_epochs=0)
-    with pytest.raises(ValueError, match="^--num_train_epochs must be positive, got 0$"):
-        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    for epochs in (0, float("nan")):
+        options = _options(tmp_path, num_train_epochs=epochs)
+        with pytest.raises(ValueError, match=f"^--num_train_epochs must be positive, got {epochs}$"):
+            run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, bert_config_file=None)
     with pytest.raises(ValueError, match="^--bert_config_file is required without --init_checkpoint$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)

@@ -121,7 +121,7 @@ def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[i
     """(steps per epoch, epochs): fractional --num_train_epochs become whole epochs of equal length."""
     if train is None:
         return 1, 1
-    if options.num_train_epochs <= 0:
+    if not options.num_train_epochs > 0:  # NaN too
         raise ValueError(f"--num_train_epochs must be positive, got {options.num_train_epochs}")
     if len(train) < options.train_batch_size:
         raise ValueError(f"the training set has {len(train)} examples, fewer than "
