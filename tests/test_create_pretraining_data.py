@@ -224,3 +224,30 @@ def test_main_reports_bad_paths_in_one_line(tmp_path, capsys, small_corpus, unca
     argv = [f"--{name}={value}" for name, value in {**argv, **change}.items()] + extra
     assert main_error(capsys, *argv) == f"create_pretraining_data.py: error: {message}"
     assert_no_output(tmp_path)
+
+
+def test_output_that_is_an_input_or_listed_twice_is_refused(tmp_path, uncased_vocab_file):
+    text = b"the first sentence.\nthe second one.\n\nanother document.\nits end.\n"
+    data = write_file(tmp_path / "data" / "corpus.txt", text)
+    options = generator.PretrainingDataOptions(vocab_file=uncased_vocab_file, dupe_factor=1)
+    same = str(tmp_path / "data" / ".." / "data" / "corpus.txt")  # the input, spelled otherwise
+    with pytest.raises(generator.PretrainingDataError) as error:
+        generator.create_pretraining_data([str(data)], [same], options, progress=False)
+    assert str(error.value) == f"--output_file: {same} is also an --input_file"
+    assert data.read_bytes() == text
+    twice = str(tmp_path / "out.tfrecord")
+    with pytest.raises(generator.PretrainingDataError) as error:
+        generator.create_pretraining_data([str(data)], [twice, twice], options, progress=False)
+    assert str(error.value) == f"--output_file: {twice} is listed twice"
+    assert_no_output(tmp_path)
+
+
+def test_shards_without_examples_are_written_empty_with_a_warning(tmp_path, uncased_vocab_file, caplog):
+    data = str(write_file(tmp_path / "corpus.txt", b"the first sentence.\nthe second one.\n\nanother one.\n"))
+    options = generator.PretrainingDataOptions(vocab_file=uncased_vocab_file, dupe_factor=1)
+    paths = generator.output_paths(str(tmp_path / "out.tfrecord"), 8)
+    stats = generator.create_pretraining_data([data], paths, options, progress=False)
+    counts = [sum(1 for _ in tf.data.TFRecordDataset(p)) for p in paths]
+    assert 0 < stats.examples < 8 and counts == [1] * stats.examples + [0] * (8 - stats.examples)
+    assert f"{8 - stats.examples} of the 8 output shards are empty: the corpus gave only {stats.examples} " \
+           "examples" in caplog.text

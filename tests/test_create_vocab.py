@@ -60,6 +60,10 @@ def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
         vocab_learner.create_vocab(str(tmp_path), output, 100)
     with pytest.raises(ValueError, match=r"^--vocab_size=6 leaves no room after the 6 reserved tokens$"):
         vocab_learner.create_vocab(str(corpus), output, 6, num_unused=1)
+    with pytest.raises(ValueError, match=r"^--vocab_size=20 is too small for this corpus: the smallest vocab "
+                       r"learned has 1\d\d tokens \(its \d+ characters, each also as a ## piece, and 5 "
+                       r"reserved tokens\); use --vocab_size=1\d\d or more$"):
+        vocab_learner.create_vocab(str(corpus), output, 20)
     with pytest.raises(ValueError, match=r"^--output_file: no directory .*missing$"):
         vocab_learner.create_vocab(str(corpus), tmp_path / "missing" / "vocab.txt", 100)
     assert sorted(tmp_path.iterdir()) == sorted([empty, controls, latin1])

@@ -116,15 +116,18 @@ def parsed_flags(*argv):
     return flag_values
 
 
-@pytest.mark.parametrize("case", ["missing input", "missing vocab", "missing config", "no config",
-                                  "bad layers", "long sequence"])
+@pytest.mark.parametrize("case", ["missing input", "input directory", "input not UTF-8", "missing vocab",
+                                  "missing config", "no config", "bad layers", "long sequence"])
 def test_bad_flags_are_one_line_errors(model, tmp_path, case):
-    missing = tmp_path / "none.txt"
+    missing, latin1 = tmp_path / "none.txt", tmp_path / "latin1.txt"
+    latin1.write_bytes("fine\nalso fine\ncaf\u00e9\n".encode("latin-1"))
     argv = {"input_file": model["input_file"], "output_file": tmp_path / "out.jsonl",
             "vocab_file": model["vocab"], "bert_config_file": model["config"],
             "init_checkpoint": model["checkpoint"]}
     change, message = {
         "missing input": ({"input_file": missing}, f"--input_file: no such file: {missing}"),
+        "input directory": ({"input_file": tmp_path}, f"--input_file: a directory, not a file: {tmp_path}"),
+        "input not UTF-8": ({"input_file": latin1}, f"{latin1}:3: not UTF-8 (invalid continuation byte)"),
         "missing vocab": ({"vocab_file": missing}, f"--vocab_file: no such file: {missing}"),
         "missing config": ({"bert_config_file": missing}, f"--bert_config_file: no such file: {missing}"),
         "no config": ({"bert_config_file": None},
@@ -151,3 +154,14 @@ def test_script_reports_a_bad_flag_in_one_line(model, tmp_path):
     assert process.returncode == 1, stderr
     assert stderr.strip().splitlines()[-1] == (
         "extract_features.py: error: --layers=-1,two: 'two' is not an integer")
+
+
+def test_empty_input_gives_an_empty_output(model, tmp_path):
+    """As google-research/bert's extract_features.py, which opens the output before any prediction."""
+    (tmp_path / "empty.txt").write_bytes(b"")
+    flag_values = parsed_flags(f"--input_file={tmp_path / 'empty.txt'}", f"--output_file={tmp_path / 'out.jsonl'}",
+                               f"--vocab_file={model['vocab']}", f"--bert_config_file={model['config']}",
+                               f"--init_checkpoint={model['checkpoint']}", "--layers=-1", "--max_seq_length=32")
+    assert feature_extraction.run(flag_values) == 0
+    assert (tmp_path / "out.jsonl").read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt", "out.jsonl"]

@@ -144,6 +144,10 @@ def test_tsv_task_single_text(tmp_path):
      "{dir}/train.tsv:2: label 'maybe' is not in the label set contradiction, entailment, neutral"),
     ("stsb", "header\n0\tg\tf\ty\to\ts\ts\tA.\tB.\thigh\n", "dev",
      "{dir}/dev.tsv:2: score 'high' is not a number"),
+    ("stsb", "header\n0\tg\tf\ty\to\ts\ts\tA.\tB.\t4.0\n1\tg\tf\ty\to\ts\ts\tC.\tD.\tnan\n", "train",
+     "{dir}/train.tsv:3: score 'nan' is not a finite number"),
+    ("stsb", "header\n0\tg\tf\ty\to\ts\ts\tA.\tB.\t-inf\n", "dev",
+     "{dir}/dev.tsv:2: score '-inf' is not a finite number"),
 ])
 def test_bad_glue_rows_name_file_and_line(tmp_path, task, text, split, error):
     (tmp_path / f"{split}.tsv").write_text(text, encoding="utf-8")

@@ -148,3 +148,31 @@ def test_offsets_give_back_exact_answers_and_impossible_points_at_cls(tmp_path):
     # Every answer is in some window, accents and punctuation included ("Marguerite Oléron", "José Ibarra").
     assert found == {e.qas_id for e in examples if not e.is_impossible}
     assert len(features) > len(examples)  # long contexts gave several windows
+
+
+QUESTION = {"id": "q1", "question": "a?", "answers": [{"text": "b", "answer_start": 2}]}
+
+
+@pytest.mark.parametrize("article, message", [
+    ({"paragraphs": 5}, "article 0: field 'paragraphs' is 5, not a list"),
+    ({"paragraphs": [{"context": "a b", "qas": None}]}, "article 0 paragraph 0: field 'qas' is null, not a list"),
+    ({"paragraphs": [{"context": None, "qas": [QUESTION]}]},
+     "article 0 paragraph 0: field 'context' is null, not a string"),
+    ({"paragraphs": [{"context": "a b", "qas": [{**QUESTION, "question": None}]}]},
+     "question q1: field 'question' is null, not a string"),
+    ({"paragraphs": [{"context": "a b", "qas": [{**QUESTION, "is_impossible": "false"}]}]},
+     "question q1: field 'is_impossible' is \"false\", not true or false"),
+    ({"paragraphs": [{"context": "a b", "qas": [{**QUESTION, "answers": None}]}]},
+     "question q1: field 'answers' is null, not a list"),
+    ({"paragraphs": [{"context": "a b", "qas": [{**QUESTION, "answers": [{"text": "b", "answer_start": "2"}]}]}]},
+     "question q1: field 'answer_start' is \"2\", not an integer"),
+    ({"paragraphs": [{"context": "a b", "qas": [QUESTION]}, {"context": "c b", "qas": [QUESTION]}]},
+     "question q1: duplicate id (also in article 0 paragraph 0)"),
+])
+def test_wrong_types_and_duplicate_ids_name_the_file_and_question(tmp_path, article, message):
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps({"data": [article]}), encoding="utf-8")
+    for require_answers in (True, False):
+        with pytest.raises(SquadDataError) as error:
+            read_squad_examples(str(path), version_2_with_negative=True, require_answers=require_answers)
+        assert str(error.value) == f"{path}: {message}"

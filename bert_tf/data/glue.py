@@ -18,6 +18,7 @@ import abc
 import csv
 import dataclasses
 import io
+import math
 import sys
 
 import numpy as np
@@ -279,9 +280,12 @@ def _read_rows(path: str, dialect: dict) -> list[tuple[int, list[str]]]:
 def _check_label(label: str, label_set: tuple[str, ...] | None, path: str, line: int) -> str | float:
     if label_set is None:
         try:
-            return float(label)
+            score = float(label)
         except ValueError:
             raise DataError(f"{path}:{line}: score {label!r} is not a number") from None
+        if not math.isfinite(score):
+            raise DataError(f"{path}:{line}: score {label!r} is not a finite number")
+        return score
     if label not in label_set:
         raise DataError(f"{path}:{line}: label {label!r} is not in the label set {', '.join(label_set)}")
     return label

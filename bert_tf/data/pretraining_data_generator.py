@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 import tensorflow as tf
+from absl import logging
 from tensorflow.python.eager import context
 from tqdm import tqdm
 
@@ -267,6 +268,24 @@ def output_paths(output_file: str, num_output_shards: int | None = None) -> list
     return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
 
 
+def _resolved(path: str) -> str:
+    """A local path with its links and `..` resolved; a remote one (gs://...) as it is."""
+    return path if "://" in path else os.path.realpath(path)
+
+
+def _check_output_paths(input_files: list[str], output_files: list[str]) -> None:
+    """Raises `PretrainingDataError` for an output listed twice or that is one of the inputs."""
+    inputs = {_resolved(p) for p in input_files}
+    seen = set()
+    for path in output_files:
+        resolved = _resolved(path)
+        if resolved in seen:
+            raise PretrainingDataError(f"--output_file: {path} is listed twice")
+        if resolved in inputs:
+            raise PretrainingDataError(f"--output_file: {path} is also an --input_file")
+        seen.add(resolved)
+
+
 def _make_output_directories(output_files: list[str]) -> None:
     """Creates the folders of `output_files`; raises `PretrainingDataError` where one cannot be."""
     for directory in sorted({os.path.dirname(p) for p in output_files} - {""}):
@@ -285,6 +304,8 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
 
     Every check runs before any output is opened; an error during the run
     leaves no output file behind (each shard is written under a temporary name).
+    Shards that get no example (more shards than examples) are written empty,
+    with a warning.
 
     Returns:
       The statistics of what was written.
@@ -293,6 +314,7 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
       PretrainingDataError, corpus.CorpusError, VocabError, ConfigError: bad
       flags or input, each with a one-line message naming the flag or the file.
     """
+    _check_output_paths(input_files, output_files)
     options.validate(bert_config_file)
     Vocab.from_file(options.vocab_file)
     chunks = corpus.plan_chunks(input_files, chunk_bytes)
@@ -325,6 +347,9 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
             bar.update(chunk.end - chunk.start)
         if not stats.examples:
             raise corpus.CorpusError(f"the corpus has no tokens: {len(input_files)} input files, no example")
+        if stats.examples < len(shards):
+            logging.warning("%d of the %d output shards are empty: the corpus gave only %d examples",
+                            len(shards) - stats.examples, len(shards), stats.examples)
     stats.seconds = time.perf_counter() - start_time
     return stats
 

@@ -83,42 +83,57 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False,
         raise SquadDataError(f"{path}: malformed JSON: {error}") from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise SquadDataError(f'{path}: not a SQuAD file: expected an object with a "data" list')
-    examples = []
+    examples, seen = [], {}
     for a, article in enumerate(data["data"]):
-        for p, paragraph in enumerate(_field(article, "paragraphs", path, f"article {a}")):
+        for p, paragraph in enumerate(_field(article, "paragraphs", path, f"article {a}", list)):
             where = f"article {a} paragraph {p}"
-            context = _field(paragraph, "context", path, where)
-            for qa in _field(paragraph, "qas", path, where):
-                qas_id = str(_field(qa, "id", path, where))
+            context = _field(paragraph, "context", path, where, str)
+            for qa in _field(paragraph, "qas", path, where, list):
+                qas_id = str(_field(qa, "id", path, where, (str, int)))
+                if qas_id in seen:
+                    raise SquadDataError(f"{path}: question {qas_id}: duplicate id (also in {seen[qas_id]})")
+                seen[qas_id] = where
                 examples.append(_read_question(qa, qas_id, context, path, version_2_with_negative,
                                                require_answers))
     return examples
 
 
-def _field(record, key, path, where):
+_TYPE_NAMES = {list: "a list", str: "a string", bool: "true or false", int: "an integer"}
+
+
+def _field(record, key, path, where, types, default=None):
+    """`record[key]`, which must be of `types` (a type or a tuple); a missing key gives `default`
+    where one is given. Raises `SquadDataError` naming the file, `where` and the field."""
+    if default is not None and isinstance(record, dict) and key not in record:
+        return default
     if not isinstance(record, dict) or key not in record:
         raise SquadDataError(f"{path}: {where}: missing field {key!r}")
-    return record[key]
+    value, types = record[key], types if isinstance(types, tuple) else (types,)
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        expected = " or ".join(_TYPE_NAMES[t] for t in types)
+        raise SquadDataError(f"{path}: {where}: field {key!r} is {json.dumps(value)[:40]}, not {expected}")
+    return value
 
 
 def _read_question(qa, qas_id, context, path, version_2_with_negative, require_answers):
     where = f"question {qas_id}"
-    is_impossible = bool(qa.get("is_impossible", False))
+    question = _field(qa, "question", path, where, str)
+    is_impossible = _field(qa, "is_impossible", path, where, bool, default=False)
     if is_impossible and not version_2_with_negative:
         raise SquadDataError(f"{path}: {where} is_impossible: SQuAD 2.0 data needs "
                              "--version_2_with_negative")
     if is_impossible:
         raw_answers = []
     elif require_answers:
-        raw_answers = _field(qa, "answers", path, where)
+        raw_answers = _field(qa, "answers", path, where, list)
     else:  # as google-research/bert, which reads answers only for training
-        raw_answers = qa.get("answers", [])
+        raw_answers = _field(qa, "answers", path, where, list, default=[])
     answers = []
     for answer in raw_answers:
-        text, start = _field(answer, "text", path, where), _field(answer, "answer_start", path, where)
-        if not isinstance(text, str) or not text.strip():
+        text, start = _field(answer, "text", path, where, str), _field(answer, "answer_start", path, where, int)
+        if not text.strip():
             raise SquadDataError(f"{path}: {where}: empty answer text {text!r}")
-        if not isinstance(start, int) or start < 0:
+        if start < 0:
             raise SquadDataError(f"{path}: {where}: answer_start {start!r} is not a character offset")
         if context[start:start + len(text)] != text:
             raise SquadDataError(f"{path}: {where}: answer_start {start} gives "
@@ -126,8 +141,7 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
         answers.append((text, start))
     if require_answers and not is_impossible and not answers:
         raise SquadDataError(f"{path}: {where} has no answers and is not is_impossible")
-    return SquadExample(qas_id, _field(qa, "question", path, where), context, tuple(answers),
-                        is_impossible)
+    return SquadExample(qas_id, question, context, tuple(answers), is_impossible)
 
 
 def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,

@@ -43,11 +43,21 @@ def count_words(files, do_lower_case: bool, batch_size: int = 1024) -> collectio
 
 
 def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: int = 0) -> list[str]:
-    """The WordPiece vocab (at most `vocab_size` tokens, reserved ones first) of `files`."""
+    """The WordPiece vocab (at most `vocab_size` tokens, reserved ones first) of `files`.
+
+    The learner keeps every character of the corpus (up to 1,000) and its `##` form, so a
+    small `vocab_size` can be out of reach: a `ValueError` then names the size it learned.
+    """
     reserved = reserved_tokens(num_unused)
     if vocab_size <= len(reserved):
         raise ValueError(f"--vocab_size={vocab_size} leaves no room after the {len(reserved)} reserved tokens")
-    return learner.learn(count_words(files, do_lower_case), vocab_size, reserved)
+    tokens = learner.learn(count_words(files, do_lower_case), vocab_size, reserved)
+    if len(tokens) > vocab_size:
+        chars = sum(len(token) == 1 for token in tokens[len(reserved):])
+        raise ValueError(f"--vocab_size={vocab_size} is too small for this corpus: the smallest vocab learned "
+                         f"has {len(tokens)} tokens (its {chars} characters, each also as a ## piece, and "
+                         f"{len(reserved)} reserved tokens); use --vocab_size={len(tokens)} or more")
+    return tokens
 
 
 def create_vocab(input_file: str, output_file: str | os.PathLike, vocab_size: int,

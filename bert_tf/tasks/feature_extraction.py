@@ -18,11 +18,9 @@ Example:
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import sys
-from collections.abc import Iterable, Iterator
 
 import numpy as np
 import tensorflow as tf
@@ -31,6 +29,7 @@ from tqdm import tqdm
 
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
+from bert_tf.data import text_files
 from bert_tf.io_utils import atomic_output
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.tokenization import BertTokenizer
@@ -58,13 +57,20 @@ def parse_layers(spec: str, num_layers: int) -> list[int]:
     return layers
 
 
-def read_texts(path: str) -> Iterator[tuple[str, str | None]]:
-    """Yields `(text_a, text_b)` per line of `path`; `text_b` is None without ` ||| `."""
-    with tf.io.gfile.GFile(path, "r") as f:
-        for line in f:
-            line = line.strip()
-            match = _PAIR.match(line)
-            yield (match.group(1), match.group(2)) if match else (line, None)
+def read_texts(path: str) -> list[tuple[str, str | None]]:
+    """`(text_a, text_b)` per line of the UTF-8 file `path`; `text_b` is None without ` ||| `.
+
+    Raises ValueError naming `<path>:<line>` where the file is not UTF-8.
+    """
+    lines = text_files.read_utf8(path, ValueError).split("\n")
+    if lines[-1] == "":  # after the last newline, or an empty file
+        lines.pop()
+    texts = []
+    for line in lines:
+        line = line.strip()
+        match = _PAIR.match(line)
+        texts.append((match.group(1), match.group(2)) if match else (line, None))
+    return texts
 
 
 class FeatureExtractor:
@@ -128,27 +134,20 @@ class FeatureExtractor:
         return records
 
 
-def _batches(items: Iterable, size: int) -> Iterator[list]:
-    iterator = iter(items)
-    while batch := list(itertools.islice(iterator, size)):
-        yield batch
-
-
-def extract_features(extractor: FeatureExtractor, input_file: str, output_file: str,
+def extract_features(extractor: FeatureExtractor, texts: list[tuple[str, str | None]], output_file: str,
                      batch_size: int) -> int:
-    """Streams `input_file` through `extractor` in batches into JSON lines at `output_file`
-    (written atomically). Returns the number of lines written."""
-    with tf.io.gfile.GFile(input_file, "r") as f:
-        total = sum(1 for _ in f)
-    written = 0
+    """Runs `texts` (as `read_texts` returns them) through `extractor` in batches into JSON lines
+    at `output_file` (written atomically). Returns the number of lines written; no text gives an
+    empty output, as google-research/bert's `extract_features.py` does."""
     with atomic_output(output_file) as tmp, tf.io.gfile.GFile(tmp, "w") as out, \
-            tqdm(total=total, unit="line", file=sys.stderr, desc="extract_features") as bar:
-        for batch in _batches(read_texts(input_file), batch_size):
-            for record in extractor.extract(batch, first_index=written):
+            tqdm(total=len(texts), unit="line", file=sys.stderr, desc="extract_features") as bar:
+        out.write("")  # GFile creates the file on its first write
+        for first in range(0, len(texts), batch_size):
+            batch = texts[first:first + batch_size]
+            for record in extractor.extract(batch, first_index=first):
                 out.write(json.dumps(record) + "\n")
-            written += len(batch)
             bar.update(len(batch))
-    return written
+    return len(texts)
 
 
 def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
@@ -181,6 +180,8 @@ def _existing(flag_values: flags.FlagValues, flag: str) -> str:
     path = flag_values[flag].value
     if not tf.io.gfile.exists(path):
         raise FileNotFoundError(f"--{flag}: no such file: {path}")
+    if tf.io.gfile.isdir(path):
+        raise ValueError(f"--{flag}: a directory, not a file: {path}")
     return path
 
 
@@ -188,11 +189,11 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
     """Checks the flags, loads the model and writes `--output_file`; returns the lines written.
 
     Raises FileNotFoundError or ValueError, one line naming the flag, for a missing input,
-    vocab or config file, a checkpoint that stores no config without `--bert_config_file`,
+    vocab or config file (or a directory), an input that is not UTF-8 (naming `file:line`), a checkpoint that stores no config without `--bert_config_file`,
     a bad `--layers` value or a `--max_seq_length` the model cannot take.
     """
     fv = flag_values
-    input_file, vocab_file = _existing(fv, "input_file"), _existing(fv, "vocab_file")
+    texts, vocab_file = read_texts(_existing(fv, "input_file")), _existing(fv, "vocab_file")
     config = resolve_bert_config(_existing(fv, "bert_config_file") if fv.bert_config_file else None,
                                  fv.init_checkpoint)
     layers = parse_layers(fv.layers, config.num_hidden_layers)
@@ -202,7 +203,7 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
     encoder = BertEncoder.from_bert_config(config)
     load_init_checkpoint(fv.init_checkpoint, encoder)
     extractor = FeatureExtractor(encoder, tokenizer, layers, fv.max_seq_length, fv.pooling)
-    count = extract_features(extractor, input_file, fv.output_file, fv.batch_size)
+    count = extract_features(extractor, texts, fv.output_file, fv.batch_size)
     logging.info("Wrote %d lines to %s", count, fv.output_file)
     return count
 
