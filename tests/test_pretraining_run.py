@@ -180,7 +180,9 @@ def test_dynamic_masking_checks_every_corpus_before_training(tmp_path, uncased_v
     good.write_text("some words here .\nand more words .\n", encoding="utf-8")
     latin1.write_bytes("caf\u00e9 au lait .\n".encode("latin-1"))
     blank.write_text("\n \n", encoding="utf-8")
-    text = dict(dynamic_masking=True, vocab_file=uncased_vocab_file, do_eval=True)
+    (tmp_path / "real_vocab").mkdir()
+    text = dict(dynamic_masking=True, vocab_file=uncased_vocab_file, do_eval=True,
+                bert_config_file=write_tiny_config(tmp_path / "real_vocab", vocab_size=30522))
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(latin1), **text), CorpusError,
                                 r"^1 input lines are not valid UTF-8 \(first: .*latin1.txt line 1\)$")
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(good), eval_file=str(blank), **text),
