@@ -39,7 +39,8 @@ class ClassifierExport(TaskExport):
         # Packing would broadcast a batch of 1 against the other. Every op on both inputs
         # comes after this check, so its message is the error that unequal batches get.
         with tf.control_dependencies([tf.debugging.assert_equal(
-                tf.shape(text_a)[0], tf.shape(text_b)[0], message="text_a and text_b must have the same batch size")]):
+                tf.shape(text_a)[0], tf.shape(text_b)[0],
+                message="text_a and text_b must have the same batch size")]):
             text_a = tf.identity(text_a)
         return self._predict([self._tokenizer.tokenize(text_a), self._tokenizer.tokenize(text_b)])
 

@@ -90,7 +90,8 @@ class SpanExport(TaskExport):
         per_example = tf.RaggedTensor.from_value_rowids(best_score, windows.example, nrows=batch)
         # One -inf column more (argmax takes the first of equal scores, so never it): a batch of
         # 0 examples still has a window axis to reduce.
-        window_scores = tf.pad(per_example.to_tensor(-float("inf")), [[0, 0], [0, 1]], constant_values=-float("inf"))
+        window_scores = tf.pad(per_example.to_tensor(-float("inf")), [[0, 0], [0, 1]],
+                               constant_values=-float("inf"))
         chosen = tf.argmax(window_scores, axis=1) + per_example.row_starts()
         score = tf.gather(best_score, chosen)
         null_score = tf.math.unsorted_segment_min(start_logits[:, 0] + end_logits[:, 0], windows.example, batch)

@@ -44,11 +44,12 @@ class TokenClassifierExport(TaskExport):
         num_words = tf.reduce_sum(tf.cast(is_word_start, tf.int64))
         # A word is reported only if all its pieces fit: a piece at `keep` means it is cut.
         fits = tf.math.unsorted_segment_max(position, word, num_words) < keep  # [words]
-        first = tf.where(is_word_start & tf.gather(fits, word))[:, 0]  # flat index of each reported word's first token
+        first = tf.where(is_word_start & tf.gather(fits, word))[:, 0]  # each reported word's first token
         row = ids.value_rowids()
         word_row = tf.gather(row, first)
         start_char = tf.gather(starts.flat_values, first)
-        end_char = tf.gather(tf.math.unsorted_segment_max(ends.flat_values, word, num_words), tf.gather(word, first))
+        word_ends = tf.math.unsorted_segment_max(ends.flat_values, word, num_words)  # [words]
+        end_char = tf.gather(word_ends, tf.gather(word, first))
         # +1: position 0 of the packed sequence is [CLS].
         label_ids = tf.gather_nd(predictions, tf.stack([word_row, tf.gather(position, first) + 1], axis=1))
         words = tf.strings.substr(tf.gather(text, word_row), tf.cast(start_char, tf.int32),

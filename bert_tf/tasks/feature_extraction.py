@@ -189,8 +189,9 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
     """Checks the flags, loads the model and writes `--output_file`; returns the lines written.
 
     Raises FileNotFoundError or ValueError, one line naming the flag, for a missing input,
-    vocab or config file (or a directory), an input that is not UTF-8 (naming `file:line`), a checkpoint that stores no config without `--bert_config_file`,
-    a bad `--layers` value or a `--max_seq_length` the model cannot take.
+    vocab or config file (or a directory), an input that is not UTF-8 (naming `file:line`),
+    a checkpoint that stores no config without `--bert_config_file`, a bad `--layers`
+    value or a `--max_seq_length` the model cannot take.
     """
     fv = flag_values
     texts, vocab_file = read_texts(_existing(fv, "input_file")), _existing(fv, "vocab_file")
