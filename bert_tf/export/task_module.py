@@ -24,6 +24,8 @@ def label_names(labels, num_classes: int, head: str) -> tf.Tensor:
     names = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
     if len(names) != num_classes:
         raise ValueError(f"--labels: {len(names)} given for a {head} with {num_classes} classes")
+    if len(set(names)) != len(names):
+        raise ValueError(f"--labels: {','.join(names)} names a class twice")
     return tf.constant(names)
 
 
