@@ -133,6 +133,26 @@ def test_tsv_task_single_text(tmp_path):
     assert processor.read(str(tmp_path), "train")[1] == InputExample("train-1", "cold", None, "neg")
 
 
+def test_tsv_task_reads_quotes_as_text(tmp_path):
+    # With csv's default quoting, the stray quote would open a field that swallows the next rows.
+    (tmp_path / "train.tsv").write_text('text\tlabel\n"wow, she said\tpos\ncold\tneg\nwarm\tpos\n',
+                                        encoding="utf-8")
+    examples = get_processor("tsv").read(str(tmp_path), "train")
+    assert [(e.text_a, e.label) for e in examples] == [('"wow, she said', "pos"), ("cold", "neg"), ("warm", "pos")]
+
+
+@pytest.mark.parametrize("task, text, error", [
+    ("tsv", "text\tlabel\na\tb\tpos\n", "{dir}/train.tsv:2: malformed TSV row: 3 columns, the header names 2"),
+    ("csv", 'text,label\n"open quote,pos\ncold,neg\n',
+     "{dir}/train.csv:2: malformed row (unexpected end of data)"),
+])
+def test_user_rows_must_match_the_header(tmp_path, task, text, error):
+    (tmp_path / f"train.{task}").write_text(text, encoding="utf-8")
+    with pytest.raises(DataError) as caught:
+        get_processor(task).read(str(tmp_path), "train")
+    assert str(caught.value) == error.format(dir=tmp_path)
+
+
 @pytest.mark.parametrize("task, text, split, error", [
     ("sst2", "sentence\tlabel\ngood\t1\nno label here\n", "train",
      "{dir}/train.tsv:3: malformed TSV row: 1 tab-separated columns, SST-2 needs at least 2"),

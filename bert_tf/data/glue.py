@@ -164,7 +164,10 @@ class DelimitedFileProcessor(DataProcessor):
 
     def read(self, data_dir: str, split: str, check_labels: bool = True) -> list[InputExample]:
         path = _split_path(data_dir, self.file_name(split))
-        rows = _read_rows(path, dict(delimiter="," if self.extension == "csv" else "\t"))
+        # CSV fields may be quoted; TSV has one row a line and no quoting, as GLUE's files.
+        dialect = (dict(delimiter=",", strict=True) if self.extension == "csv"
+                   else dict(delimiter="\t", quoting=csv.QUOTE_NONE))
+        rows = _read_rows(path, dialect)
         if not rows:
             raise DataError(f"{path}:1: empty file; the first row must name the columns")
         header_line, header = rows[0]
@@ -181,10 +184,9 @@ class DelimitedFileProcessor(DataProcessor):
         text_b = position("--text_b_column", self.text_b_column)
         label = position("--label_column", self.label_column, required=split not in self.predict_splits)
         label_set = self.labels(data_dir) if check_labels and split != "train" and label is not None else None
-        min_columns = max(p for p in (text_a, text_b, label) if p is not None) + 1
         examples = []
         for row_number, (line, row) in enumerate(rows[1:]):
-            if len(row) < min_columns:
+            if len(row) != len(header):
                 raise DataError(f"{path}:{line}: malformed {self.extension.upper()} row: {len(row)} columns, "
                                 f"the header names {len(header)}")
             value = None if label is None else row[label]
