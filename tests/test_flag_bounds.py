@@ -14,7 +14,7 @@ PRETRAINING = {"max_seq_length": 0, "max_predictions_per_seq": 0, "train_batch_s
                "learning_rate": -1e-4, "num_train_steps": -1, "num_warmup_steps": -1,
                "save_checkpoints_steps": 0, "iterations_per_loop": 0, "max_eval_steps": 0, "log_every": 0,
                "keep_checkpoint_max": 0}
-FINETUNING = {"max_seq_length": 0, "train_batch_size": 0, "eval_batch_size": 0, "predict_batch_size": 0,
+FINETUNING = {"max_seq_length": 2, "train_batch_size": 0, "eval_batch_size": 0, "predict_batch_size": 0,
               "learning_rate": -1e-5, "warmup_proportion": 1.5, "label_smoothing": -0.1, "mlm_aux_weight": -1}
 
 
@@ -41,7 +41,7 @@ def refused_flags(define: str, bad_values: dict) -> list[str]:
     ("bert_tf.pretraining.flags.define_pretraining_flags", PRETRAINING),
     ("bert_tf.finetuning.flags.define_finetuning_flags", FINETUNING),
     ("bert_tf.tasks.question_answering.define_flags", {"max_query_length": 0}),
-    ("bert_tf.export.cli.define_flags", {"max_query_length": -2, "num_classes": 0}),
+    ("bert_tf.export.cli.define_flags", {"max_query_length": -2, "num_classes": 0, "max_seq_length": 2}),
 ])
 def test_each_numeric_flag_refuses_values_out_of_range(define, bad_values):
     assert refused_flags(define, bad_values) == list(bad_values)

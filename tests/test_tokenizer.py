@@ -231,6 +231,11 @@ def test_pack_inputs_truncates_round_robin(tokenizer):
         assert [(packed == 7).sum(), (packed == 8).sum()] == [len(a), len(b)]
     with pytest.raises(ValueError, match="seq_length=3"):
         tokenizer.pack_inputs([first, second], 3)
+    # A tensor seq_length (the exported bert_pack_inputs takes one) is checked when the graph runs.
+    pack = tf.function(lambda seq_length: tokenizer.pack_inputs([first, second], seq_length))
+    assert pack(tf.constant(4))["input_word_ids"].shape == (2, 4)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="seq_length leaves no room"):
+        pack(tf.constant(3))
 
 
 def test_pack_inputs_equals_tensorflow_text_packing(tokenizer):

@@ -26,7 +26,8 @@ def define_flags() -> None:
                       "names a Hugging Face checkpoint gives its classes (id2label).")
     flags.DEFINE_integer("num_classes", None, "Classes; default: the checkpoint head's width (another "
                          "number is an error).", lower_bound=1)
-    flags.DEFINE_integer("max_seq_length", 128, "Longest packed sequence of the text signatures.")
+    flags.DEFINE_integer("max_seq_length", 128, "Longest packed sequence of the text signatures.",
+                         lower_bound=3)
     flags.DEFINE_integer("max_answer_length", 30, "Span: longest answer in tokens.")
     flags.DEFINE_integer("doc_stride", 128, "Span: tokens between the starts of context windows.")
     flags.DEFINE_integer("max_query_length", 64, "Span: question tokens kept.", lower_bound=1)

@@ -26,7 +26,7 @@ def define_finetuning_flags(**defaults) -> None:
     flags.DEFINE_bool("do_eval", False, "Whether to evaluate on the dev set(s).")
     flags.DEFINE_bool("do_predict", False, "Whether to write predictions for the test set(s).")
     flags.DEFINE_integer("max_seq_length", default("max_seq_length", 128),
-                         "Maximum WordPiece tokens per input, [CLS] and [SEP] included.", lower_bound=1)
+                         "Maximum WordPiece tokens per input, [CLS] and [SEP] included.", lower_bound=3)
     flags.DEFINE_integer("train_batch_size", default("train_batch_size", 32), "Global training batch size.",
                          lower_bound=1)
     flags.DEFINE_integer("eval_batch_size", 8, "Eval batch size.", lower_bound=1)

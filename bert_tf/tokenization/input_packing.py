@@ -29,9 +29,16 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int,
     """
     if len(segments) not in (1, 2):
         raise ValueError(f"pack_segments packs one or two segments, got {len(segments)}")
-    if isinstance(seq_length, int) and seq_length < len(segments) + 2:
-        raise ValueError(f"seq_length={seq_length} leaves no room for a token besides "
-                         f"{len(segments) + 1} [CLS]/[SEP]")
+    shortest = len(segments) + 2  # [CLS], a token, and a [SEP] each
+    if isinstance(seq_length, int):
+        if seq_length < shortest:
+            raise ValueError(f"seq_length={seq_length} leaves no room for a token besides "
+                             f"{shortest - 1} [CLS]/[SEP]")
+    else:  # a tensor, known only when the graph runs
+        check = tf.debugging.assert_greater_equal(
+            seq_length, shortest, message=f"seq_length leaves no room for a token besides {shortest - 1} [CLS]/[SEP]")
+        with tf.control_dependencies([check]):
+            seq_length = tf.identity(seq_length)
     budget = seq_length - len(segments) - 1  # tokens left after [CLS] and the [SEP]s
     lengths = [tf.cast(segment.row_lengths(), tf.int32) for segment in segments]  # [batch] each
     if len(segments) == 1:
