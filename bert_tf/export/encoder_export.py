@@ -5,9 +5,8 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_tf.export.keras_tracking import KerasModelRef
-from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
-from bert_tf.models.bert_encoder import ENCODER_INPUTS
 
 ENCODER_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS}
 
@@ -21,6 +20,8 @@ class _MaskedLM(tf.Module):
 
     def __init__(self, pretrainer: BertPretrainer):
         super().__init__()
+        if not pretrainer.built:  # a new pretrainer's heads have no weights until built
+            pretrainer.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
         self._pretrainer = KerasModelRef(pretrainer)
         self.model_variables = [v.value for v in pretrainer.variables]
 
@@ -52,9 +53,14 @@ class EncoderExport(tf.train.Checkpoint):
     the names `variables` and `trainable_variables` for properties of its own.
 
     Example:
-    >>> encoder = tf.saved_model.load("export/encoder")  # doctest: +SKIP
-    >>> encoder(preprocessor(tf.constant(["hello world"])))["pooled_output"].shape  # doctest: +SKIP
-    TensorShape([1, 768])
+    >>> encoder = BertEncoder.from_config_file("bert_config.json")
+    >>> tf.saved_model.save(EncoderExport(encoder), "export/encoder")
+    >>> loaded = tf.saved_model.load("export/encoder")
+    >>> ids = tf.constant([[2, 17, 18, 3]])  # [CLS] hello world [SEP]
+    >>> outputs = loaded({"input_word_ids": ids, "input_mask": tf.ones_like(ids),
+    ...                   "input_type_ids": tf.zeros_like(ids)}, training=False)
+    >>> outputs["pooled_output"].shape, len(outputs["encoder_outputs"])
+    (TensorShape([1, 16]), 1)
     """
 
     def __init__(self, model: BertEncoder | BertPretrainer, vocab_file: str | None = None):

@@ -21,8 +21,9 @@ def export_hub_pair(model: BertEncoder | BertPretrainer, export_dir: str | os.Pa
     is an error.
 
     Example:
-    >>> paths = export_hub_pair(pretrainer, "out/export", tokenizer=tokenizer)  # doctest: +SKIP
-    >>> encoder = tf.saved_model.load(paths["encoder"])  # doctest: +SKIP
+    >>> pretrainer = BertPretrainer(BertEncoder.from_config_file("bert_config.json"))
+    >>> export_hub_pair(pretrainer, "export", tokenizer=BertTokenizer("vocab.txt"), seq_length=16)
+    {'preprocessing': 'export/preprocessing', 'encoder': 'export/encoder'}
     """
     config = (model if isinstance(model, BertEncoder) else model.encoder).bert_config
     config.check_seq_length(seq_length)
