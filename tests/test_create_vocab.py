@@ -38,6 +38,17 @@ def test_cased_vocab_keeps_case(corpus, tmp_path):
     BertTokenizer(tmp_path / "vocab.txt", do_lower_case=False)
 
 
+def test_a_vocab_learned_over_the_size_is_cut_to_it(tmp_path):
+    # 100 words of the same count: the learner keeps all of them or none, 125 tokens or 25.
+    words = [a + b for a in "abcdefghij" for b in "abcdefghij"]
+    corpus = write_file(tmp_path / "corpus.txt", "\n".join([" ".join(words)] * 20) + "\n")
+    tokens = vocab_learner.create_vocab(str(corpus), tmp_path / "vocab.txt", 60)
+    assert len(tokens) == 60
+    assert set(list("abcdefghij") + [f"##{c}" for c in "abcdefghij"]) < set(tokens)  # every character kept
+    tokenizer = BertTokenizer(tmp_path / "vocab.txt")
+    assert tokenizer.vocab.unk_id not in tokenizer.tokenize(words).flat_values.numpy()
+
+
 def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
     output = tmp_path / "vocab.txt"
     result = run_script("create_vocab.py", f"--input_file={tmp_path}/missing*.txt", f"--output_file={output}")

@@ -7,9 +7,11 @@ rules, the same split `BertTokenizer` applies before WordPiece), and
 whose normalization differs, which would leave pieces our tokenizer never asks for.
 
 Example:
->>> tokens = create_vocab("corpus/*.txt", "vocab.txt", vocab_size=8000)  # doctest: +SKIP
->>> tokens[:6]  # doctest: +SKIP
-['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', '!']
+>>> with open("corpus.txt", "w") as corpus_file:
+...     _ = corpus_file.write("The cat sat on the mat. " * 12)
+>>> tokens = create_vocab("corpus.txt", "my_vocab.txt", vocab_size=100)
+>>> tokens[:5], tokens[15:20]
+(['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'], ['the', 'cat', 'mat', 'on', 'sat'])
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from __future__ import annotations
 import collections
 import os
 
+import numpy as np
 import tensorflow as tf
+import tensorflow_text as tf_text
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from bert_tf import io_utils
@@ -51,13 +55,44 @@ def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: 
     reserved = reserved_tokens(num_unused)
     if vocab_size <= len(reserved):
         raise ValueError(f"--vocab_size={vocab_size} leaves no room after the {len(reserved)} reserved tokens")
-    tokens = learner.learn(count_words(files, do_lower_case), vocab_size, reserved)
+    word_counts = count_words(files, do_lower_case)
+    tokens = learner.learn(word_counts, vocab_size, reserved)
+    if len(tokens) > vocab_size:  # the learner's search over count thresholds can end above the size
+        tokens = drop_least_used_pieces(tokens, len(reserved), vocab_size, word_counts)
     if len(tokens) > vocab_size:
         chars = sum(len(token) == 1 for token in tokens[len(reserved):])
         raise ValueError(f"--vocab_size={vocab_size} is too small for this corpus: the smallest vocab learned "
                          f"has {len(tokens)} tokens (its {chars} characters, each also as a ## piece, and "
                          f"{len(reserved)} reserved tokens); use --vocab_size={len(tokens)} or more")
     return tokens
+
+
+def drop_least_used_pieces(tokens: list[str], num_reserved: int, vocab_size: int,
+                           word_counts: collections.Counter) -> list[str]:
+    """`tokens` less the multi-character pieces that tokenizing `word_counts` uses least, down
+    to `vocab_size` tokens, or unchanged if those pieces are too few.
+
+    Every character and its `##` form stay, so every word still tokenizes.
+
+    Example:
+    >>> tokens = list(SPECIAL_TOKENS) + ["a", "b", "##a", "##b", "ab", "ba", "##ab"]
+    >>> counts = collections.Counter({"ab": 10, "ba": 3, "abab": 1})  # uses: ab 11, ba 3, ##ab 1
+    >>> drop_least_used_pieces(tokens, 5, 11, counts)[5:]
+    ['a', 'b', '##a', '##b', 'ab', 'ba']
+    """
+    excess = len(tokens) - vocab_size
+    pieces = [token for token in tokens[num_reserved:] if len(token.removeprefix("##")) > 1]
+    if excess > len(pieces):
+        return tokens
+    words = list(word_counts)
+    wordpiece = tf_text.FastWordpieceTokenizer(tokens, token_out_type=tf.string, unknown_token="[UNK]",
+                                               no_pretokenization=True)
+    split = wordpiece.tokenize(words)  # [words, (pieces)]
+    used, position = np.unique(split.flat_values.numpy(), return_inverse=True)
+    uses = np.bincount(position, np.repeat([word_counts[word] for word in words], split.row_lengths()))
+    uses = dict(zip((piece.decode("utf-8") for piece in used), uses))
+    dropped = set(sorted(pieces, key=lambda piece: uses.get(piece, 0))[:excess])  # ties: vocab order
+    return [token for token in tokens if token not in dropped]
 
 
 def create_vocab(input_file: str, output_file: str | os.PathLike, vocab_size: int,
