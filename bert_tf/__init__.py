@@ -2,7 +2,7 @@
 
 Example:
 >>> import bert_tf
->>> config = bert_tf.BertConfig.from_json_file("configs/tiny/bert_config.json")
+>>> config = bert_tf.BertConfig.from_json_file("bert_config.json")
 >>> encoder = bert_tf.BertEncoder.from_bert_config(config)
 """
 

@@ -28,9 +28,9 @@ class BertConfig:
     `directionality` or `pooler_*`) are kept in `extra` and written back.
 
     Example:
-    >>> config = BertConfig.from_json_file("configs/tiny/bert_config.json")
+    >>> config = BertConfig.from_json_file("bert_config.json")
     >>> config.hidden_size, config.num_hidden_layers
-    (128, 2)
+    (16, 1)
     """
 
     vocab_size: int

@@ -18,9 +18,11 @@ def atomic_output(path: str | os.PathLike):
     the remote file systems `tf.io.gfile` knows (gs://).
 
     Example:
-    >>> with atomic_output("/tmp/out.txt") as tmp:
+    >>> with atomic_output("out.txt") as tmp:
     ...     with open(tmp, "w") as f:
     ...         _ = f.write("done")
+    >>> open("out.txt").read()
+    'done'
     """
     path = os.fspath(path)
     tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
@@ -71,8 +73,10 @@ def atomic_directory(path: str | os.PathLike):
     On an exception the temporary directory is removed and `path` keeps its old content.
 
     Example:
-    >>> with atomic_directory("out/best") as tmp:  # doctest: +SKIP
+    >>> with atomic_directory("out/best") as tmp:
     ...     atomic_write_text(os.path.join(tmp, "metrics.json"), "{}")
+    >>> os.listdir("out/best")
+    ['metrics.json']
     """
     path = os.fspath(path).rstrip("/")
     tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"

@@ -1,8 +1,13 @@
 """Checkpoint interop: load Google TF1, Model Garden TF2, Hugging Face and bert_tf checkpoints; write TF1.
 
-Example:
->>> from bert_tf.checkpoints import load_checkpoint
->>> report = load_checkpoint("uncased_L-12_H-768_A-12/bert_model.ckpt", encoder)  # doctest: +SKIP
+Example (a TF1 checkpoint written from one encoder, read into another):
+>>> from bert_tf import BertConfig, BertEncoder
+>>> from bert_tf.checkpoints import load_checkpoint, write_tf1_checkpoint
+>>> config = BertConfig.from_json_file("bert_config.json")
+>>> prefix = write_tf1_checkpoint(BertEncoder.from_bert_config(config), "tf1/bert_model.ckpt")
+>>> report = load_checkpoint(prefix, BertEncoder.from_bert_config(config))
+>>> report.format, report.missing, "bert/pooler/dense/kernel" in report.loaded
+('tf1', [], True)
 """
 
 from bert_tf.checkpoints.checkpoint_flags import load_init_checkpoint, resolve_bert_config

@@ -7,11 +7,16 @@ skipped. Only the first WordPiece of each word carries its label (the paper's
 choice); a sentence longer than one window is split into overlapping windows.
 
 Example:
->>> sentences = read_conll("data/train.txt")  # doctest: +SKIP
->>> labels = label_list(sentences)  # doctest: +SKIP
->>> windows = encode_sentences(sentences, tokenizer, labels, max_seq_length=128)  # doctest: +SKIP
->>> windows.decode(predicted_ids)  # doctest: +SKIP
-[['B-PER', 'O', ...], ...]
+>>> from bert_tf.tokenization import BertTokenizer
+>>> sentences = read_conll("train.txt")
+>>> labels = label_list(sentences)
+>>> labels
+['B-LOC', 'B-PER', 'I-PER', 'O']
+>>> windows = encode_sentences(sentences, BertTokenizer("vocab.txt"), labels, max_seq_length=16)
+>>> windows.features["input_word_ids"].shape
+(2, 16)
+>>> [[labels[i] for i in ids] for ids in windows.decode(windows.label_ids)]  # per token -> per word
+[['B-PER', 'O', 'O', 'B-LOC', 'O'], ['B-PER', 'I-PER', 'O', 'O', 'O']]
 """
 
 from __future__ import annotations

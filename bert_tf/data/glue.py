@@ -4,12 +4,15 @@
 as google-research/bert's `--data_dir`), or a folder with `train`, `dev` and
 `test` `.csv`/`.tsv` files for the generic task.
 
-Example:
->>> processor = get_processor("mrpc")
->>> processor.labels("glue_data/MRPC"), processor.eval_splits
+Example (`dev.tsv` in SST-2's layout: a `sentence` and a `label` column):
+>>> from bert_tf.tokenization import BertTokenizer
+>>> processor = get_processor("SST-2")
+>>> processor.labels("."), processor.eval_splits
 (('0', '1'), ('dev',))
->>> examples = processor.read("glue_data/MRPC", "train")  # doctest: +SKIP
->>> features, labels = encode_examples(tokenizer, examples, processor.labels(data_dir), 128)  # doctest: +SKIP
+>>> examples = processor.read(".", "dev")
+>>> features, labels = encode_examples(BertTokenizer("vocab.txt"), examples, processor.labels("."), 8)
+>>> features["input_word_ids"].shape, labels.tolist()
+((2, 8), [1, 0])
 """
 
 from __future__ import annotations

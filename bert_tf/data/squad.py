@@ -9,10 +9,16 @@ into the original context, so that a predicted span maps back to an exact
 slice of the original text (accents, punctuation and spacing kept).
 
 Example:
->>> examples = read_squad_examples("dev-v1.1.json")  # doctest: +SKIP
->>> features = convert_examples_to_features(examples, tokenizer, max_seq_length=384)  # doctest: +SKIP
->>> features.inputs["input_word_ids"].shape  # doctest: +SKIP
-(10833, 384)
+>>> from bert_tf.tokenization import BertTokenizer
+>>> examples = read_squad_examples("dev-v1.1.json")
+>>> examples[0].question, examples[0].answers
+('Who wrote it?', (('Ann', 18),))
+>>> features = convert_examples_to_features(examples, BertTokenizer("vocab.txt"), max_seq_length=32,
+...                                         max_query_length=8)
+>>> features.inputs["input_word_ids"].shape
+(1, 32)
+>>> features.start_positions, features.end_positions  # "Ann" is token 10: [CLS] who wrote it ? [SEP] it ...
+(array([10], dtype=int32), array([10], dtype=int32))
 """
 
 from __future__ import annotations

@@ -6,10 +6,12 @@ pairs (context, choice). `train.csv` and `val.csv` carry a `label` column (the
 right ending, 0..3); `test.csv` has none.
 
 Example:
->>> examples = read_swag("swag/val.csv")  # doctest: +SKIP
->>> features, labels = encode_swag(examples, tokenizer, seq_length=128)  # doctest: +SKIP
->>> features["input_word_ids"].shape  # doctest: +SKIP
-(20006, 4, 128)
+>>> examples = read_swag("val.csv")
+>>> examples[0].context, examples[0].choices
+('She opened the door.', ['She walked in.', 'She ate the door.', 'She sat down.', 'She wrote it.'])
+>>> features, labels = encode_swag(examples, BertTokenizer("vocab.txt"), seq_length=16)
+>>> features["input_word_ids"].shape, labels
+((1, 4, 16), array([0], dtype=int32))
 """
 
 from __future__ import annotations

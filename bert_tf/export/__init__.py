@@ -2,8 +2,12 @@
 
 Example:
 >>> from bert_tf.export import export_task_model
->>> export_task_model(classifier, "exported/", tokenizer=tokenizer, seq_length=128,
-...                   labels=["negative", "positive"])  # doctest: +SKIP
+>>> from bert_tf.models import BertClassifier, BertEncoder
+>>> from bert_tf.tokenization import BertTokenizer
+>>> classifier = BertClassifier(BertEncoder.from_config_file("bert_config.json"), num_classes=2)
+>>> export_task_model(classifier, "export/classifier", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
+...                   labels=["negative", "positive"])
+'export/classifier'
 """
 
 from bert_tf.export.hub_export import export_hub_pair

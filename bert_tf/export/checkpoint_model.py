@@ -48,9 +48,15 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     `labels` (class names in id order); other classes are an error. The checkpoint is
     read once (a `.keras` file twice).
 
-    Example:
-    >>> config = resolve_bert_config(None, "out/model.ckpt-1000")  # doctest: +SKIP
-    >>> model = model_from_checkpoint("out/model.ckpt-1000", "classifier", config)  # doctest: +SKIP
+    Example (a google-research/bert classifier checkpoint with 3 classes):
+    >>> from bert_tf.checkpoints import write_tf1_checkpoint
+    >>> config = BertConfig.from_json_file("bert_config.json")
+    >>> head = {"kernel": np.zeros((config.hidden_size, 3), "float32"), "bias": np.zeros(3, "float32")}
+    >>> prefix = write_tf1_checkpoint(BertEncoder.from_bert_config(config), "tf1/bert_model.ckpt",
+    ...                               heads={"classifier": head})
+    >>> model = model_from_checkpoint(prefix, "classifier", config)
+    >>> type(model).__name__, model.num_classes
+    ('BertClassifier', 3)
     """
     if model_type not in MODEL_TYPES:
         raise ValueError(f"--model_type={model_type!r}: expected one of {', '.join(MODEL_TYPES)}")

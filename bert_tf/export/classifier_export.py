@@ -15,9 +15,15 @@ class ClassifierExport(TaskExport):
     A regression model (one class) returns `logits` and `score` on ids, `score` on text.
 
     Example:
-    >>> loaded = tf.saved_model.load("export")  # doctest: +SKIP
-    >>> loaded.signatures["text"](text_a=tf.constant(["great movie"]))["label"]  # doctest: +SKIP
-    <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'positive'], dtype=object)>
+    >>> from bert_tf.export import export_task_model
+    >>> from bert_tf.models import BertClassifier, BertEncoder
+    >>> from bert_tf.tokenization import BertTokenizer
+    >>> classifier = BertClassifier(BertEncoder.from_config_file("bert_config.json"), num_classes=2)
+    >>> path = export_task_model(classifier, "export/classifier", tokenizer=BertTokenizer("vocab.txt"),
+    ...                          seq_length=16, labels=["negative", "positive"])
+    >>> loaded = tf.saved_model.load(path)
+    >>> loaded.signatures["text"](text_a=tf.constant(["great movie"]))["label"]  # untrained: either label
+    <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'...'], dtype=object)>
     """
 
     def __init__(self, model, tokenizer, seq_length: int, labels=None):

@@ -14,8 +14,15 @@ class KerasModelRef:
     saved_model_cli and TF Serving need those), as `keras.export.ExportArchive` does.
 
     Example:
-    >>> self._ref = KerasModelRef(model)  # doctest: +SKIP
-    >>> self.model_variables = [v.value for v in model.variables]  # doctest: +SKIP
+    >>> import tensorflow as tf
+    >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    >>> module = tf.Module()
+    >>> module.model = KerasModelRef(model)
+    >>> len(module.variables)  # the model is out of sight
+    0
+    >>> module.model_variables = [v.value for v in model.variables]
+    >>> len(module.variables)
+    2
     """
 
     def __init__(self, model: keras.Model):

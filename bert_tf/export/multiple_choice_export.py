@@ -14,8 +14,16 @@ class MultipleChoiceExport(TaskExport):
             `probabilities` and `label`, the index of the best choice.
 
     Example:
-    >>> loaded.signatures["text"](text_a=tf.constant(["She opened the door."]),
-    ...                           choices=tf.constant([["She walked in.", "The door ate."]]))  # doctest: +SKIP
+    >>> from bert_tf.export import export_task_model
+    >>> from bert_tf.models import BertEncoder, BertMultipleChoice
+    >>> from bert_tf.tokenization import BertTokenizer
+    >>> model = BertMultipleChoice(BertEncoder.from_config_file("bert_config.json"))
+    >>> path = export_task_model(model, "export/swag", tokenizer=BertTokenizer("vocab.txt"), seq_length=16)
+    >>> loaded = tf.saved_model.load(path)
+    >>> out = loaded.signatures["text"](text_a=tf.constant(["She opened the door."]),
+    ...                                 choices=tf.constant([["She walked in.", "The door ate."]]))
+    >>> out["probabilities"].shape, out["label"].shape
+    (TensorShape([1, 2]), TensorShape([1]))
     """
 
     def id_spec(self):

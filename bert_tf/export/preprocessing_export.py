@@ -54,12 +54,14 @@ class PreprocessingExport(tf.Module):
     `seq_length`, default the exported one).
 
     Example:
-    >>> pre = tf.saved_model.load("export/preprocessing")  # doctest: +SKIP
-    >>> pre(tf.constant(["hello world"]))["input_word_ids"].shape  # doctest: +SKIP
-    TensorShape([1, 128])
+    >>> tokenizer = BertTokenizer("vocab.txt")
+    >>> tf.saved_model.save(PreprocessingExport(tokenizer, seq_length=16), "export/preprocessing")
+    >>> pre = tf.saved_model.load("export/preprocessing")
+    >>> pre(tf.constant(["hello world"]))["input_word_ids"].shape
+    TensorShape([1, 16])
     >>> a, b = pre.tokenize(tf.constant(["a question"])), pre.tokenize(tf.constant(["its answer"]))
-    >>> pre.bert_pack_inputs([a, b], tf.constant(64))["input_type_ids"].shape  # doctest: +SKIP
-    TensorShape([1, 64])
+    >>> pre.bert_pack_inputs([a, b], tf.constant(8))["input_type_ids"].numpy().tolist()
+    [[0, 0, 0, 0, 1, 1, 1, 0]]
     """
 
     def __init__(self, tokenizer: BertTokenizer, seq_length: int = 128):

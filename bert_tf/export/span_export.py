@@ -29,10 +29,18 @@ class SpanExport(TaskExport):
     higher; or when no span fits) is `answer` "", offsets -1 and the null score.
 
     Example:
-    >>> out = loaded.signatures["text"](question=tf.constant(["Who wrote it?"]),
-    ...                                 context=tf.constant(["It was written by Ann."]))  # doctest: +SKIP
-    >>> out["answer"].numpy()  # doctest: +SKIP
-    array([b'Ann'], dtype=object)
+    >>> from bert_tf.export import export_task_model
+    >>> from bert_tf.models import BertEncoder, BertSpanLabeler
+    >>> from bert_tf.tokenization import BertTokenizer
+    >>> model = BertSpanLabeler(BertEncoder.from_config_file("bert_config.json"))
+    >>> path = export_task_model(model, "export/squad", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
+    ...                          max_query_length=8)
+    >>> context = "It was written by Ann."
+    >>> out = tf.saved_model.load(path).signatures["text"](question=tf.constant(["Who wrote it?"]),
+    ...                                                    context=tf.constant([context]))
+    >>> answer, start, end = out["answer"][0].numpy().decode(), out["start_char"][0], out["end_char"][0]
+    >>> answer == context[start:end]  # untrained: some span of the context
+    True
     """
 
     def __init__(self, model, tokenizer, seq_length: int, max_answer_length: int = 30,

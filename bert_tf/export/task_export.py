@@ -34,8 +34,10 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
     `vocab_size`, is an error.
 
     Example:
-    >>> export_task_model(tagger, "export/ner", tokenizer=tokenizer, seq_length=128,
-    ...                   labels=["O", "B-PER", "I-PER"])  # doctest: +SKIP
+    >>> from bert_tf.models import BertEncoder
+    >>> tagger = BertTokenClassifier(BertEncoder.from_config_file("bert_config.json"), num_classes=3)
+    >>> export_task_model(tagger, "export/ner", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
+    ...                   labels=["O", "B-PER", "I-PER"])
     'export/ner'
     """
     if not isinstance(model, _TASK_MODELS):

@@ -17,9 +17,17 @@ class TokenClassifierExport(TaskExport):
             `seq_length` tokens are reported: a word cut there, and the words after it, are dropped.
 
     Example:
-    >>> out = loaded.signatures["text"](text=tf.constant(["John lives in Paris"]))  # doctest: +SKIP
-    >>> out["labels"].numpy()  # doctest: +SKIP
-    array([[b'B-PER', b'O', b'O', b'B-LOC']], dtype=object)
+    >>> from bert_tf.export import export_task_model
+    >>> from bert_tf.models import BertEncoder, BertTokenClassifier
+    >>> from bert_tf.tokenization import BertTokenizer
+    >>> tagger = BertTokenClassifier(BertEncoder.from_config_file("bert_config.json"), num_classes=3)
+    >>> path = export_task_model(tagger, "export/ner", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
+    ...                          labels=["O", "B-PER", "B-LOC"])
+    >>> out = tf.saved_model.load(path).signatures["text"](text=tf.constant(["John lives in Paris"]))
+    >>> out["tokens"].numpy(), out["start_char"].numpy()
+    (array([[b'John', b'lives', b'in', b'Paris']], dtype=object), array([[ 0,  5, 11, 14]]))
+    >>> out["labels"].shape  # one of the labels per word
+    TensorShape([1, 4])
     """
 
     def __init__(self, model, tokenizer, seq_length: int, labels=None):

@@ -6,9 +6,17 @@ SQuAD 2.0, `null_odds.json`; `evaluate` scores predictions with Model Garden's
 copies of the official SQuAD v1.1 and v2.0 evaluation scripts.
 
 Example:
->>> result = postprocess(examples, features, start_logits, end_logits)  # doctest: +SKIP
->>> evaluate(examples, result.predictions)  # doctest: +SKIP
-{'exact_match': 81.2, 'f1': 88.5}
+>>> from bert_tf.data.squad import convert_examples_to_features, read_squad_examples
+>>> from bert_tf.tokenization import BertTokenizer
+>>> examples = read_squad_examples("dev-v1.1.json")
+>>> features = convert_examples_to_features(examples, BertTokenizer("vocab.txt"), max_seq_length=32,
+...                                         max_query_length=8)
+>>> logits = np.eye(32)  # logits[i] picks token i
+>>> result = postprocess(examples, features, logits[features.start_positions], logits[features.end_positions])
+>>> result.predictions
+{'q1': 'Ann'}
+>>> evaluate(examples, result.predictions)
+{'exact_match': 100.0, 'f1': 100.0}
 """
 
 from __future__ import annotations

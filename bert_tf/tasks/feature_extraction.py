@@ -11,9 +11,13 @@
 rounded to 6 decimals, and only real tokens (`[CLS]` and `[SEP]` included) are listed.
 
 Example:
->>> extractor = FeatureExtractor(encoder, tokenizer, layers=[-1], max_seq_length=32)  # doctest: +SKIP
->>> extractor.extract([("hello world", None)], first_index=0)[0]["features"][1]["token"]  # doctest: +SKIP
-'hello'
+>>> encoder = BertEncoder.from_config_file("bert_config.json")
+>>> extractor = FeatureExtractor(encoder, BertTokenizer("vocab.txt"), layers=[-1], max_seq_length=8)
+>>> record = extractor.extract([("hello world", None)], first_index=0)[0]
+>>> [feature["token"] for feature in record["features"]]
+['[CLS]', 'hello', 'world', '[SEP]']
+>>> len(record["features"][1]["layers"][0]["values"])  # hidden_size
+16
 """
 
 from __future__ import annotations

@@ -6,9 +6,12 @@ trained with cross-entropy (label smoothing optional). The metric is accuracy on
 `val.csv`; `--do_predict` writes `test_predictions.csv`.
 
 Example:
->>> task = MultipleChoiceTask(options, tokenizer)  # options.data_dir holds train/val/test.csv  # doctest: +SKIP
->>> task.encode("val").features["input_word_ids"].shape  # doctest: +SKIP
-(20006, 4, 128)
+>>> from bert_tf.finetuning import FineTuningOptions
+>>> from bert_tf.tokenization import BertTokenizer
+>>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out", max_seq_length=16)
+>>> task = MultipleChoiceTask(options, BertTokenizer(options.vocab_file))  # data_dir holds val.csv
+>>> task.encode("val").features["input_word_ids"].shape
+(1, 4, 16)
 """
 
 from __future__ import annotations

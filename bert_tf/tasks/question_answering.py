@@ -6,9 +6,12 @@ The model is `BertSpanLabeler`; the loss is the mean of the start and end
 cross-entropies; the dev metric is the official SQuAD F1.
 
 Example:
->>> task = SquadTask(options, tokenizer, version_2_with_negative=True)  # doctest: +SKIP
->>> task.encode("dev").features["input_word_ids"].shape  # doctest: +SKIP
-(12232, 384)
+>>> from bert_tf.finetuning import FineTuningOptions
+>>> from bert_tf.tokenization import BertTokenizer
+>>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out", max_seq_length=16)
+>>> task = SquadTask(options, BertTokenizer(options.vocab_file), max_query_length=8)  # reads dev-v1.1.json
+>>> task.encode("dev").features["input_word_ids"].shape
+(1, 16)
 """
 
 from __future__ import annotations

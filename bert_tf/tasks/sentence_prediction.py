@@ -5,9 +5,12 @@ the loss is cross-entropy with optional label smoothing, or mean squared error
 for regression; the metrics are each GLUE task's official ones.
 
 Example:
->>> task = SentencePredictionTask(options, tokenizer, "MRPC")  # doctest: +SKIP
->>> task.encode("dev").features["input_word_ids"].shape  # doctest: +SKIP
-(408, 128)
+>>> from bert_tf.finetuning import FineTuningOptions
+>>> from bert_tf.tokenization import BertTokenizer
+>>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out", max_seq_length=16)
+>>> task = SentencePredictionTask(options, BertTokenizer(options.vocab_file), "SST-2")  # reads dev.tsv
+>>> task.label_list, task.encode("dev").features["input_word_ids"].shape
+(('0', '1'), (2, 16))
 """
 
 from __future__ import annotations

@@ -7,8 +7,11 @@ Entity tags report token accuracy and seqeval's entity precision/recall/F1 (F1
 picks the best checkpoint); plain tags report token accuracy.
 
 Example:
->>> task = TaggingTask(options, tokenizer)  # doctest: +SKIP
->>> task.label_list, task.main_metric  # doctest: +SKIP
+>>> from bert_tf.finetuning import FineTuningOptions
+>>> from bert_tf.tokenization import BertTokenizer
+>>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out", max_seq_length=16)
+>>> task = TaggingTask(options, BertTokenizer(options.vocab_file))  # reads train.txt
+>>> task.label_list, task.main_metric
 (['B-LOC', 'B-PER', 'I-PER', 'O'], 'f1')
 """
 
