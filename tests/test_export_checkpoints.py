@@ -54,7 +54,9 @@ def test_a_fine_tuned_classifier_gives_its_head_and_its_width(tmp_path):
                                          rf"{re.escape(prefix)}: its classifier head has 3 classes$"):
         model_from_checkpoint(prefix, "classifier", tiny_config(), num_classes=2)
     for model_type, looked_for in (("span", "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model"),
-                                   ("multiple_choice", "a bert_tf multiple-choice model")):
+                                   ("multiple_choice", "a bert_tf multiple-choice model"),
+                                   ("token", "Hugging Face BertForTokenClassification or a bert_tf token "
+                                             "classifier")):
         with pytest.raises(ValueError, match=no_head(prefix, model_type, looked_for)):
             model_from_checkpoint(prefix, model_type, tiny_config())
 
@@ -69,6 +71,15 @@ def test_a_fine_tuned_span_or_choice_model_gives_its_head_and_no_classifier(tmp_
     looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
     with pytest.raises(ValueError, match=no_head(prefix, "classifier", looked_for)):
         model_from_checkpoint(prefix, "classifier", tiny_config(), num_classes=2)
+
+
+def test_a_fine_tuned_token_classifier_is_not_a_sentence_classifier(tmp_path):
+    model = with_random_weights(BertTokenClassifier(tiny_encoder(), num_classes=3))
+    prefix = fine_tuned(tmp_path / "best", model)
+    assert_same_outputs(model_from_checkpoint(prefix, "token", tiny_config()), model)
+    looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
+    with pytest.raises(ValueError, match=no_head(prefix, "classifier", looked_for)):
+        model_from_checkpoint(prefix, "classifier", tiny_config())
 
 
 def test_checkpoints_without_a_task_head_are_refused(tmp_path):
@@ -96,8 +107,8 @@ def test_a_tf1_sentence_classifier_is_not_a_token_classifier(tmp_path):
 
 def write_hugging_face(directory, model, architecture):
     """`model` (a sentence or token classifier) as transformers saves it, `classifier` head included."""
-    state = {"classifier.weight": model.classifier.kernel.numpy().T,
-             "classifier.bias": model.classifier.bias.numpy()}
+    head = model.token_classifier if isinstance(model, BertTokenClassifier) else model.classifier
+    state = {"classifier.weight": head.kernel.numpy().T, "classifier.bias": head.bias.numpy()}
     for name, entry in tf1_variables(model).items():
         name = re.sub(r"layer_(\d+)", r"layer.\1", name).replace("/", ".")
         name = name.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")

@@ -19,7 +19,7 @@ from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, Ber
 
 MODEL_TYPES = ("classifier", "span", "token", "multiple_choice", "hub")
 # By model type: the task model and its head layer's attribute (a bert_tf checkpoint's `model/<attribute>`).
-_TASK_MODELS = {"classifier": (BertClassifier, "classifier"), "token": (BertTokenClassifier, "classifier"),
+_TASK_MODELS = {"classifier": (BertClassifier, "classifier"), "token": (BertTokenClassifier, "token_classifier"),
                 "span": (BertSpanLabeler, "span_classifier"),
                 "multiple_choice": (BertMultipleChoice, "choice_scorer")}
 # By model type: the role of a google-research/bert or Hugging Face head (`LoadReport.heads`) it takes.
@@ -41,12 +41,10 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     The head comes from the checkpoint: google-research/bert's `output_weights` or
     `cls/squad/...` (any format `load_checkpoint` reads), or the head layer of a
     bert_tf task model (`tf.train.Checkpoint(model=...)`, `.keras`); a checkpoint
-    without the head of `model_type` is an error. A bert_tf classifier and token
-    classifier store the same layer, so their checkpoints cannot be told apart (a
-    `.keras` file can). `num_classes` defaults to the head's width; a head of another
-    width is an error. A head that names its classes (Hugging Face) is reordered to
-    `labels` (class names in id order); other classes are an error. The checkpoint is
-    read once (a `.keras` file twice).
+    without the head of `model_type` is an error. `num_classes` defaults to the head's
+    width; a head of another width is an error. A head that names its classes (Hugging
+    Face) is reordered to `labels` (class names in id order); other classes are an error.
+    The checkpoint is read once (a `.keras` file twice).
 
     Example (a google-research/bert classifier checkpoint with 3 classes):
     >>> from bert_tf.checkpoints import write_tf1_checkpoint

@@ -29,11 +29,12 @@ class BertTokenClassifier(BertTaskModel):
     def __init__(self, encoder, num_classes: int, dropout_rate: float = 0.1, **kwargs):
         super().__init__(encoder, dropout_rate, **kwargs)
         self.num_classes = num_classes
-        self.classifier = self.output_layer(num_classes, "classifier")
+        # Named apart from BertClassifier's `classifier`, so that checkpoints tell the two heads apart.
+        self.token_classifier = self.output_layer(num_classes, "token_classifier")
 
     def call(self, inputs, training=False):
         sequence = self.encoder(inputs, training=training)["sequence_output"]  # [batch, seq, hidden]
-        logits = self.classifier(self.dropout(sequence, training=training))  # [batch, seq, num_classes]
+        logits = self.token_classifier(self.dropout(sequence, training=training))  # [batch, seq, num_classes]
         return {"logits": ops.cast(logits, "float32")}
 
     def get_config(self):
