@@ -3,12 +3,16 @@
 import json
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
+from bert_test_utils import tiny_encoder
 from checkpoint_test_utils import GOOGLE_CONFIG, google_variable_shapes, random_tensors, write_google_tf1_checkpoint
 
 from bert_tf import BertConfig, convert
 from bert_tf.checkpoints import CheckpointFormat, detect_format
+from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
+from bert_tf.models import BertClassifier, BertSpanLabeler
 
 def run_convert(capsys, *args):
     convert.main([convert.PROGRAM, *map(str, args)])
@@ -62,3 +66,19 @@ def test_encoder_only_input_writes_no_made_up_heads(tmp_path, capsys):
     back = tmp_path / "tf1"
     run_convert(capsys, "--input", ours, "--output", back)
     assert sorted(read_all(back / "bert_model.ckpt")) == sorted(shapes)
+
+
+@pytest.mark.parametrize("model_class, head, names", [
+    (lambda encoder: BertClassifier(encoder, num_classes=3), "classifier", ("output_weights", "output_bias")),
+    (BertSpanLabeler, "span_classifier", ("cls/squad/output_weights", "cls/squad/output_bias")),
+])
+def test_a_fine_tuned_head_goes_to_tf1_under_googles_names(tmp_path, capsys, model_class, head, names):
+    model = model_class(tiny_encoder())
+    model.build_with_dummy_inputs()
+    save_model_checkpoint(model, str(tmp_path / "best"), {})
+    run_convert(capsys, "--input", tmp_path / "best" / "ckpt", "--output", tmp_path / "tf1")
+    restored = read_all(tmp_path / "tf1" / "bert_model.ckpt")
+    layer = getattr(model, head)
+    np.testing.assert_array_equal(restored[names[0]], layer.kernel.numpy().T)  # TF1: [outputs, hidden]
+    np.testing.assert_array_equal(restored[names[1]], layer.bias.numpy())
+    np.testing.assert_array_equal(restored["bert/pooler/dense/kernel"], model.encoder.pooler.kernel.numpy())

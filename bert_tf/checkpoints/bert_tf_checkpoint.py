@@ -12,6 +12,7 @@ import json
 import zipfile
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from bert_tf.bert_config import BertConfig
@@ -40,6 +41,35 @@ def _match(graph: ObjectGraph, node: int, obj) -> dict[str, object]:
     return pairs
 
 
+# The head layers of our task models that google-research/bert has names for, by role.
+_TF1_HEAD_LAYERS = {"classifier": "classifier", "squad": "span_classifier"}
+
+
+def _read_unmatched_heads(reader, prefix: str, graph: ObjectGraph, part: str, read: set[str],
+                          tensors: dict) -> list[str]:
+    """Adds to `tensors`, under their TF1 names, the sentence-classifier and span heads of a
+    fine-tuned model that the model being filled has no place for (so that `LoadReport.heads`
+    holds them, as for a TF1 checkpoint); returns their checkpoint keys."""
+    keys = []
+    for role, layer in _TF1_HEAD_LAYERS.items():
+        head = layer_weights(reader, prefix, graph, f"{part}/{layer}")
+        variables = graph.variable_paths(f"{part}/{layer}") if head else {}
+        if head and not read.intersection(variables):
+            tensors.update(tf1_names.task_head_tensors(role, head))
+            keys.extend(variables)
+    return keys
+
+
+def layer_weights(reader, prefix: str, graph: ObjectGraph, path: str) -> dict[str, np.ndarray] | None:
+    """The weights of the Keras layer at object path `path`, by name (`kernel`, `bias`); None if
+    the checkpoint has no such layer."""
+    if graph.child(0, path) is None:
+        return None
+    # Keras' Dense keeps its kernel as `_kernel`.
+    return {name.rsplit("/", 1)[1].lstrip("_"): read_tensor(reader, prefix, key)
+            for key, name in graph.variable_paths(path).items()}
+
+
 def read_bert_tf_checkpoint(prefix: str, model) -> CheckpointWeights:
     """Reads a `tf.train.Checkpoint` of ours by matching its object graph against `model`.
 
@@ -63,6 +93,7 @@ def read_bert_tf_checkpoint(prefix: str, model) -> CheckpointWeights:
         if name is not None:
             weights.tensors[name] = table[name].to_tf1(read_tensor(reader, prefix, key))
     read = {key for key, obj in pairs.items() if id(obj) in names}
+    read.update(_read_unmatched_heads(reader, prefix, graph, part, read, weights.tensors))
     weights.unexpected, weights.unused, weights.skipped = unread_variables(graph, read, part, encoder)
     return weights
 

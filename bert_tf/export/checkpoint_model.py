@@ -12,7 +12,8 @@ import tensorflow as tf
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import LoadReport, load_checkpoint
 from bert_tf.checkpoints.formats import CheckpointFormat
-from bert_tf.checkpoints.tf_checkpoint_reader import ObjectGraph, encoder_paths, open_reader, read_tensor
+from bert_tf.checkpoints.bert_tf_checkpoint import layer_weights
+from bert_tf.checkpoints.tf_checkpoint_reader import ObjectGraph, encoder_paths, open_reader
 from bert_tf.finetuning.task import label_order
 from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
                             BertTokenClassifier)
@@ -102,12 +103,7 @@ def _bert_tf_head(report: LoadReport, model_type: str) -> dict | None:
         return {v.name: v.numpy() for v in getattr(saved, layer).weights} if type(saved) is model_class else None
     reader = open_reader(report.path)
     graph = ObjectGraph(reader)
-    path = f"{encoder_paths(graph)[0]}/{layer}"
-    if graph.child(0, path) is None:
-        return None
-    # Keras' Dense keeps its kernel as `_kernel`.
-    return {name.rsplit("/", 1)[1].lstrip("_"): read_tensor(reader, report.path, key)
-            for key, name in graph.variable_paths(path).items()}
+    return layer_weights(reader, report.path, graph, f"{encoder_paths(graph)[0]}/{layer}")
 
 
 def _is_hugging_face_tagger(report: LoadReport) -> bool:
