@@ -52,10 +52,10 @@ def _read_unmatched_heads(reader, prefix: str, graph: ObjectGraph, part: str, re
     holds them, as for a TF1 checkpoint); returns their checkpoint keys."""
     keys = []
     for role, layer in _TF1_HEAD_LAYERS.items():
-        head = layer_weights(reader, prefix, graph, f"{part}/{layer}")
-        variables = graph.variable_paths(f"{part}/{layer}") if head else {}
-        if head and not read.intersection(variables):
-            tensors.update(tf1_names.task_head_tensors(role, head))
+        path = f"{part}/{layer}"
+        variables = graph.variable_paths(path) if graph.child(0, path) is not None else {}
+        if variables and not read.intersection(variables):
+            tensors.update(tf1_names.task_head_tensors(role, layer_weights(reader, prefix, graph, path)))
             keys.extend(variables)
     return keys
 
