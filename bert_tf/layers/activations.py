@@ -10,17 +10,20 @@ from keras import ops
 
 
 def gelu(x):
-    """google-research/bert's exact GELU, x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))).
+    """The exact GELU, x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))), as Hugging Face's "gelu".
 
-    Written with erf, as there, rather than Keras's (TensorFlow's erfc form): ONNX has
-    an Erf op but no Erfc, so tf2onnx converts the exported SavedModels.
+    google-research/bert's modeling.py and Model Garden compute the tanh approximation
+    (`gelu_approximate` here) for the same name; the two differ by less than 1e-3 and the
+    released checkpoints work with either. Written with erf rather than Keras's
+    (TensorFlow's erfc form): ONNX has an Erf op but no Erfc, so tf2onnx converts the
+    exported SavedModels.
     """
     return 0.5 * x * (1.0 + ops.erf(x * (1.0 / math.sqrt(2.0))))
 
 
 # The `hidden_act` values we implement (`BertConfig` accepts these). "gelu" is the exact
-# erf form, as in google-research/bert; "gelu_new" and "gelu_pytorch_tanh" are Hugging
-# Face's names for the tanh approximation.
+# erf form; "gelu_new" and "gelu_pytorch_tanh" are Hugging Face's names for the tanh
+# approximation.
 HIDDEN_ACTIVATIONS = {
     "gelu": gelu,
     "gelu_approximate": functools.partial(keras.activations.gelu, approximate=True),
