@@ -10,6 +10,8 @@ import gc
 
 from absl import app
 
+from bert_tf.cli_help import list_flags_in_help
+
 gc.disable()  # No collections while TensorFlow imports: they would walk its growing object graph (~1 s).
 from bert_tf.data import cli  # noqa: E402
 
@@ -17,4 +19,5 @@ gc.enable()
 
 if __name__ == "__main__":
     cli.define_create_pretraining_data_flags()
+    list_flags_in_help()
     app.run(cli.create_pretraining_data_main)

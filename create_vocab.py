@@ -10,8 +10,10 @@ The reserved tokens `[PAD] [UNK] [CLS] [SEP] [MASK]` come first, then
 
 from absl import app
 
+from bert_tf.cli_help import list_flags_in_help
 from bert_tf.data import cli
 
 if __name__ == "__main__":
     cli.define_create_vocab_flags()
+    list_flags_in_help()
     app.run(cli.create_vocab_main)

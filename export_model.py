@@ -12,8 +12,10 @@ A fine-tuning run keeps its best weights in `<output_dir>/best/ckpt`.
 
 from absl import app
 
+from bert_tf.cli_help import list_flags_in_help
 from bert_tf.export.cli import define_flags, main
 
 if __name__ == "__main__":
     define_flags()
+    list_flags_in_help()
     app.run(main)

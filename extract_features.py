@@ -12,8 +12,10 @@ Each input line is a text or `text_a ||| text_b`. The logic is in
 
 from absl import app
 
+from bert_tf.cli_help import list_flags_in_help
 from bert_tf.tasks import feature_extraction
 
 if __name__ == "__main__":
     feature_extraction.define_flags()
+    list_flags_in_help()
     app.run(feature_extraction.main)

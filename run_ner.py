@@ -8,10 +8,12 @@
 
 from absl import app
 
+from bert_tf.cli_help import list_flags_in_help
 from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.flags import define_finetuning_flags
 from bert_tf.tasks.tagging import build_task
 
 if __name__ == "__main__":
     define_finetuning_flags()
+    list_flags_in_help()
     app.run(finetuning_main(build_task))

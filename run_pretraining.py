@@ -8,9 +8,11 @@
 
 from absl import app
 
+from bert_tf.cli_help import list_flags_in_help
 from bert_tf.pretraining.cli import main
 from bert_tf.pretraining.flags import define_pretraining_flags
 
 if __name__ == "__main__":
     define_pretraining_flags()
+    list_flags_in_help()
     app.run(main)
