@@ -28,3 +28,18 @@ def test_model_garden_checkpoint_loads_with_identical_outputs(network, tmp_path)
     assert len(report.loaded) == len(theirs.weights) == len(ours.encoder.weights)
     assert report.unused == [] and report.skipped == ["save_counter"]
     assert all(name.startswith("cls/") for name in report.missing)
+
+
+def test_model_garden_pretrainer_checkpoint_gives_its_encoder(tmp_path):
+    import tensorflow_models as tfm
+
+    theirs = model_garden_encoder("gelu")
+    inputs = random_encoder_inputs(2, 16, TINY["vocab_size"], lengths=[16, 7], seed=6)
+    randomize_weights(theirs, seed=7)
+    # As Model Garden's trainer saves a pretraining run: the encoder under `model/encoder_network`.
+    tf.train.Checkpoint(model=tfm.nlp.models.BertPretrainerV2(encoder_network=theirs)).save(str(tmp_path / "ckpt"))
+
+    ours = tiny_encoder()
+    report = load_checkpoint(tmp_path, ours)
+    assert report.format == "model_garden"
+    assert_encoder_outputs_close(ours(inputs), theirs(inputs))

@@ -88,12 +88,14 @@ def encoder_paths(graph: ObjectGraph) -> tuple[str, str] | None:
 
     The part is the root's `model` child, else its `encoder` child (pretraining saves
     both, `model` holding the heads too); the encoder is the part itself or, for a
-    pretrainer or task model, the part's `encoder` child.
+    pretrainer or task model, the part's `encoder` child (`encoder_network` in Model
+    Garden's pretrainers and task models).
     """
     for part in ("model", "encoder"):
         node = graph.child(0, part)
         if node is not None:
-            return part, f"{part}/encoder" if "encoder" in graph.children(node) else part
+            inner = [name for name in ("encoder", "encoder_network") if name in graph.children(node)]
+            return part, f"{part}/{inner[0]}" if inner else part
     return None
 
 
