@@ -25,11 +25,15 @@ def reject_arguments(argv) -> None:
 
 
 def run_reporting_user_errors(main, argv) -> None:
-    """Calls `main(argv)`; a user error prints `<program>: error: <message>` and exits 1."""
+    """Calls `main(argv)`; a user error prints `<program>: error: <message>` and exits 1, Ctrl-C
+    prints `<program>: interrupted` and exits 130 (the shell's code for SIGINT), without a traceback."""
+    program = (argv[0] if argv else sys.argv[0]).rsplit("/", 1)[-1]
     try:
         main(argv)
     except USER_ERRORS as error:
-        program = (argv[0] if argv else sys.argv[0]).rsplit("/", 1)[-1]
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"{program}: error: {message}", file=sys.stderr, flush=True)
         sys.exit(1)
+    except KeyboardInterrupt:
+        print(f"{program}: interrupted", file=sys.stderr, flush=True)
+        sys.exit(130)

@@ -1,0 +1,27 @@
+"""run_reporting_user_errors: one line and a non-zero exit for a user error or Ctrl-C; a bug keeps its traceback."""
+
+import pytest
+
+from bert_tf.cli_errors import run_reporting_user_errors
+
+
+def raising(error):
+    def main(argv):
+        raise error
+    return main
+
+
+@pytest.mark.parametrize("error, code, line", [
+    (ValueError("--vocab_file=v.txt: no such file\nmore detail"), 1, "tool.py: error: --vocab_file=v.txt: no such file"),
+    (KeyboardInterrupt(), 130, "tool.py: interrupted"),
+])
+def test_user_errors_and_ctrl_c_end_in_one_line(capsys, error, code, line):
+    with pytest.raises(SystemExit) as exit_:
+        run_reporting_user_errors(raising(error), ["/some/dir/tool.py"])
+    assert exit_.value.code == code
+    assert capsys.readouterr().err == line + "\n"
+
+
+def test_a_bug_is_not_reported_as_user_error():
+    with pytest.raises(ZeroDivisionError):
+        run_reporting_user_errors(raising(ZeroDivisionError("bug")), ["tool.py"])
