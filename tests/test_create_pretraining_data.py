@@ -1,4 +1,11 @@
-"""create_pretraining_data.py end to end: determinism, Model Garden interop, bad input."""
+"""create_pretraining_data.py end to end: determinism, Model Garden interop, bad input, killed runs."""
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -207,7 +214,8 @@ def main_error(capsys, *argv):
     return line
 
 
-@pytest.mark.parametrize("case", ["vocab directory", "input directory", "output under a file", "stray argument"])
+@pytest.mark.parametrize("case", ["vocab directory", "input directory", "output directory", "output under a file",
+                                  "stray argument"])
 def test_main_reports_bad_paths_in_one_line(tmp_path, capsys, small_corpus, uncased_vocab_file, case):
     folder, plain = tmp_path / "folder", tmp_path / "plain.txt"
     folder.mkdir()
@@ -217,6 +225,7 @@ def test_main_reports_bad_paths_in_one_line(tmp_path, capsys, small_corpus, unca
     change, extra, message = {
         "vocab directory": ({"vocab_file": folder}, [], f"{folder}: a directory, not a vocab file"),
         "input directory": ({"input_file": folder}, [], f"{folder}: a directory, not a corpus file"),
+        "output directory": ({"output_file": folder}, [], f"--output_file: {folder} is a directory"),
         "output under a file": ({"output_file": plain / "out.tfrecord"}, [],
                                 f"--output_file: cannot create the directory {plain} ({plain} is not a directory)"),
         "stray argument": ({}, ["stray.txt"], "unexpected arguments: stray.txt"),
@@ -226,20 +235,36 @@ def test_main_reports_bad_paths_in_one_line(tmp_path, capsys, small_corpus, unca
     assert_no_output(tmp_path)
 
 
-def test_output_that_is_an_input_or_listed_twice_is_refused(tmp_path, uncased_vocab_file):
+def test_output_that_is_an_input_a_directory_or_listed_twice_is_refused(tmp_path, uncased_vocab_file):
     text = b"the first sentence.\nthe second one.\n\nanother document.\nits end.\n"
     data = write_file(tmp_path / "data" / "corpus.txt", text)
-    options = generator.PretrainingDataOptions(vocab_file=uncased_vocab_file, dupe_factor=1)
+    vocab_text, config_text = (pathlib.Path(uncased_vocab_file).read_bytes(),
+                               (REPO / "configs" / "tiny" / "bert_config.json").read_bytes())
+    vocab = write_file(tmp_path / "data" / "vocab.txt", vocab_text)
+    config = write_file(tmp_path / "data" / "bert_config.json", config_text)
+    options = generator.PretrainingDataOptions(vocab_file=str(vocab), dupe_factor=1)
     same = str(tmp_path / "data" / ".." / "data" / "corpus.txt")  # the input, spelled otherwise
-    with pytest.raises(generator.PretrainingDataError) as error:
-        generator.create_pretraining_data([str(data)], [same], options, progress=False)
-    assert str(error.value) == f"--output_file: {same} is also an --input_file"
-    assert data.read_bytes() == text
     twice = str(tmp_path / "out.tfrecord")
-    with pytest.raises(generator.PretrainingDataError) as error:
-        generator.create_pretraining_data([str(data)], [twice, twice], options, progress=False)
-    assert str(error.value) == f"--output_file: {twice} is listed twice"
+    for outputs, message in [
+        ([same], f"--output_file: {same} is also an --input_file"),
+        ([twice, twice], f"--output_file: {twice} is listed twice"),
+        ([twice, str(vocab)], f"--output_file: {vocab} is also the --vocab_file"),
+        ([str(config)], f"--output_file: {config} is also the --bert_config_file"),
+        ([str(tmp_path)], f"--output_file: {tmp_path} is a directory"),
+    ]:
+        with pytest.raises(corpus.CorpusError) as error:
+            generator.create_pretraining_data([str(data)], outputs, options, bert_config_file=str(config),
+                                              progress=False)
+        assert str(error.value) == message
+    assert (data.read_bytes(), vocab.read_bytes(), config.read_bytes()) == (text, vocab_text, config_text)
     assert_no_output(tmp_path)
+
+
+def test_negative_random_seed_is_refused_at_parsing():
+    flag_values = flags.FlagValues()
+    cli.define_create_pretraining_data_flags(flag_values)
+    with pytest.raises(flags.IllegalFlagValueError, match=r"^flag --random_seed=-1: "):
+        flag_values["random_seed"].parse("-1")
 
 
 def test_shards_without_examples_are_written_empty_with_a_warning(tmp_path, uncased_vocab_file, caplog):
@@ -251,3 +276,55 @@ def test_shards_without_examples_are_written_empty_with_a_warning(tmp_path, unca
     assert 0 < stats.examples < 8 and counts == [1] * stats.examples + [0] * (8 - stats.examples)
     assert f"{8 - stats.examples} of the 8 output shards are empty: the corpus gave only {stats.examples} " \
            "examples" in caplog.text
+
+
+# A killed run ends with a one-line message and leaves no output, partial shard or scratch directory.
+
+def start_script(tmp_path, small_corpus, vocab_file):
+    """Starts the script with 2 workers, its scratch directories in `tmp_path/tmp`; returns the process."""
+    (tmp_path / "tmp").mkdir()
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "create_pretraining_data.py"), f"--input_file={small_corpus}",
+         f"--output_file={tmp_path / 'out' / 'data.tfrecord'}", f"--vocab_file={vocab_file}",
+         f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PREDICTIONS}", "--dupe_factor=5",
+         "--chunk_mb=0.02", "--num_workers=2"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp_path / "tmp")})
+
+
+def poll(process, found, timeout=120):
+    """The first true value of `found()`, polled while `process` runs."""
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        if result := found():
+            return result
+        time.sleep(0.005)
+    raise AssertionError(f"not found before the script ended: {process.communicate()[1][-2000:]}")
+
+
+def finish(process, tmp_path):
+    """The last line of the stopped script's stderr, after checking that it left no file."""
+    try:
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert list((tmp_path / "out").iterdir()) == []
+    return process.returncode, stderr.strip().splitlines()[-1]
+
+
+def test_a_killed_worker_ends_the_run_with_an_error(tmp_path, small_corpus, uncased_vocab_file):
+    process = start_script(tmp_path, small_corpus, uncased_vocab_file)
+    poll(process, lambda: list((tmp_path / "tmp").glob("*/chunk-*")))  # the workers are busy with chunks
+    with open(f"/proc/{process.pid}/task/{process.pid}/children") as children:
+        worker = int(children.read().split()[0])
+    os.kill(worker, signal.SIGKILL)  # as the out-of-memory killer does
+    assert finish(process, tmp_path) == (1, "create_pretraining_data.py: error: a worker process died (killed, "
+                                            "out of memory?): lower --chunk_mb or --num_workers")
+
+
+def test_sigterm_ends_the_run_as_ctrl_c_does(tmp_path, small_corpus, uncased_vocab_file):
+    process = start_script(tmp_path, small_corpus, uncased_vocab_file)
+    poll(process, lambda: list((tmp_path / "out").glob("data.tfrecord.tmp-*")))  # the run has started
+    process.send_signal(signal.SIGTERM)
+    assert finish(process, tmp_path) == (130, "create_pretraining_data.py: interrupted")

@@ -83,14 +83,22 @@ def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
 @pytest.mark.parametrize("argv,message", [
     (["--output_file=OUT", "stray"], "unexpected arguments: stray"),
     (["--output_file=CORPUS/vocab.txt"], "--output_file: no directory CORPUS"),
+    (["--output_file=CORPUS"], "--output_file: CORPUS is also an --input_file"),
+    (["--output_file=TMP"], "--output_file: TMP is a directory"),
 ])
 def test_main_reports_one_line_errors(corpus, tmp_path, capsys, argv, message):
     flag_values = flags.FlagValues()
     cli.define_create_vocab_flags(flag_values)
-    argv = [arg.replace("OUT", str(tmp_path / "vocab.txt")).replace("CORPUS", str(corpus)) for arg in argv]
+
+    def fill(text):
+        for name, path in {"OUT": tmp_path / "vocab.txt", "CORPUS": corpus, "TMP": tmp_path}.items():
+            text = text.replace(name, str(path))
+        return text
+
+    text = corpus.read_bytes()
     with pytest.raises(SystemExit) as exit_:
-        cli.create_vocab_main(flag_values(["create_vocab.py", f"--input_file={corpus}", *argv]), flag_values)
+        cli.create_vocab_main(flag_values(["create_vocab.py", f"--input_file={corpus}", *map(fill, argv)]),
+                              flag_values)
     assert exit_.value.code == 1
-    assert capsys.readouterr().err.strip().splitlines() == [
-        f"create_vocab.py: error: {message.replace('CORPUS', str(corpus))}"]
-    assert list(tmp_path.iterdir()) == []
+    assert capsys.readouterr().err.strip().splitlines() == [f"create_vocab.py: error: {fill(message)}"]
+    assert list(tmp_path.iterdir()) == [] and corpus.read_bytes() == text

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import signal
 
 from absl import flags
 
@@ -34,7 +35,7 @@ def define_create_pretraining_data_flags(flag_values: flags.FlagValues = FLAGS) 
     flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.", **define)
     flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum number of masked-LM predictions per sequence.",
                          **define)
-    flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.", **define)
+    flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.", lower_bound=0, **define)
     flags.DEFINE_integer("dupe_factor", 10, "Passes over the input, each with different masks.", **define)
     flags.DEFINE_float("masked_lm_prob", 0.15, "Masked-LM probability.", **define)
     flags.DEFINE_float("short_seq_prob", 0.1, "Probability of a shorter target sequence length.", **define)
@@ -65,12 +66,17 @@ def create_pretraining_data(flag_values: flags.FlagValues = FLAGS) -> generator.
 
 def _create_pretraining_data_main(argv, flag_values: flags.FlagValues) -> None:
     reject_arguments(argv)
-    print(create_pretraining_data(flag_values).summary())
+    # SIGTERM ends the run as Ctrl-C does: no scratch directory or partial output is left.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        print(create_pretraining_data(flag_values).summary())
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     gc.freeze()  # Exit without the final collections over TensorFlow's objects (about 0.7 s).
 
 
 def create_pretraining_data_main(argv, flag_values: flags.FlagValues = FLAGS) -> None:
-    """create_pretraining_data.py: writes the records and prints their statistics."""
+    """create_pretraining_data.py: writes the records and prints their statistics (SIGTERM counts as Ctrl-C)."""
     run_reporting_user_errors(functools.partial(_create_pretraining_data_main, flag_values=flag_values), argv)
 
 

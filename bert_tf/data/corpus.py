@@ -9,6 +9,7 @@ stays bounded by the chunk size; a chunk never splits a document.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import sys
 
@@ -21,7 +22,7 @@ _BLANK_LINE = re.compile(rb"^[ \t\r\f\v]*\n", re.M)
 
 
 class CorpusError(ValueError):
-    """Input text that cannot be used; the message names the file or the flag."""
+    """Input text or output paths that cannot be used; the message names the file or the flag."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +50,31 @@ def expand_input_files(input_file: str, flag: str = "input_file") -> list[str]:
     if not files:
         raise CorpusError(f"--{flag}: no input file given")
     return list(files)
+
+
+def _resolved(path: str) -> str:
+    """A local path with its links and `..` resolved; a remote one (gs://...) as it is."""
+    return path if "://" in path else os.path.realpath(path)
+
+
+def check_output_files(output_files: list[str], input_files: list[str], **other_inputs: str | None) -> None:
+    """Raises `CorpusError` for an `--output_file` that would destroy an input or cannot be written.
+
+    That is an output listed twice, an existing directory, one of `input_files`,
+    or the file another flag names (`vocab_file=path`; a `None` path is skipped).
+    """
+    inputs = {_resolved(p): "an --input_file" for p in input_files}
+    inputs.update({_resolved(p): f"the --{flag}" for flag, p in other_inputs.items() if p})
+    seen = set()
+    for path in output_files:
+        resolved = _resolved(path)
+        if resolved in seen:
+            raise CorpusError(f"--output_file: {path} is listed twice")
+        if resolved in inputs:
+            raise CorpusError(f"--output_file: {path} is also {inputs[resolved]}")
+        if tf.io.gfile.isdir(path):
+            raise CorpusError(f"--output_file: {path} is a directory")
+        seen.add(resolved)
 
 
 def _blocks(path: str):

@@ -23,9 +23,11 @@ import multiprocessing
 import os
 import random
 import shutil
+import signal
 import sys
 import tempfile
 import time
+from concurrent.futures.process import BrokenProcessPool, ProcessPoolExecutor
 
 import numpy as np
 import tensorflow as tf
@@ -201,14 +203,42 @@ _processor: _ChunkProcessor | None = None  # the worker process's own
 
 def _init_worker(options: PretrainingDataOptions, scratch_dir: str) -> None:
     global _processor
+    # The main process ends the workers on Ctrl-C or SIGTERM (`_worker_pool`).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # One process per core: TensorFlow's own thread pools would only compete.
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     _processor = _ChunkProcessor(options, scratch_dir)
 
 
+@contextlib.contextmanager
+def _worker_pool(num_workers: int, method: str, options: PretrainingDataOptions, scratch_dir: str):
+    """A pool of `num_workers` chunk processors; on an error, its workers are killed (as
+    `multiprocessing.Pool` does) and gone before the scratch directory is removed."""
+    pool = ProcessPoolExecutor(num_workers, multiprocessing.get_context(method), _init_worker,
+                               (options, scratch_dir))
+    try:
+        yield pool
+    except BaseException:
+        for process in list(pool._processes.values()):  # pylint: disable=protected-access
+            process.terminate()
+        raise
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
 def _process(chunk: corpus.CorpusChunk):
     return _processor(chunk)
+
+
+def _worker_results(results):
+    """`results`, with a worker process that died (killed: out of memory?) as a `PretrainingDataError`."""
+    try:
+        yield from results
+    except BrokenProcessPool:
+        raise PretrainingDataError("a worker process died (killed, out of memory?): lower --chunk_mb or "
+                                   "--num_workers") from None
 
 
 def _move_records(path: str, sizes: np.ndarray, shards: list, first_index: int) -> None:
@@ -268,24 +298,6 @@ def output_paths(output_file: str, num_output_shards: int | None = None) -> list
     return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
 
 
-def _resolved(path: str) -> str:
-    """A local path with its links and `..` resolved; a remote one (gs://...) as it is."""
-    return path if "://" in path else os.path.realpath(path)
-
-
-def _check_output_paths(input_files: list[str], output_files: list[str]) -> None:
-    """Raises `PretrainingDataError` for an output listed twice or that is one of the inputs."""
-    inputs = {_resolved(p) for p in input_files}
-    seen = set()
-    for path in output_files:
-        resolved = _resolved(path)
-        if resolved in seen:
-            raise PretrainingDataError(f"--output_file: {path} is listed twice")
-        if resolved in inputs:
-            raise PretrainingDataError(f"--output_file: {path} is also an --input_file")
-        seen.add(resolved)
-
-
 def _make_output_directories(output_files: list[str]) -> None:
     """Creates the folders of `output_files`; raises `PretrainingDataError` where one cannot be."""
     for directory in sorted({os.path.dirname(p) for p in output_files} - {""}):
@@ -303,7 +315,9 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     """Writes the pretraining examples of `input_files` to `output_files` (TFRecord shards).
 
     Every check runs before any output is opened; an error during the run
-    leaves no output file behind (each shard is written under a temporary name).
+    leaves no output file behind (each shard is written under a temporary name),
+    nor the scratch directory. A worker process that dies (killed by the system
+    when out of memory) ends the run with a `PretrainingDataError`.
     Shards that get no example (more shards than examples) are written empty,
     with a warning.
 
@@ -314,7 +328,8 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
       PretrainingDataError, corpus.CorpusError, VocabError, ConfigError: bad
       flags or input, each with a one-line message naming the flag or the file.
     """
-    _check_output_paths(input_files, output_files)
+    corpus.check_output_files(output_files, input_files, vocab_file=options.vocab_file,
+                              bert_config_file=bert_config_file)
     options.validate(bert_config_file)
     Vocab.from_file(options.vocab_file)
     chunks = corpus.plan_chunks(input_files, chunk_bytes)
@@ -330,10 +345,9 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
             method = "spawn" if _tensorflow_runtime_started() else "fork"
             if method == "fork":
                 unicode_tables.build_tables(options.do_lower_case)  # once, for every worker
-            with _gc_frozen():
-                pool = stack.enter_context(multiprocessing.get_context(method).Pool(
-                    min(num_workers, len(chunks)), _init_worker, (options, scratch_dir)))
-            results = pool.imap(_process, chunks)
+            pool = stack.enter_context(_worker_pool(min(num_workers, len(chunks)), method, options, scratch_dir))
+            with _gc_frozen():  # the first task forks the workers
+                results = _worker_results(pool.map(_process, chunks))
         else:
             results = map(_ChunkProcessor(options, scratch_dir), chunks)
         bar = stack.enter_context(tqdm(total=total_bytes, unit="B", unit_scale=True, file=sys.stderr,

@@ -100,11 +100,13 @@ def create_vocab(input_file: str, output_file: str | os.PathLike, vocab_size: in
     """Learns the vocab of the corpus globs `input_file` (comma-separated) into `output_file`.
 
     The file is written atomically, one token a line. Bad arguments (a glob that
-    matches nothing, a corpus that `corpus.check_corpus` refuses, no words, no
-    room for the reserved tokens, no output directory) raise `ValueError` with a
-    one-line message naming the flag or file, before any learning where they can.
+    matches nothing, an output that `corpus.check_output_files` refuses, a corpus
+    that `corpus.check_corpus` refuses, no words, no room for the reserved tokens,
+    no output directory) raise `ValueError` with a one-line message naming the
+    flag or file, before any learning where they can.
     """
     files = corpus.expand_input_files(input_file)
+    corpus.check_output_files([os.fspath(output_file)], files)
     corpus.check_corpus(files)
     directory = os.path.dirname(os.fspath(output_file)) or "."
     if not tf.io.gfile.isdir(directory):
