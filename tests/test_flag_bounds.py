@@ -11,7 +11,7 @@ from bert_test_utils import REPO, run_script
 # Values each flag refuses; a refused value never reaches the driver (where 0 divided by zero,
 # looped forever, or trained with a negative learning rate).
 PRETRAINING = {"max_seq_length": 0, "max_predictions_per_seq": 0, "train_batch_size": 0, "eval_batch_size": 0,
-               "learning_rate": -1e-4, "num_train_steps": -1, "num_warmup_steps": -1,
+               "learning_rate": -1e-4, "num_train_steps": 0, "num_warmup_steps": -1,
                "save_checkpoints_steps": 0, "iterations_per_loop": 0, "max_eval_steps": 0, "log_every": 0,
                "keep_checkpoint_max": 0}
 FINETUNING = {"max_seq_length": 2, "train_batch_size": 0, "eval_batch_size": 0, "predict_batch_size": 0,

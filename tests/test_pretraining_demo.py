@@ -1,8 +1,11 @@
 """The embedded demo (`python run_pretraining.py` with no flags): its held-out split, its
 baselines, its records and export following the flags, and a short run of the whole job."""
 
+import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import numpy as np
 import tensorflow as tf
@@ -12,7 +15,7 @@ from bert_tf.pretraining import demo
 from bert_tf.pretraining.demo import majority_baselines, split_corpus
 from bert_tf.pretraining.run import PretrainingOptions, build_model
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import (random_pretraining_batch, run_script, tiny_config, write_pretraining_records,
+from bert_test_utils import (REPO, random_pretraining_batch, run_script, tiny_config, write_pretraining_records,
                              write_word_vocab)
 
 
@@ -38,10 +41,11 @@ def test_majority_baselines_by_hand(tmp_path):
 
 
 def test_demo_runs_the_whole_job(tmp_path):
-    output_dir = tmp_path / "demo"
-    result = run_script("run_pretraining.py", "--num_train_steps=4", "--num_warmup_steps=1",
-                        "--save_checkpoints_steps=4", "--iterations_per_loop=2", "--log_every=2",
-                        "--max_eval_steps=2", f"--output_dir={output_dir}", timeout=900)
+    output_dir = tmp_path / "output" / "pretraining_demo"  # the demo's, under its working directory
+    result = subprocess.run([sys.executable, str(REPO / "run_pretraining.py"), "--num_train_steps=4",
+                             "--num_warmup_steps=1", "--save_checkpoints_steps=4", "--iterations_per_loop=2",
+                             "--log_every=2", "--max_eval_steps=2"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=900, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert re.search(r"masked LM +0\.\d{3} +\(always predicting the most frequent token: 0\.\d{3}\)", out), out
@@ -51,6 +55,17 @@ def test_demo_runs_the_whole_job(tmp_path):
     assert "global_step = 4\n" in (output_dir / "eval_results.txt").read_text()
     for name in ("preprocessing", "encoder"):
         assert (output_dir / "export" / name / "saved_model.pb").is_file()
+
+
+def test_output_dir_without_input_file_is_refused(tmp_path):
+    # A real run that forgot --input_file must not train its --output_dir on the demo's data.
+    result = run_script("run_pretraining.py", f"--output_dir={tmp_path / 'run'}", "--do_train",
+                        "--bert_config_file=configs/tiny/bert_config.json", timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "run_pretraining.py: error: --input_file is required with --output_dir (without both, "
+        "run_pretraining.py runs the demo)")
+    assert not (tmp_path / "run").exists()
 
 
 def demo_options(tmp_path, **overrides) -> PretrainingOptions:

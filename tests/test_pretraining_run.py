@@ -1,6 +1,8 @@
 """Pretraining: learning, precision, XLA, checkpoints and clear errors on bad input."""
 
+import dataclasses
 import pathlib
+import shutil
 import time
 
 import keras
@@ -8,8 +10,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.bert_config import BertConfig
+from bert_tf.checkpoints import write_tf1_checkpoint
 from bert_tf.data.corpus import CorpusError
 from bert_tf.data.pretraining_dataset import InputError
+from bert_tf.models.bert_encoder import BertEncoder
+from bert_tf.pretraining import run
 from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
 from bert_tf.pretraining.runner import PretrainingRunner
 from bert_tf.training import distribution
@@ -107,13 +113,74 @@ def test_init_checkpoint_loads_weights(tmp_path):
     second = options(tmp_path, output_dir=str(tmp_path / "warm"), init_checkpoint=first.output_dir,
                      do_train=False, do_eval=True)
     warm = run_pretraining(second, tf.distribute.get_strategy())
-    cold = run_pretraining(options(tmp_path, output_dir=str(tmp_path / "cold"), do_train=False,
-                                   do_eval=True), tf.distribute.get_strategy())
+    # The initial weights, through a step that does not move them.
+    cold = run_pretraining(options(tmp_path, output_dir=str(tmp_path / "cold"), learning_rate=0.0,
+                                   num_train_steps=1, do_eval=True), tf.distribute.get_strategy())
     trained = run_pretraining(options(tmp_path, output_dir=first.output_dir, do_train=False, do_eval=True),
                               tf.distribute.get_strategy())
     assert warm["loss"] == pytest.approx(trained["loss"], rel=1e-6)
     assert warm["global_step"] == 0  # weights only: the optimizer starts afresh
     assert cold["loss"] != pytest.approx(trained["loss"], rel=1e-3)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> PretrainingOptions:
+    """The options of a finished 6-step run; tests resume copies of its output_dir (`resumed`)."""
+    opts = options(tmp_path_factory.mktemp("trained"))
+    run_pretraining(opts, tf.distribute.get_strategy())
+    return opts
+
+
+def resumed(trained, tmp_path, **overrides) -> PretrainingOptions:
+    output_dir = shutil.copytree(trained.output_dir, tmp_path / "resumed")
+    return dataclasses.replace(trained, output_dir=str(output_dir), num_train_steps=9, **overrides)
+
+
+def test_a_resumed_run_draws_a_new_data_order(tmp_path):
+    opts = options(tmp_path)
+
+    def first_batch(step):
+        dataset = run._distributed_dataset(tf.distribute.get_strategy(), [opts.input_file], 8, opts,
+                                           is_training=True, vocab_size=None, step=step)
+        return next(iter(dataset))["input_ids"].numpy()
+
+    np.testing.assert_array_equal(first_batch(3), first_batch(3))  # still reproducible
+    assert not np.array_equal(first_batch(0), first_batch(3))
+
+
+def test_resuming_with_another_architecture_is_refused(trained, tmp_path):
+    config = write_tiny_config(tmp_path, num_attention_heads=2)  # the same shapes
+    opts = resumed(trained, tmp_path, bert_config_file=config)
+    saved = pathlib.Path(opts.output_dir, "bert_config.json")
+    before = saved.read_text()
+    with pytest.raises(ValueError, match=r"^--bert_config_file=.*: .*ckpt-6: the model's config does not match "
+                                         r"the checkpoint's: num_attention_heads 2 in the model, 4 in "):
+        run_pretraining(opts, tf.distribute.get_strategy())
+    assert saved.read_text() == before
+    assert tf.train.latest_checkpoint(opts.output_dir).endswith("ckpt-6")
+
+
+def test_resuming_with_float16_is_refused(trained, tmp_path):
+    try:
+        distribution.set_precision("float16")
+        with pytest.raises(ValueError, match=r"^--dtype: .*ckpt-6 was written without --dtype=float16; "
+                                             r"resume it without --dtype=float16, or start a new --output_dir"):
+            run_pretraining(resumed(trained, tmp_path, dtype="float16"), tf.distribute.get_strategy())
+    finally:
+        distribution.set_precision("float32")
+
+
+def test_output_dir_of_another_tool_is_refused(tmp_path):
+    opts = options(tmp_path)
+    pathlib.Path(opts.output_dir).mkdir()
+    encoder = BertEncoder.from_bert_config(BertConfig.from_json_file(opts.bert_config_file))
+    prefix = write_tf1_checkpoint(encoder, pathlib.Path(opts.output_dir) / "model.ckpt-100")
+    tf.compat.v1.train.update_checkpoint_state(opts.output_dir, prefix)  # as google-research/bert writes it
+    with pytest.raises(ValueError, match=r"^--output_dir=.*: .*model.ckpt-100 is not a bert_tf pretraining "
+                                         r"checkpoint; to start from it, use --init_checkpoint=.*model.ckpt-100 "
+                                         r"with a new --output_dir$"):
+        run_pretraining(opts, tf.distribute.get_strategy())
+    assert not pathlib.Path(opts.output_dir, "bert_config.json").exists()  # the directory is left as it was
 
 
 # -- bad input ------------------------------------------------------------------------------
@@ -144,6 +211,28 @@ def test_corrupt_tfrecord(tmp_path):
     corrupt.write_bytes(data[: len(data) // 2] + bytes(200) + data[len(data) // 2:])
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(corrupt)), InputError,
                                 r"^--input_file=.*corrupt.tfrecord: corrupt TFRecord")
+
+
+def test_corrupt_eval_file_is_named(trained, tmp_path):
+    data = pathlib.Path(trained.input_file).read_bytes()
+    corrupt = tmp_path / "corrupt.tfrecord"
+    corrupt.write_bytes(data[: len(data) // 2] + bytes(200) + data[len(data) // 2:])
+    opts = resumed(trained, tmp_path, do_train=False, do_eval=True, eval_file=str(corrupt), max_eval_steps=8)
+    with pytest.raises(InputError, match=r"^--eval_file=.*corrupt.tfrecord: corrupt TFRecord "
+                                         r"\(corrupted record at \d+\)$"):
+        run_pretraining(opts, tf.distribute.get_strategy())
+
+
+def test_eval_without_training_needs_weights(tmp_path):
+    fails_leaving_no_output_dir(options(tmp_path, do_train=False, do_eval=True), ValueError,
+                                r"^--do_eval without --do_train needs --init_checkpoint or a pretrained "
+                                r"--output_dir: .*out has no checkpoint$")
+
+
+def test_eval_set_smaller_than_a_batch(tmp_path):
+    fails_leaving_no_output_dir(options(tmp_path, do_eval=True, eval_batch_size=100), ValueError,
+                                r"^--eval_batch_size=100 is more than the 64 examples of --input_file: "
+                                r"the eval would see no full batch$")
 
 
 def test_token_id_outside_vocab(tmp_path):

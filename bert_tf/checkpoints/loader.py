@@ -111,7 +111,9 @@ def _read(checkpoint_format: CheckpointFormat, location: str, model) -> Checkpoi
     return read_hugging_face_checkpoint(location, checkpoint_format)
 
 
-def _check_config(location: str, config: BertConfig, source: str, model) -> None:
+def check_config(location: str, config: BertConfig, source: str, model) -> None:
+    """Raises `CheckpointError` (naming `location`) if `config`, read from `source`, differs
+    from `model`'s encoder in an architecture field."""
     ours = tf1_names.encoder_of(model).bert_config
     differences = [f"{field} {getattr(ours, field)!r} in the model, {getattr(config, field)!r} in {source}"
                    for field in ARCHITECTURE_FIELDS if getattr(ours, field) != getattr(config, field)]
@@ -208,7 +210,7 @@ def load_checkpoint(path: str | os.PathLike, model) -> LoadReport:
     checkpoint_format, location = detect_format(path)
     config, source = _config_with_source(checkpoint_format, location)
     if config is not None:
-        _check_config(location, config, source, model)
+        check_config(location, config, source, model)
     report = _assign(_read(checkpoint_format, location, model), model, config)
     classifier, labels = report.heads.get("classifier"), checkpoint_labels(location)
     if classifier is not None and labels is not None and len(labels) == len(classifier["bias"]):

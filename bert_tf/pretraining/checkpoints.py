@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
+
+import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints import load_init_checkpoint
+from bert_tf.bert_config import BertConfig
+from bert_tf.checkpoints import CheckpointError, load_init_checkpoint
+from bert_tf.checkpoints.loader import check_config
 from bert_tf.models.bert_pretrainer import BertPretrainer
+
+# Written only by a loss-scaled optimizer (--dtype=float16).
+_LOSS_SCALE = "optimizer/dynamic_scale/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 def pretraining_checkpoint(model: BertPretrainer, optimizer) -> tf.train.Checkpoint:
@@ -16,14 +24,39 @@ def pretraining_checkpoint(model: BertPretrainer, optimizer) -> tf.train.Checkpo
     return tf.train.Checkpoint(model=model, encoder=model.encoder, optimizer=optimizer)
 
 
+def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, bert_config_file: str) -> None:
+    """Refuses to resume the manager's newest checkpoint with another architecture than the
+    bert_config.json beside it, or across --dtype=float16 and the other dtypes."""
+    latest = manager.latest_checkpoint
+    if not latest:
+        return
+    saved_config = os.path.join(manager.directory, "bert_config.json")
+    if tf.io.gfile.exists(saved_config):
+        try:
+            check_config(latest, BertConfig.from_json_file(saved_config), saved_config, model)
+        except CheckpointError as e:
+            raise ValueError(f"--bert_config_file={bert_config_file}: {e}") from None
+    loss_scaled = isinstance(manager.checkpoint.optimizer, keras.optimizers.LossScaleOptimizer)
+    if tf.train.load_checkpoint(latest).has_tensor(_LOSS_SCALE) != loss_scaled:
+        written = "with" if not loss_scaled else "without"
+        raise ValueError(f"--dtype: {latest} was written {written} --dtype=float16; resume it {written} "
+                         f"--dtype=float16, or start a new --output_dir with --init_checkpoint={latest}")
+
+
 def restore_or_initialize(manager: tf.train.CheckpointManager, model: BertPretrainer,
                           init_checkpoint: str | None) -> None:
     """Resumes from the newest checkpoint in the manager's directory; failing that,
     loads `init_checkpoint` (weights only, any format `bert_tf.checkpoints.load_checkpoint`
     reads: Google TF1, Model Garden TF2, Hugging Face, bert_tf); failing that, keeps the
     fresh weights."""
-    if manager.latest_checkpoint:
-        manager.checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
-        logging.info("Resumed from %s", manager.latest_checkpoint)
+    latest = manager.latest_checkpoint
+    if latest:
+        try:
+            manager.checkpoint.restore(latest).assert_existing_objects_matched()
+        except AssertionError:  # another tool's checkpoint: google-research/bert, Model Garden
+            raise ValueError(f"--output_dir={manager.directory}: {latest} is not a bert_tf pretraining "
+                             f"checkpoint; to start from it, use --init_checkpoint={latest} with a new "
+                             "--output_dir") from None
+        logging.info("Resumed from %s", latest)
     elif init_checkpoint:
         load_init_checkpoint(init_checkpoint, model)

@@ -1,4 +1,5 @@
-"""`run_pretraining.py`'s main: the flags to a pretraining run, or the embedded demo without flags."""
+"""`run_pretraining.py`'s main: the flags to a pretraining run, or the embedded demo without
+--input_file and --output_dir."""
 
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ FLAGS = flags.FLAGS
 
 def _main(argv) -> None:
     reject_arguments(argv)
-    if FLAGS.input_file is None:
+    if FLAGS.input_file is None and FLAGS.output_dir is None:
         from bert_tf.pretraining import demo  # only the demo fetches data
         demo.run_demo(FLAGS)
         return
+    if FLAGS.input_file is None:  # a real run's --output_dir must not be filled by the demo
+        raise flags.ValidationError("--input_file is required with --output_dir (without both, "
+                                    "run_pretraining.py runs the demo)")
     for name in ("bert_config_file", "output_dir"):
         if FLAGS[name].value is None:
             raise flags.ValidationError(f"--{name} is required with --input_file")

@@ -1,12 +1,13 @@
-"""The embedded default: `python run_pretraining.py` with no flags.
+"""The embedded default: `python run_pretraining.py` without --input_file and --output_dir.
 
 It fetches the public Wikipedia sample, holds out every tenth article, builds
 TFRecords with our generator, pretrains the tiny config on CPU, evaluates on the
 held-out articles next to the majority baselines, and fills in a `[MASK]` in a
 few held-out sentences. Last, it exports the model as a TF-Hub-style
 preprocessing + encoder SavedModel pair under `output_dir/export/`, loads it with
-`tf.saved_model.load` and fills in a `[MASK]` through the export. Any flag given
-on the command line overrides the demo's setting of the same name.
+`tf.saved_model.load` and fills in a `[MASK]` through the export, all under
+`output/pretraining_demo` of the working directory. Any other flag given on the
+command line overrides the demo's setting of the same name.
 """
 
 from __future__ import annotations

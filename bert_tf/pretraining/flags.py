@@ -29,7 +29,7 @@ def define_pretraining_flags() -> None:
     flags.DEFINE_integer("train_batch_size", 32, "Global training batch size.", lower_bound=1)
     flags.DEFINE_integer("eval_batch_size", 8, "Global eval batch size.", lower_bound=1)
     flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.", lower_bound=0.0)
-    flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.", lower_bound=0)
+    flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.", lower_bound=1)
     flags.DEFINE_integer("num_warmup_steps", 10000, "Linear warmup steps.", lower_bound=0)
     flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.", lower_bound=1)
     flags.DEFINE_integer("iterations_per_loop", 1000,

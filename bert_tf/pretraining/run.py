@@ -58,17 +58,21 @@ class PretrainingOptions:
     verbose: bool = True
 
 
-def _distributed_dataset(strategy, files, global_batch_size, options, is_training, vocab_size):
+def _distributed_dataset(strategy, files, global_batch_size, options, is_training, vocab_size, step=0):
+    """The input of `strategy`. For training, the seed is --random_seed plus the global `step`
+    it starts at, so that a resumed run draws a new order instead of replaying the first batches."""
+    seed = None if options.random_seed is None else options.random_seed + (step if is_training else 0)
+
     def dataset_fn(context):
         if options.dynamic_masking:  # `files` are text corpora; an endless stream
             return dynamic_masking.dynamic_masking_dataset(
                 files, options.vocab_file, options.do_lower_case, global_batch_size, options.max_seq_length,
-                options.max_predictions_per_seq, seed=options.random_seed, input_context=context
+                options.max_predictions_per_seq, seed=seed, input_context=context
             ).take(-1 if is_training else options.max_eval_steps)
         dataset = pretraining_data.pretraining_dataset(
             files, context.get_per_replica_batch_size(global_batch_size), options.max_seq_length,
             options.max_predictions_per_seq, vocab_size=vocab_size, is_training=is_training,
-            input_context=context, seed=options.random_seed)
+            input_context=context, seed=seed)
         return dataset if is_training else dataset.take(options.max_eval_steps)
 
     return strategy.distribute_datasets_from_function(dataset_fn)
@@ -97,6 +101,9 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     config.check_seq_length(options.max_seq_length)
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of --do_train and --do_eval must be set")
+    if not (options.do_train or options.init_checkpoint or tf.train.latest_checkpoint(options.output_dir)):
+        raise ValueError(f"--do_eval without --do_train needs --init_checkpoint or a pretrained --output_dir: "
+                         f"{options.output_dir} has no checkpoint")
     distribution.check_global_batch("train_batch_size", options.train_batch_size, strategy)
     distribution.check_global_batch("eval_batch_size", options.eval_batch_size, strategy)
     train_files = corpus.expand_input_files(options.input_file)
@@ -116,9 +123,22 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
             for path in files:
                 pretraining_data.check_record_lengths(path, options.max_seq_length,
                                                       options.max_predictions_per_seq)
+    if options.do_eval and not options.dynamic_masking:  # the text stream is endless
+        _check_one_eval_batch(options, eval_files)
 
     with _removed_on_failure_without_checkpoint(options.output_dir):
         return _train_and_evaluate(config, options, strategy, train_files, eval_files)
+
+
+def _check_one_eval_batch(options: PretrainingOptions, eval_files: list[str]) -> None:
+    """Refuses eval records that fill no batch: the eval drops a partial batch (static shapes)."""
+    flag = "eval_file" if options.eval_file else "input_file"
+    records = tf.data.TFRecordDataset(eval_files).take(options.eval_batch_size)
+    count = _input_errors_named(lambda: int(records.reduce(0, lambda n, _: n + 1)), flag,
+                                getattr(options, flag))
+    if count < options.eval_batch_size:
+        raise ValueError(f"--eval_batch_size={options.eval_batch_size} is more than the {count} examples "
+                         f"of --{flag}: the eval would see no full batch")
 
 
 @contextlib.contextmanager
@@ -137,25 +157,27 @@ def _removed_on_failure_without_checkpoint(output_dir: str):
 def _train_and_evaluate(config: BertConfig, options: PretrainingOptions, strategy, train_files: list[str],
                         eval_files: list[str]) -> dict[str, float]:
     tf.io.gfile.makedirs(options.output_dir)
-    # Beside the checkpoints, so that they load with no --bert_config_file (export_model.py, convert).
-    config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
     model, optimizer = build_model(config, options, strategy)
     manager = tf.train.CheckpointManager(
         checkpoints.pretraining_checkpoint(model, optimizer), options.output_dir,
         max_to_keep=options.keep_checkpoint_max, step_counter=optimizer.iterations)
+    checkpoints.check_resumable(manager, model, options.bert_config_file)
     checkpoints.restore_or_initialize(manager, model, options.init_checkpoint)
+    # Beside the checkpoints, so that they load with no --bert_config_file (export_model.py, convert).
+    config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
     runner = PretrainingRunner(strategy, model, optimizer, options.train_batch_size,
                                jit_compile=options.jit_compile)
 
     results = {}
     if options.do_train:
-        dataset = _distributed_dataset(strategy, train_files, options.train_batch_size, options,
-                                       is_training=True, vocab_size=config.vocab_size)
+        dataset = _distributed_dataset(strategy, train_files, options.train_batch_size, options, is_training=True,
+                                       vocab_size=config.vocab_size, step=int(optimizer.iterations.numpy()))
         results = _train(runner, iter(dataset), manager, options)
     if options.do_eval:
         dataset = _distributed_dataset(strategy, eval_files, options.eval_batch_size, options,
                                        is_training=False, vocab_size=config.vocab_size)
-        results = _input_errors_named(lambda: runner.evaluate(dataset), options.eval_file or options.input_file)
+        flag = "eval_file" if options.eval_file else "input_file"
+        results = _input_errors_named(lambda: runner.evaluate(dataset), flag, getattr(options, flag))
         results["global_step"] = int(optimizer.iterations.numpy())
         write_eval_results(options.output_dir, results)
         _write_scalars(tf.summary.create_file_writer(os.path.join(options.output_dir, "eval")),
@@ -164,18 +186,27 @@ def _train_and_evaluate(config: BertConfig, options: PretrainingOptions, strateg
     return results
 
 
-def _input_errors_named(call, input_file):
-    """Turns tf.data failures inside the loop into one-line errors naming the input."""
+def _input_errors_named(call, flag: str, files: str):
+    """Turns tf.data failures inside the loop into one-line errors naming the input flag."""
     try:
         return call()
     except tf.errors.DataLossError as e:
         raise pretraining_data.InputError(
-            f"--input_file={input_file}: corrupt TFRecord ({e.message.splitlines()[0]})") from None
+            f"--{flag}={files}: corrupt TFRecord ({_error_detail(e.message)})") from None
     except tf.errors.InvalidArgumentError as e:
         out_of_vocab = re.search(pretraining_data.OUT_OF_VOCAB_MESSAGE + r" \(\d+\)", e.message)
         if out_of_vocab:
-            raise pretraining_data.InputError(f"--input_file={input_file}: {out_of_vocab.group()}") from None
+            raise pretraining_data.InputError(f"--{flag}={files}: {out_of_vocab.group()}") from None
         raise
+
+
+def _error_detail(message: str) -> str:
+    """What a TensorFlow error message says went wrong ("corrupted record at 8352"), without
+    the graph node, op and traceback around it."""
+    lines = [line.strip() for line in message.splitlines()]
+    detail = [line for line in lines
+              if line and not line.startswith(("Graph execution error", "Detected at node", "File ", "[["))]
+    return re.sub(r"\{\{.*?\}\}|\[Op:.*", "", detail[-1] if detail else message).strip()
 
 
 def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOptions) -> dict:
@@ -197,7 +228,7 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
                       _next_multiple(step, options.save_checkpoints_steps),
                       step + options.iterations_per_loop]
         num_steps = min(boundaries) - step
-        _input_errors_named(lambda: runner.train(iterator, num_steps), options.input_file)
+        _input_errors_named(lambda: runner.train(iterator, num_steps), "input_file", options.input_file)
         step += num_steps
         window_steps += num_steps
         done = step == options.num_train_steps
