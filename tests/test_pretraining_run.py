@@ -204,6 +204,14 @@ def test_record_length_differs_from_flag(tmp_path):
                                 r"but --max_seq_length makes it 32$")
 
 
+def test_empty_shard(tmp_path):
+    empty = tmp_path / "train-00001-of-00002"
+    tf.io.TFRecordWriter(str(empty)).close()
+    fails_leaving_no_output_dir(options(tmp_path, input_file=f"{options(tmp_path).input_file},{empty}"), InputError,
+                                r"train-00001-of-00002: empty TFRecord file \(more --num_output_shards than "
+                                r"examples\?\); leave it out of the input$")
+
+
 def test_corrupt_tfrecord(tmp_path):
     opts = options(tmp_path)
     data = pathlib.Path(opts.input_file).read_bytes()

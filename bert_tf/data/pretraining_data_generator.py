@@ -362,7 +362,8 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
         if not stats.examples:
             raise corpus.CorpusError(f"the corpus has no tokens: {len(input_files)} input files, no example")
         if stats.examples < len(shards):
-            logging.warning("%d of the %d output shards are empty: the corpus gave only %d examples",
+            logging.warning("%d of the %d output shards are empty (run_pretraining.py refuses them; use "
+                            "fewer --num_output_shards): the corpus gave only %d examples",
                             len(shards) - stats.examples, len(shards), stats.examples)
     stats.seconds = time.perf_counter() - start_time
     return stats

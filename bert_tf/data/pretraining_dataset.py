@@ -21,7 +21,9 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
     except tf.errors.DataLossError as e:
         raise InputError(f"{path}: not a valid TFRecord file ({e.message.splitlines()[0]})") from None
     if first is None:
-        raise InputError(f"{path}: empty TFRecord file")
+        # A training pipeline whose shard holds only empty files would wait forever for a record.
+        raise InputError(f"{path}: empty TFRecord file (more --num_output_shards than examples?); "
+                         "leave it out of the input")
     try:
         example = tf.train.Example.FromString(first.numpy())
     except Exception:  # protobuf's DecodeError has no stable import path
