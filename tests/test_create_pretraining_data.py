@@ -274,8 +274,8 @@ def test_shards_without_examples_are_written_empty_with_a_warning(tmp_path, unca
     stats = generator.create_pretraining_data([data], paths, options, progress=False)
     counts = [sum(1 for _ in tf.data.TFRecordDataset(p)) for p in paths]
     assert 0 < stats.examples < 8 and counts == [1] * stats.examples + [0] * (8 - stats.examples)
-    assert f"{8 - stats.examples} of the 8 output shards are empty: the corpus gave only {stats.examples} " \
-           "examples" in caplog.text
+    assert f"{8 - stats.examples} of the 8 output shards are empty (run_pretraining.py refuses them; use " \
+           f"fewer --num_output_shards): the corpus gave only {stats.examples} examples" in caplog.text
 
 
 # A killed run ends with a one-line message and leaves no output, partial shard or scratch directory.
