@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_tf.export.task_module import TaskExport, label_names, text_spec
+from bert_tf.export.task_module import TaskExport, label_names, text_spec, with_batch_checked
 
 
 class ClassifierExport(TaskExport):
@@ -42,12 +42,7 @@ class ClassifierExport(TaskExport):
         return self._predict([self._tokenizer.tokenize(text_a)])
 
     def classify_text_pair(self, text_a, text_b):
-        # Packing would broadcast a batch of 1 against the other. Every op on both inputs
-        # comes after this check, so its message is the error that unequal batches get.
-        with tf.control_dependencies([tf.debugging.assert_equal(
-                tf.shape(text_a)[0], tf.shape(text_b)[0],
-                message="text_a and text_b must have the same batch size")]):
-            text_a = tf.identity(text_a)
+        text_a = with_batch_checked(text_a, tf.shape(text_b)[0], "text_a and text_b must have the same batch size")
         return self._predict([self._tokenizer.tokenize(text_a), self._tokenizer.tokenize(text_b)])
 
     def text_signatures(self) -> dict:

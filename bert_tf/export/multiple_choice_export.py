@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_tf.export.task_module import TaskExport, id_spec, text_spec
+from bert_tf.export.task_module import TaskExport, id_spec, text_spec, with_batch_checked
 
 
 class MultipleChoiceExport(TaskExport):
@@ -35,11 +35,7 @@ class MultipleChoiceExport(TaskExport):
 
     def choose_text(self, text_a, choices):
         shape = tf.shape(choices)  # [batch, choices]
-        # With one choice each, packing would broadcast a batch of 1 against the other; every
-        # op on both inputs comes after this check.
-        with tf.control_dependencies([tf.debugging.assert_equal(
-                tf.shape(text_a)[0], shape[0], message="text_a and choices must have the same batch size")]):
-            text_a = tf.identity(text_a)
+        text_a = with_batch_checked(text_a, shape[0], "text_a and choices must have the same batch size")
         contexts = tf.reshape(tf.repeat(text_a[:, None], shape[1], axis=1), [-1])
         packed = self._pack([self._tokenizer.tokenize(contexts),
                              self._tokenizer.tokenize(tf.reshape(choices, [-1]))])

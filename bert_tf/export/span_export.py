@@ -5,7 +5,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_tf.export.doc_windows import doc_stride_windows
-from bert_tf.export.task_module import TaskExport, text_spec
+from bert_tf.export.task_module import TaskExport, text_spec, with_batch_checked
 
 
 def _offset_or_minus_one(offsets: tf.RaggedTensor, token, has_answer):
@@ -62,10 +62,8 @@ class SpanExport(TaskExport):
         return {"start_logits": outputs["start_logits"], "end_logits": outputs["end_logits"]}
 
     def answer_text(self, question, context):
-        with tf.control_dependencies([tf.debugging.assert_equal(
-                tf.shape(question)[0], tf.shape(context)[0],
-                message="question and context must have the same batch size")]):
-            question = tf.identity(question)  # every op on both inputs comes after the check
+        question = with_batch_checked(question, tf.shape(context)[0],
+                                      "question and context must have the same batch size")
         question_ids = self._tokenizer.tokenize(question)[:, :self.max_query_length]
         context_ids, starts, ends = self._tokenizer.tokenize_with_offsets(context, unit="UTF8_CHAR")
         question_lengths = question_ids.row_lengths()

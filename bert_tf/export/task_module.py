@@ -29,6 +29,16 @@ def label_names(labels, num_classes: int, head: str) -> tf.Tensor:
     return tf.constant(names)
 
 
+def with_batch_checked(first: tf.Tensor, batch_size: tf.Tensor, message: str) -> tf.Tensor:
+    """`first` behind an assert that its batch size is `batch_size` (another input's).
+
+    Packing would broadcast a batch of 1 against the other input; every op on both inputs
+    comes after this check, so `message` is the error that unequal batches get.
+    """
+    with tf.control_dependencies([tf.debugging.assert_equal(tf.shape(first)[0], batch_size, message=message)]):
+        return tf.identity(first)
+
+
 class TaskExport(tf.Module):
     """Base of the per-head exports: `serving_default` on ids, plus text signatures in subclasses.
 
