@@ -31,9 +31,15 @@ def test_preprocessing_equals_the_tokenizer(exported):
     for name in expected:
         np.testing.assert_array_equal(got[name], expected[name])
     a, b = pre.tokenize(tf.constant(TEXTS)), pre.tokenize(tf.constant(TEXTS[::-1]))
-    assert a.to_list() == tokenizer.tokenize(TEXTS).to_list()
-    packed = pre.bert_pack_inputs([a, b], tf.constant(8))
-    np.testing.assert_array_equal(packed["input_type_ids"], tokenizer.pack_inputs([a, b], 8)["input_type_ids"])
+    assert a.to_list() == tokenizer.tokenize_words(TEXTS).to_list()  # [batch, words, pieces], as TF Hub's
+    flat_a, flat_b = tokenizer.tokenize(TEXTS), tokenizer.tokenize(TEXTS[::-1])
+    assert a.merge_dims(1, 2).to_list() == flat_a.to_list()
+    expected = tokenizer.pack_inputs([flat_a, flat_b], 8)
+    for segments in ([a, b], [flat_a, b], [a, flat_b], [flat_a, flat_b]):  # by word or flat, as given
+        packed = pre.bert_pack_inputs(segments, tf.constant(8))
+        for name in expected:
+            np.testing.assert_array_equal(packed[name], expected[name])
+    np.testing.assert_array_equal(pre.bert_pack_inputs([a])["input_word_ids"], got["input_word_ids"])
     assert pre.tokenize.get_special_tokens_dict()["mask_id"] == tokenizer.vocab.mask_id
     assert os.path.basename(pre.tokenize.vocab_file.asset_path.numpy().decode()) == "vocab.txt"
 

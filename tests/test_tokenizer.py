@@ -72,6 +72,18 @@ def test_wikipedia_ids_match_full_tokenizer(lower_case, tokenizers, wiki_lines):
     assert not mismatches, [wiki_lines[i] for i in mismatches[:3]]
 
 
+@pytest.mark.parametrize("lower_case", [True, False], ids=["uncased", "cased"])
+def test_tokenize_words_groups_the_same_ids_by_word(lower_case, tokenizers, wiki_lines):
+    ours, full = tokenizers[lower_case]
+    texts = wiki_lines[:2000] + ["a" * 201 + " é", "", "Hello, world!"]
+    words = ours.tokenize_words(texts)
+    assert words.merge_dims(1, 2).to_list() == ours.tokenize(texts).to_list()
+    # One group per word of the reference's BasicTokenizer, which splits special tokens
+    # at the brackets, where ours keeps them whole.
+    assert words.row_lengths().numpy().tolist() == [len(full.basic_tokenizer.tokenize(text)) for text in texts]
+    assert ours.tokenize_words(["[CLS] x[MASK]y"]).row_lengths().numpy().tolist() == [4]
+
+
 def test_every_code_point_follows_the_reference_rules():
     basic = {lower: reference.BasicTokenizer(do_lower_case=lower) for lower in (True, False)}
     tables = {}

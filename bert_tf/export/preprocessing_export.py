@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import tensorflow as tf
 
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
@@ -10,7 +12,8 @@ _TEXTS = tf.TensorSpec([None], tf.string, name="text")
 
 
 class _Tokenize(tf.Module):
-    """`tokenize(texts [batch])` -> int32 ragged `[batch, (tokens)]`; carries the vocab asset."""
+    """`tokenize(texts [batch])` -> int32 ragged `[batch, (words), (pieces)]`, as TF Hub's;
+    carries the vocab asset."""
 
     def __init__(self, tokenizer: BertTokenizer):
         super().__init__()
@@ -23,7 +26,7 @@ class _Tokenize(tf.Module):
 
     @tf.function(autograph=False, input_signature=[_TEXTS])
     def __call__(self, texts):
-        return self._tokenizer.tokenize(texts)
+        return self._tokenizer.tokenize_words(texts)
 
     @tf.function(autograph=False, input_signature=[])
     def get_special_tokens_dict(self):
@@ -32,7 +35,8 @@ class _Tokenize(tf.Module):
 
 
 class _PackInputs(tf.Module):
-    """`bert_pack_inputs([segment_a, (segment_b)], seq_length)` -> the encoder's int32 inputs."""
+    """`bert_pack_inputs([segment_a, (segment_b)], seq_length)` -> the encoder's int32 inputs;
+    a segment is ragged `[batch, (words), (pieces)]` or `[batch, (tokens)]`."""
 
     def __init__(self, tokenizer: BertTokenizer, seq_length: int):
         super().__init__()
@@ -49,9 +53,10 @@ class _PackInputs(tf.Module):
 class PreprocessingExport(tf.Module):
     """Strings -> `input_word_ids`/`input_mask`/`input_type_ids` `[batch, seq_length]`, as TF Hub's.
 
-    Subobjects: `tokenize` (strings -> ragged ids; `tokenize.vocab_file` is the vocab
-    asset) and `bert_pack_inputs` (one or two ragged segments, optional int32 scalar
-    `seq_length`, default the exported one).
+    Subobjects: `tokenize` (strings -> ragged ids `[batch, (words), (pieces)]`;
+    `tokenize.vocab_file` is the vocab asset) and `bert_pack_inputs` (one or two
+    segments, each ragged `[batch, (words), (pieces)]` or `[batch, (tokens)]`, and an
+    optional int32 scalar `seq_length`, default the exported one).
 
     Example:
     >>> tokenizer = BertTokenizer("vocab.txt")
@@ -66,15 +71,18 @@ class PreprocessingExport(tf.Module):
 
     def __init__(self, tokenizer: BertTokenizer, seq_length: int = 128):
         super().__init__()
+        self._tokenizer = tokenizer
         self.tokenize = _Tokenize(tokenizer)
         self.bert_pack_inputs = _PackInputs(tokenizer, seq_length)
-        ragged = tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1,
-                                     row_splits_dtype=tokenizer.tokenize([""]).row_splits.dtype)
+        splits = tokenizer.tokenize([""]).row_splits.dtype
+        segment_specs = [tf.RaggedTensorSpec([None] * (rank + 1), tf.int32, ragged_rank=rank, row_splits_dtype=splits)
+                         for rank in (1, 2)]
         for count in (1, 2):
-            self.bert_pack_inputs.__call__.get_concrete_function([ragged] * count)
-            self.bert_pack_inputs.__call__.get_concrete_function(
-                [ragged] * count, tf.TensorSpec([], tf.int32, name="seq_length"))
+            for segments in itertools.product(segment_specs, repeat=count):
+                self.bert_pack_inputs.__call__.get_concrete_function(list(segments))
+                self.bert_pack_inputs.__call__.get_concrete_function(
+                    list(segments), tf.TensorSpec([], tf.int32, name="seq_length"))
 
     @tf.function(autograph=False, input_signature=[_TEXTS])
     def __call__(self, texts):
-        return self.bert_pack_inputs([self.tokenize(texts)])
+        return self.bert_pack_inputs([self._tokenizer.tokenize(texts)])  # the fast path: no words needed

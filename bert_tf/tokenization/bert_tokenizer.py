@@ -72,6 +72,24 @@ class BertTokenizer(tf.Module):
         """
         return self._tokenize(texts, unit=None)[0]
 
+    def tokenize_words(self, texts) -> tf.RaggedTensor:
+        """Strings `[batch]` -> WordPiece ids by word, int32 ragged `[batch, (words), (pieces)]`.
+
+        The shape TF Hub's BERT preprocessors' `tokenize` returns; merging the last
+        two dimensions gives `tokenize(texts)`. Every row goes through `BasicTokenizer`,
+        so this is slower than `tokenize` on ASCII text.
+
+        Example:
+        >>> tokenizer = BertTokenizer("vocab.txt")
+        >>> tokenizer.tokenize_words(["Hello world!"]).to_list()
+        [[[17], [18], [7]]]
+        """
+        texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        if texts.shape.rank != 1:
+            raise ValueError(f"texts must be a batch of strings [batch], got shape {texts.shape}")
+        words = self._basic_tokenizer.tokenize(texts)
+        return words.with_flat_values(self._wordpiece.tokenize(self._unk_if_too_long(words.flat_values)[0]))
+
     def tokenize_with_offsets(self, texts, unit: str = "BYTE"):
         """Strings `[batch]` -> (ids, starts, ends), each ragged `[batch, (tokens)]`.
 
@@ -93,6 +111,8 @@ class BertTokenizer(tf.Module):
     def pack_inputs(self, segments, seq_length, pad_to_seq_length: bool = True) -> dict[str, tf.Tensor]:
         """One or two ragged id batches `[batch, (tokens)]` -> the encoder's inputs.
 
+        A segment may also be `[batch, (words), (pieces)]`, as `tokenize_words` gives.
+
         Builds `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, at most `seq_length` tokens
         (an int, or a scalar tensor in a graph). Segments that do not fit are cut at
         their ends, round robin: for a pair, the lengths that google-research/bert's
@@ -103,6 +123,8 @@ class BertTokenizer(tf.Module):
         """
         if isinstance(segments, (tf.Tensor, tf.RaggedTensor)):
             segments = [segments]
+        segments = [segment.merge_dims(1, 2) if isinstance(segment, tf.RaggedTensor) and segment.ragged_rank == 2
+                    else segment for segment in segments]
         return pack_segments(segments, seq_length, self.vocab.cls_id, self.vocab.sep_id, self.vocab.pad_id,
                              pad_to_seq_length)
 
@@ -167,9 +189,7 @@ class BertTokenizer(tf.Module):
 
     def _tokenize_pieces_exactly(self, texts, unit):
         """BasicTokenizer, then WordPiece, ids only (`unit` is None)."""
-        words = self._basic_tokenizer.tokenize(texts)
-        ids = self._wordpiece.tokenize(self._unk_if_too_long(words.flat_values)[0])
-        return (words.with_flat_values(ids).merge_dims(1, 2),)
+        return (self.tokenize_words(texts).merge_dims(1, 2),)
 
     def _unk_if_too_long(self, words):
         """Words `[n]` -> (the words, `[UNK]` for those over `max_chars_per_word` characters;
