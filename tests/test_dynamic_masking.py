@@ -1,4 +1,8 @@
-"""Dynamic masking: static shapes, the TFRecord path's statistics, fresh masks every epoch."""
+"""Dynamic masking: static shapes, the TFRecord path's statistics, fresh masks every epoch, seeded masks."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -9,9 +13,10 @@ from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.data import pretraining_features
 from bert_tf.data.dynamic_masking import dynamic_masking_dataset
 from bert_tf.tokenization import Vocab
-from bert_test_utils import write_file
+from bert_test_utils import REPO, write_file
 
 SEQ, PREDICTIONS, BATCH = 64, 10, 32
+OPTIONS = dict(batch_size=BATCH, max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS, shuffle_buffer_size=200)
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +46,30 @@ def statistics(batches, vocab):
                      real / examples / SEQ])
 
 
-def dataset(corpus_file, vocab, **kwargs):
-    return dynamic_masking_dataset([corpus_file], vocab.path, batch_size=BATCH, max_seq_length=SEQ,
-                                   max_predictions_per_seq=PREDICTIONS, seed=7, shuffle_buffer_size=200,
-                                   **kwargs)
+def dataset(corpus_file, vocab, seed=7, **kwargs):
+    return dynamic_masking_dataset([corpus_file], vocab.path, seed=seed, **OPTIONS, **kwargs)
+
+
+def assert_same_batches(batches, others):
+    assert len(batches) == len(others)
+    for index, (batch, other) in enumerate(zip(batches, others)):
+        assert set(batch) == set(other)
+        for name in batch:
+            np.testing.assert_array_equal(batch[name], other[name], err_msg=f"batch {index}, {name}")
+
+
+def batches_in_a_new_process(corpus_file, vocab, count, tmp_path):
+    """The first `count` batches of `dataset(corpus_file, vocab)`, built and read in a fresh Python."""
+    path = tmp_path / "batches.npz"
+    script = (f"import numpy as np\nfrom bert_tf.data.dynamic_masking import dynamic_masking_dataset\n"
+              f"batches = dynamic_masking_dataset([{corpus_file!r}], {vocab.path!r}, seed=7, **{OPTIONS!r})\n"
+              f"np.savez({str(path)!r}, **{{f'{{i}}/{{name}}': value for i, batch in "
+              f"enumerate(batches.take({count}).as_numpy_iterator()) for name, value in batch.items()}})\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
+                            timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    with np.load(path) as saved:
+        return [{name: saved[f"{i}/{name}"] for name in pretraining_features.FEATURE_NAMES} for i in range(count)]
 
 
 def test_static_shapes_and_schema_dtypes(corpus_file, vocab):
@@ -124,3 +149,22 @@ def test_a_share_without_tokens_is_refused_at_once(tmp_path, vocab):
         dataset(str(short), vocab, input_context=second)
     with pytest.raises(TypeError, match="a list of corpus files"):
         dynamic_masking_dataset(str(short), vocab.path)
+
+
+def test_the_same_seed_gives_the_same_batches_masks_included(tmp_path, corpus_file, vocab):
+    batches = list(dataset(corpus_file, vocab).take(3).as_numpy_iterator())
+    assert_same_batches(batches, list(dataset(corpus_file, vocab).take(3).as_numpy_iterator()))
+    assert_same_batches(batches, batches_in_a_new_process(corpus_file, vocab, 3, tmp_path))
+
+
+def test_masks_differ_by_row_batch_pass_and_seed(tmp_path, vocab):
+    # Every example is "[CLS] text [SEP] text [SEP]": examples differ only in their masks.
+    path = write_file(tmp_path / "same.txt", "the quick brown fox jumps over the lazy dog .\n\n" * 20)
+    stream = dataset(str(path), vocab)
+    first, second = stream.take(2).as_numpy_iterator()
+    next_pass = next(stream.as_numpy_iterator())
+    other_seed = next(dataset(str(path), vocab, seed=8).as_numpy_iterator())
+    assert len({row.tobytes() for row in first["masked_lm_positions"]}) > BATCH // 2
+    for other in second, next_pass, other_seed:
+        assert not np.array_equal(first["input_ids"], other["input_ids"])
+        assert not np.array_equal(first["masked_lm_positions"], other["masked_lm_positions"])

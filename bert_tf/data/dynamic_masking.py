@@ -10,8 +10,11 @@ or, half of the time and whenever A ends its document, a segment drawn from a
 second, shuffled pass over the corpus (label 1). The pair is trimmed round
 robin to `max_seq_length - 3` and masked with tensorflow-text's
 `mask_language_model` (15% of the selectable tokens, capped; 80/10/10).
-Masks come from stateful random ops, so each pass over the data draws new
-ones; `seed` fixes the file order, the pairing and the shuffles.
+Each batch draws its masks from a stateless seed of its own, the next of an
+endless random stream, so each batch and each pass over the data gets new
+masks. `seed` fixes that stream as well as the file order, the pairing and the
+shuffles: the same seed gives the same batches, masks included, in any process.
+With `seed=None` every run draws new ones.
 """
 
 from __future__ import annotations
@@ -97,6 +100,46 @@ def _require_segments(files: Sequence[str], tokenizer, segment_tokens: int, inpu
                              f"the first {files[0]}")
 
 
+def _mask_seeds(seed: int | None, input_context) -> tf.data.Dataset:
+    """An endless stream of stateless seeds (int64 `[2]`), one per batch, new each pass; each input
+    pipeline gets its own."""
+    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+    if input_context is None:
+        return seeds
+    return seeds.map(lambda pair: tf.random.experimental.stateless_fold_in(pair, input_context.input_pipeline_id))
+
+
+def _seeded_selector(ids: tf.RaggedTensor, seed: tf.Tensor, **selector_options) -> tf_text.RandomItemSelector:
+    """tf-text's `RandomItemSelector` for `ids` `[batch, (tokens)]` whose shuffle draws from `seed`.
+
+    The selector shuffles each row's positions in `ids.flat_values`; sorting them by a
+    random key per token keeps the rows independent however alike they are.
+    """
+    keys = tf.random.stateless_uniform(tf.shape(ids.flat_values), seed, minval=None, maxval=None,
+                                       dtype=tf.int64)  # [tokens in the batch]
+    return tf_text.RandomItemSelector(
+        **selector_options, shuffle_fn=lambda positions: tf.gather(positions, tf.argsort(tf.gather(keys, positions))))
+
+
+class _SeededMaskValuesChooser(tf_text.MaskValuesChooser):
+    """tf-text's `MaskValuesChooser` (80% `[MASK]`, 10% a random id, 10% unchanged) drawing from `seed`."""
+
+    def __init__(self, vocab_size: int, mask_token: int, seed: tf.Tensor):
+        super().__init__(vocab_size, mask_token, mask_token_rate=0.8, random_token_rate=0.1)
+        self._seed = seed
+
+    def get_mask_values(self, masked_lm_ids: tf.RaggedTensor) -> tf.RaggedTensor:
+        """`masked_lm_ids` `[batch, (predictions)]` -> the values put in their place."""
+        ids = masked_lm_ids.flat_values  # [predictions in the batch]
+        choice_seed, token_seed = tf.unstack(tf.random.experimental.stateless_split(self._seed))
+        draw = tf.random.stateless_uniform(tf.shape(ids), choice_seed)
+        random_ids = tf.random.stateless_uniform(tf.shape(ids), token_seed, maxval=self.vocab_size, dtype=ids.dtype)
+        mask_rate = self._mask_token_rate
+        values = tf.where(draw < mask_rate, tf.cast(self.mask_token, ids.dtype), ids)
+        values = tf.where((draw > mask_rate) & (draw < mask_rate + self.random_token_rate), random_ids, values)
+        return masked_lm_ids.with_flat_values(values)
+
+
 def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case: bool = True,
                             batch_size: int = 32, max_seq_length: int = 128,
                             max_predictions_per_seq: int = 20, masked_lm_prob: float = 0.15,
@@ -123,7 +166,7 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
         batch_size = input_context.get_per_replica_batch_size(batch_size)
     segment_tokens = max(1, (max_seq_length - 3) // 2)
     _require_segments(files, tokenizer, segment_tokens, input_context)
-    seeds = [None, None, None] if seed is None else [seed, seed + 1, seed + 2]
+    seeds = [None] * 4 if seed is None else [seed, seed + 1, seed + 2, seed + 3]
     pairs = _segment_stream(files, tokenizer, segment_tokens, seeds[0], input_context)
     random_segments = _segment_stream(files, tokenizer, segment_tokens, seeds[1], input_context).map(
         lambda segment, following, has_next: segment).shuffle(shuffle_buffer_size, seed=seeds[1])
@@ -136,18 +179,20 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
 
     dataset = tf.data.Dataset.zip((pairs, random_segments, coins)).map(choose_b)
     dataset = dataset.shuffle(shuffle_buffer_size, seed=seeds[0]).ragged_batch(batch_size, drop_remainder=True)
+    dataset = tf.data.Dataset.zip((dataset, _mask_seeds(seeds[3], input_context)))
 
     trimmer = tf_text.RoundRobinTrimmer(max_seq_length - 3)
-    selector = tf_text.RandomItemSelector(max_selections_per_batch=max_predictions_per_seq,
-                                          selection_rate=masked_lm_prob,
-                                          unselectable_ids=[vocab.cls_id, vocab.sep_id, vocab.pad_id])
-    chooser = tf_text.MaskValuesChooser(len(vocab), vocab.mask_id, mask_token_rate=0.8, random_token_rate=0.1)
-
+    selector_options = dict(max_selections_per_batch=max_predictions_per_seq, selection_rate=masked_lm_prob,
+                            unselectable_ids=[vocab.cls_id, vocab.sep_id, vocab.pad_id])
     lengths = pretraining_features.feature_lengths(max_seq_length, max_predictions_per_seq)
 
-    def mask_and_pack(a, b, labels):
+    def mask_and_pack(examples, seed):
+        a, b, labels = examples
         ids, segment_ids = tf_text.combine_segments(trimmer.trim([a, b]), vocab.cls_id, vocab.sep_id)
-        masked, positions, masked_ids = tf_text.mask_language_model(ids, selector, chooser)
+        selection_seed, values_seed = tf.unstack(tf.random.experimental.stateless_split(seed))
+        masked, positions, masked_ids = tf_text.mask_language_model(
+            ids, _seeded_selector(ids, selection_seed, **selector_options),
+            _SeededMaskValuesChooser(len(vocab), vocab.mask_id, values_seed))
         input_ids, input_mask = tf_text.pad_model_inputs(masked, max_seq_length, pad_value=vocab.pad_id)
         segment_ids, _ = tf_text.pad_model_inputs(segment_ids, max_seq_length)
         positions, weights = tf_text.pad_model_inputs(positions, max_predictions_per_seq)
