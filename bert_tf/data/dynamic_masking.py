@@ -166,7 +166,8 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
         batch_size = input_context.get_per_replica_batch_size(batch_size)
     segment_tokens = max(1, (max_seq_length - 3) // 2)
     _require_segments(files, tokenizer, segment_tokens, input_context)
-    seeds = [None] * 4 if seed is None else [seed, seed + 1, seed + 2, seed + 3]
+    # Four streams; seeds s and s + 1 (a resumed run's) share none of them.
+    seeds = [None] * 4 if seed is None else [4 * seed + stream for stream in range(4)]
     pairs = _segment_stream(files, tokenizer, segment_tokens, seeds[0], input_context)
     random_segments = _segment_stream(files, tokenizer, segment_tokens, seeds[1], input_context).map(
         lambda segment, following, has_next: segment).shuffle(shuffle_buffer_size, seed=seeds[1])
