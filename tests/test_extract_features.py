@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -117,7 +118,8 @@ def parsed_flags(*argv):
 
 
 @pytest.mark.parametrize("case", ["missing input", "input directory", "input not UTF-8", "missing vocab",
-                                  "missing config", "no config", "bad layers", "long sequence"])
+                                  "missing config", "no config", "bad layers", "long sequence",
+                                  "output is the input", "output is the vocab", "output is a directory"])
 def test_bad_flags_are_one_line_errors(model, tmp_path, case):
     missing, latin1 = tmp_path / "none.txt", tmp_path / "latin1.txt"
     latin1.write_bytes("fine\nalso fine\ncaf\u00e9\n".encode("latin-1"))
@@ -136,13 +138,20 @@ def test_bad_flags_are_one_line_errors(model, tmp_path, case):
         "bad layers": ({"layers": "-1,5"}, "--layers=-1,5: layer 5 is outside -2..1 (the model has 2 layers)"),
         "long sequence": ({"max_seq_length": 65, "layers": "-1"},
                           "--max_seq_length=65 exceeds the model's max_position_embeddings 64"),
+        "output is the input": ({"output_file": model["input_file"]},
+                                f"--output_file: {model['input_file']} is also an --input_file"),
+        "output is the vocab": ({"output_file": model["vocab"]},
+                                f"--output_file: {model['vocab']} is also the --vocab_file"),
+        "output is a directory": ({"output_file": tmp_path}, f"--output_file: {tmp_path} is a directory"),
     }[case]
+    inputs = {path: path.read_bytes() for path in (Path(model["input_file"]), Path(model["vocab"]))}
     argv = {**argv, **change}
     flag_values = parsed_flags(*(f"--{name}={value}" for name, value in argv.items() if value is not None))
     with pytest.raises((ValueError, FileNotFoundError)) as error:
         feature_extraction.run(flag_values)
     assert str(error.value) == message
     assert not (tmp_path / "out.jsonl").exists()
+    assert all(path.read_bytes() == content for path, content in inputs.items())
 
 
 def test_script_reports_a_bad_flag_in_one_line(model, tmp_path):

@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
-from bert_tf.data import text_files
+from bert_tf.data import corpus, text_files
 from bert_tf.io_utils import atomic_output
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.tokenization import BertTokenizer
@@ -194,11 +194,14 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
 
     Raises FileNotFoundError or ValueError, one line naming the flag, for a missing input,
     vocab or config file (or a directory), an input that is not UTF-8 (naming `file:line`),
+    an `--output_file` that is one of those inputs or a directory,
     a checkpoint that stores no config without `--bert_config_file`, a bad `--layers`
     value or a `--max_seq_length` the model cannot take.
     """
     fv = flag_values
     texts, vocab_file = read_texts(_existing(fv, "input_file")), _existing(fv, "vocab_file")
+    corpus.check_output_files([fv.output_file], [fv.input_file], vocab_file=vocab_file,
+                              bert_config_file=fv.bert_config_file)
     config = resolve_bert_config(_existing(fv, "bert_config_file") if fv.bert_config_file else None,
                                  fv.init_checkpoint)
     layers = parse_layers(fv.layers, config.num_hidden_layers)
