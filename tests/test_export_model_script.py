@@ -8,6 +8,7 @@ import tensorflow_text  # noqa: F401  (registers the TF Text ops the export uses
 from bert_tf.checkpoints import write_tf1_checkpoint
 from bert_tf.checkpoints import resolve_bert_config
 from bert_tf.export.checkpoint_model import model_from_checkpoint
+from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.models import BertClassifier, BertPretrainer
 from bert_tf.pretraining.checkpoints import pretraining_checkpoint
 from bert_test_utils import (random_encoder_inputs, run_script, tiny_encoder, write_tiny_config,
@@ -132,3 +133,25 @@ def test_the_checkpoint_is_read_once(tmp_path, caplog):
     with caplog.at_level("INFO", logger="bert_tf.checkpoints.loader"):
         model_from_checkpoint(checkpoint, "classifier", resolve_bert_config(None, checkpoint))
     assert sum("loaded" in record.getMessage() for record in caplog.records) == 1
+
+
+def test_a_fine_tuned_checkpoint_exports_with_its_saved_labels(tmp_path):
+    """bert_tf's best/labels.json names the classes; a --labels of the same number overrides them."""
+    vocab = write_word_vocab(tmp_path / "vocab.txt", ["a fine day"])
+    model = BertClassifier(tiny_encoder(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8"))), num_classes=2)
+    model.build_with_dummy_inputs()
+    model.classifier.bias.assign([-0.5, 0.5])  # class 1 wins
+    save_model_checkpoint(model, str(tmp_path / "best"), {}, labels=["neg", "pos"])
+
+    def export(*flags):
+        return run_script("export_model.py", "--model_type=classifier", f"--init_checkpoint={tmp_path / 'best'}",
+                          f"--vocab_file={vocab}", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}",
+                          *flags)
+
+    for flags, label in (((), b"pos"), (("--labels=bad,good",), b"good")):
+        result = export(*flags)
+        assert result.returncode == 0, result.stderr[-2000:]
+        text = tf.saved_model.load(str(tmp_path / "export")).signatures["text"]
+        assert text(text_a=tf.constant(["a fine day"]))["label"].numpy().tolist() == [label]
+    assert_one_line_error(export("--labels=a,b,c"), f"--num_classes=3 (or the number of --labels) does not fit "
+                                                    f"{tmp_path / 'best'}: its classifier head has 2 classes")

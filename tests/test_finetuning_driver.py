@@ -1,6 +1,7 @@
 """The shared fine-tuning driver, on a small learnable task, and its options."""
 
 import json
+import logging
 import os
 import pathlib
 import re
@@ -14,9 +15,12 @@ import tensorflow as tf
 
 from bert_tf.checkpoints import load_checkpoint
 from bert_tf.finetuning import EncodedSplit, FineTuningOptions, FineTuningTask, run_finetuning
+from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
-from bert_tf.models import BertClassifier, BertPretrainer
+from bert_tf.finetuning.task import TASK_MODELS, checkpoint_heads, load_task_head, task_model_type
+from bert_tf.models import (BertClassifier, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
+                            BertTokenClassifier)
 from bert_tf.tokenization import BertTokenizer
 from bert_tf.training import optimization
 from bert_tf.training.layerwise_adamw import LayerwiseAdamW
@@ -187,18 +191,65 @@ def test_a_missing_input_fails_before_training_and_leaves_no_output_dir(tmp_path
     assert not (tmp_path / "out").exists()
 
 
+def _vocab_size(tmp_path) -> int:
+    return len(BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", WORDS)).vocab)
+
+
+def _fine_tuned(directory, model) -> str:
+    """`model` saved as a fine-tuning run keeps its best weights; returns the checkpoint prefix."""
+    model.build_with_dummy_inputs()
+    save_model_checkpoint(model, str(directory), {})
+    return str(directory / "ckpt")
+
+
 def test_evaluation_shows_progress_at_the_runs_verbosity(tmp_path, capsys):
-    # An eval-only run needs weights: a pretraining checkpoint's.
-    vocab = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", WORDS)).vocab
-    pretrainer = BertPretrainer(tiny_encoder(vocab_size=len(vocab)))
-    pretrainer.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
-    pretrained = tf.train.Checkpoint(model=pretrainer).write(str(tmp_path / "pretrained" / "ckpt"))
+    # An eval-only run needs fine-tuned weights: a classifier's.
+    checkpoint = _fine_tuned(tmp_path / "fine_tuned", BertClassifier(tiny_encoder(vocab_size=_vocab_size(tmp_path)), 2))
     for verbose in (0, 1):
         options = _options(tmp_path, do_train=False, verbose=verbose, output_dir=str(tmp_path / f"v{verbose}"),
-                           init_checkpoint=pretrained)
+                           init_checkpoint=checkpoint)
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
         shown = re.search(r"2/2\b.*/step", capsys.readouterr().out)  # 64 dev examples in batches of 32
         assert bool(shown) == bool(verbose)
+
+
+def test_an_eval_only_run_refuses_a_checkpoint_without_the_tasks_head(tmp_path, caplog):
+    vocab_size = _vocab_size(tmp_path)
+    pretrainer = BertPretrainer(tiny_encoder(vocab_size=vocab_size))
+    pretrainer.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+    pretrained = tf.train.Checkpoint(model=pretrainer).write(str(tmp_path / "pretrained" / "ckpt"))
+    tagger = _fine_tuned(tmp_path / "tagger", BertTokenClassifier(tiny_encoder(vocab_size=vocab_size), 2))
+    three_way = _fine_tuned(tmp_path / "three_way", BertClassifier(tiny_encoder(vocab_size=vocab_size), 3))
+    no_head = r"no classifier head \(output_weights, Hugging Face classifier or a bert_tf classifier\)"
+    for checkpoint, problem in ((pretrained, no_head), (tagger, no_head),
+                                (three_way, r"its classifier head has shapes \[\(64, 3\), \(3,\)\], this task "
+                                            r"needs \[\(64, 2\), \(2,\)\]")):
+        options = _options(tmp_path, do_train=False, init_checkpoint=checkpoint, output_dir=str(tmp_path / "eval"))
+        with pytest.raises(ValueError, match=rf"^--init_checkpoint={re.escape(checkpoint)}: {problem}, so this run "
+                                             r"would score an untrained head; fine-tune it with --do_train, or use "
+                                             r"a checkpoint fine-tuned for this task$"):
+            run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    assert not (tmp_path / "eval").exists()
+
+    # Fine-tuning from it starts the head fresh.
+    options = _options(tmp_path, init_checkpoint=three_way, num_train_epochs=1, output_dir=str(tmp_path / "train"))
+    with caplog.at_level(logging.INFO):
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+    assert "its classifier head has shapes [(64, 3), (3,)], this task needs [(64, 2), (2,)]; the head starts " \
+           "fresh" in caplog.text
+
+
+@pytest.mark.parametrize("model_class, arguments", [(BertClassifier, (3,)), (BertTokenClassifier, (3,)),
+                                                    (BertSpanLabeler, ()), (BertMultipleChoice, ())])
+def test_init_checkpoint_gives_a_task_model_its_fine_tuned_head(tmp_path, model_class, arguments):
+    saved = model_class(tiny_encoder(), *arguments)
+    checkpoint = _fine_tuned(tmp_path, saved)
+    model = model_class(tiny_encoder(), *arguments)
+    model.build_with_dummy_inputs()
+    assert load_task_head(model, checkpoint_heads(load_checkpoint(checkpoint, model))) is None
+    layer = TASK_MODELS[task_model_type(model)][1]
+    for got, expected in zip(getattr(model, layer).weights, getattr(saved, layer).weights, strict=True):
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
 
 
 def _one_step(optimizer, variables, step_count=1):

@@ -23,6 +23,7 @@ import dataclasses
 import io
 import math
 import sys
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -66,8 +67,12 @@ class DataProcessor(abc.ABC):
         """The split's file name inside `data_dir`, e.g. `train.tsv`."""
 
     @abc.abstractmethod
-    def read(self, data_dir: str, split: str) -> list[InputExample]:
-        """The split's examples; raises `DataError` naming `file:line` on bad data."""
+    def read(self, data_dir: str, split: str, labels: Sequence[str] | None = None) -> list[InputExample]:
+        """The split's examples; raises `DataError` naming `file:line` on bad data.
+
+        Labels must be among `labels` (the task's, in id order; default `self.labels(data_dir)`),
+        except in a csv/tsv training file, which defines them.
+        """
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,9 +118,10 @@ class GlueProcessor(DataProcessor):
         names = self.submission_names or (f"{self.name}.tsv",)
         return names[self.predict_splits.index(split)]
 
-    def read(self, data_dir: str, split: str) -> list[InputExample]:
+    def read(self, data_dir: str, split: str, labels: Sequence[str] | None = None) -> list[InputExample]:
         path = _split_path(data_dir, self.file_name(split))
         columns = self.test if split in self.predict_splits else self.labeled
+        label_set = self.label_list if labels is None else tuple(labels)
         rows = _read_rows(path, dict(delimiter="\t", quoting=csv.QUOTE_NONE))
         if columns.header:
             rows = rows[1:]
@@ -127,7 +133,7 @@ class GlueProcessor(DataProcessor):
             guid = row[columns.index] if columns.index is not None else f"{split}-{row_number}"
             label = None
             if columns.label is not None:
-                label = _check_label(row[columns.label], self.label_list, path, line)
+                label = _check_label(row[columns.label], label_set, path, line)
             examples.append(InputExample(guid, row[columns.text_a],
                                          None if columns.text_b is None else row[columns.text_b], label))
         return examples
@@ -152,7 +158,7 @@ class DelimitedFileProcessor(DataProcessor):
     label_column: str = "label"
 
     def labels(self, data_dir: str) -> tuple[str, ...]:
-        examples = self.read(data_dir, "train", check_labels=False)
+        examples = self.read(data_dir, "train")
         labels = tuple(sorted({e.label for e in examples}))
         path = _split_path(data_dir, self.file_name("train"))
         if not labels:
@@ -165,7 +171,7 @@ class DelimitedFileProcessor(DataProcessor):
     def file_name(self, split: str) -> str:
         return f"{split}.{self.extension}"
 
-    def read(self, data_dir: str, split: str, check_labels: bool = True) -> list[InputExample]:
+    def read(self, data_dir: str, split: str, labels: Sequence[str] | None = None) -> list[InputExample]:
         path = _split_path(data_dir, self.file_name(split))
         # CSV fields may be quoted; TSV has one row a line and no quoting, as GLUE's files.
         dialect = (dict(delimiter=",", strict=True) if self.extension == "csv"
@@ -186,7 +192,9 @@ class DelimitedFileProcessor(DataProcessor):
         text_a = position("--text_a_column", self.text_a_column)
         text_b = position("--text_b_column", self.text_b_column)
         label = position("--label_column", self.label_column, required=split not in self.predict_splits)
-        label_set = self.labels(data_dir) if check_labels and split != "train" and label is not None else None
+        label_set = None
+        if split != "train" and label is not None:
+            label_set = self.labels(data_dir) if labels is None else tuple(labels)
         examples = []
         for row_number, (line, row) in enumerate(rows[1:]):
             if len(row) != len(header):

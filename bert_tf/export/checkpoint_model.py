@@ -2,37 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-
 import keras
 import numpy as np
-import tensorflow as tf
 
 from bert_tf.bert_config import BertConfig
-from bert_tf.checkpoints import LoadReport, load_checkpoint
-from bert_tf.checkpoints.formats import CheckpointFormat
-from bert_tf.checkpoints.bert_tf_checkpoint import layer_weights
-from bert_tf.checkpoints.tf_checkpoint_reader import ObjectGraph, encoder_paths, open_reader
-from bert_tf.finetuning.task import label_order
-from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
-                            BertTokenClassifier)
+from bert_tf.checkpoints import load_checkpoint
+from bert_tf.finetuning.task import TASK_MODELS, checkpoint_heads, label_order, missing_head
+from bert_tf.models import BertEncoder, BertPretrainer
 
 MODEL_TYPES = ("classifier", "span", "token", "multiple_choice", "hub")
-# By model type: the task model and its head layer's attribute (a bert_tf checkpoint's `model/<attribute>`).
-_TASK_MODELS = {"classifier": (BertClassifier, "classifier"), "token": (BertTokenClassifier, "token_classifier"),
-                "span": (BertSpanLabeler, "span_classifier"),
-                "multiple_choice": (BertMultipleChoice, "choice_scorer")}
-# By model type: the role of a google-research/bert or Hugging Face head (`LoadReport.heads`) it takes.
-# TF1's `output_weights` is run_classifier.py's sentence head (google-research/bert has no tagger), and
-# Hugging Face names the sentence and the token classifier alike `classifier`: a token export takes that
-# head only from a Hugging Face checkpoint whose config.json says BertForTokenClassification.
-_ROLES = {"classifier": "classifier", "token": "classifier", "span": "squad"}
-# What each model type's head is called in the formats, for the error naming the missing head.
-_HEAD_NAMES = {"classifier": "output_weights, Hugging Face classifier or a bert_tf classifier",
-               "token": "Hugging Face BertForTokenClassification or a bert_tf token classifier",
-               "span": "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model",
-               "multiple_choice": "a bert_tf multiple-choice model"}
 
 
 def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, num_classes: int | None = None,
@@ -63,11 +41,12 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
         return _pretrainer_from_checkpoint(checkpoint, config)
     encoder = BertEncoder.from_bert_config(config)
     report = load_checkpoint(checkpoint, encoder)
-    head = _checkpoint_head(report, model_type)
+    head = checkpoint_heads(report).get(model_type)
     if head is None:
-        raise ValueError(f"{checkpoint}: no {model_type} head ({_HEAD_NAMES[model_type]}); export it with "
+        raise ValueError(f"{checkpoint}: {missing_head(model_type)}; export it with "
                          "the --model_type it was fine-tuned for")
-    model_class, layer = _TASK_MODELS[model_type]
+    head = {**head, "role": model_type}
+    model_class, layer = TASK_MODELS[model_type]
     if model_type in ("classifier", "token"):
         model = model_class(encoder, _num_classes(checkpoint, head, num_classes))
     else:
@@ -82,38 +61,6 @@ def _pretrainer_from_checkpoint(checkpoint: str, config: BertConfig) -> BertPret
     model.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
     load_checkpoint(checkpoint, model)
     return model
-
-
-def _checkpoint_head(report: LoadReport, model_type: str) -> dict | None:
-    """The checkpoint's head for `model_type`, `{"kernel": [hidden, k], "bias": [k]}` (no bias for
-    multiple choice; `"labels"` where it names its classes, `"role"` for messages), or None."""
-    if report.format in (CheckpointFormat.BERT_TF.value, CheckpointFormat.KERAS.value):
-        head, role = _bert_tf_head(report, model_type), model_type
-    else:
-        role = _ROLES.get(model_type)
-        head = report.heads.get(role) if model_type != "token" or _is_hugging_face_tagger(report) else None
-    return {**head, "role": role} if head else None
-
-
-def _bert_tf_head(report: LoadReport, model_type: str) -> dict | None:
-    """The head layer's weights, by attribute, of a bert_tf task model of `model_type`, or None."""
-    model_class, layer = _TASK_MODELS[model_type]
-    if report.format == CheckpointFormat.KERAS.value:
-        saved = keras.saving.load_model(report.path, compile=False)
-        return {v.name: v.numpy() for v in getattr(saved, layer).weights} if type(saved) is model_class else None
-    reader = open_reader(report.path)
-    graph = ObjectGraph(reader)
-    return layer_weights(reader, report.path, graph, f"{encoder_paths(graph)[0]}/{layer}")
-
-
-def _is_hugging_face_tagger(report: LoadReport) -> bool:
-    """Whether the checkpoint's Hugging Face config.json names BertForTokenClassification."""
-    path = os.path.join(os.path.dirname(report.path), "config.json")
-    hugging_face = (CheckpointFormat.SAFETENSORS.value, CheckpointFormat.PYTORCH.value)
-    if report.format not in hugging_face or not tf.io.gfile.exists(path):
-        return False
-    with tf.io.gfile.GFile(path) as f:
-        return "BertForTokenClassification" in (json.load(f).get("architectures") or [])
 
 
 def _num_classes(checkpoint: str, head: dict, num_classes: int | None) -> int:

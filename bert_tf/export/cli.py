@@ -9,6 +9,7 @@ from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.export.checkpoint_model import MODEL_TYPES, model_from_checkpoint
 from bert_tf.export.hub_export import export_hub_pair
 from bert_tf.export.task_export import export_task_model
+from bert_tf.finetuning.best_checkpoint import saved_labels
 from bert_tf.tokenization import BertTokenizer
 
 FLAGS = flags.FLAGS
@@ -23,7 +24,8 @@ def define_flags() -> None:
     flags.DEFINE_bool("do_lower_case", True, "Lower-case the input (uncased models).")
     flags.DEFINE_string("export_dir", None, "Where the SavedModel goes.")
     flags.DEFINE_list("labels", None, "Class names, in label-id order (classifier, token); default: the "
-                      "names a Hugging Face checkpoint gives its classes (id2label).")
+                      "names stored with the checkpoint (a bert_tf fine-tuning run's labels.json, a "
+                      "Hugging Face id2label).")
     flags.DEFINE_integer("num_classes", None, "Classes; default: the checkpoint head's width (another "
                          "number is an error).", lower_bound=1)
     flags.DEFINE_integer("max_seq_length", 128, "Longest packed sequence of the text signatures.",
@@ -68,10 +70,11 @@ def _main(argv) -> None:
 
 
 def _labels() -> list[str] | None:
-    """--labels, else the names a Hugging Face classifier checkpoint gives its classes."""
+    """--labels, else the class names stored with the checkpoint: those a bert_tf fine-tuning run saved
+    beside it, or a Hugging Face classifier's. Either way `model_from_checkpoint` checks their number."""
     if FLAGS.labels or FLAGS.model_type not in ("classifier", "token"):
         return FLAGS.labels
-    names = checkpoint_labels(FLAGS.init_checkpoint)
+    names = saved_labels(FLAGS.init_checkpoint) or checkpoint_labels(FLAGS.init_checkpoint)
     return list(names) if names else None
 
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Sequence
 
 import keras
 import tensorflow as tf
 from absl import logging
 
 from bert_tf import io_utils
+from bert_tf.checkpoints import CheckpointError, CheckpointFormat, detect_format
 
 BEST_DIR = "best"
+LABELS_FILE = "labels.json"  # the class names of a task with named classes, in id order
 _PREFIX = "ckpt"
 
 
@@ -19,18 +22,20 @@ class BestCheckpoint(keras.callbacks.Callback):
     """After each epoch, runs `evaluate()`; when `metric` improves, saves the task model.
 
     The weights go to `output_dir/best/ckpt` as a `tf.train.Checkpoint(model=...)`,
-    which every script's `--init_checkpoint` and `export_model.py` read, and the
-    metrics to `output_dir/best/metrics.json`. The directory is replaced as a whole
-    (written under a temporary name, then renamed), so a crash never leaves a
-    half-written best checkpoint. A run that resumes (`resume=True`) continues from
-    the recorded best; a new run replaces whatever an earlier run left after its
-    first epoch, so that what it writes always comes from its own weights.
+    which every script's `--init_checkpoint` and `export_model.py` read, the
+    metrics to `output_dir/best/metrics.json`, and `labels` (the task's class names
+    in id order, if it has them) to `output_dir/best/labels.json`. The directory is
+    replaced as a whole (written under a temporary name, then renamed), so a crash
+    never leaves a half-written best checkpoint. A run that resumes (`resume=True`)
+    continues from the recorded best; a new run replaces whatever an earlier run left
+    after its first epoch, so that what it writes always comes from its own weights.
     """
 
     def __init__(self, task_model: keras.Model, output_dir: str, evaluate, metric: str,
-                 resume: bool = False):
+                 resume: bool = False, labels: Sequence[str] | None = None):
         super().__init__()
         self.task_model = task_model
+        self.labels = labels
         self.directory = os.path.join(output_dir, BEST_DIR)
         self.evaluate = evaluate
         self.metric = metric
@@ -51,18 +56,23 @@ class BestCheckpoint(keras.callbacks.Callback):
                                                       if k != "epoch") + (" (best)" if improved else ""))
         if improved:
             self.best = results
-            save_model_checkpoint(self.task_model, self.directory, results)
+            save_model_checkpoint(self.task_model, self.directory, results, self.labels)
 
 
-def save_model_checkpoint(task_model: keras.Model, directory: str, metrics: dict) -> None:
-    """Replaces `directory` with the model's checkpoint, its `bert_config.json` and its metrics.
+def save_model_checkpoint(task_model: keras.Model, directory: str, metrics: dict,
+                          labels: Sequence[str] | None = None) -> None:
+    """Replaces `directory` with the model's checkpoint, its `bert_config.json`, its metrics and,
+    for a task with named classes, `labels.json` (the names in id order, a JSON list).
 
-    With the config beside it, the checkpoint needs no `--bert_config_file` downstream.
+    With the config and labels beside it, the checkpoint needs no `--bert_config_file`,
+    `--labels` or training file downstream.
     """
     with io_utils.atomic_directory(directory) as tmp:
         tf.train.Checkpoint(model=_weights_only(task_model)).write(os.path.join(tmp, _PREFIX))
         task_model.encoder.bert_config.to_json_file(os.path.join(tmp, "bert_config.json"))
         io_utils.atomic_write_text(os.path.join(tmp, "metrics.json"), json.dumps(metrics, indent=2) + "\n")
+        if labels is not None:
+            io_utils.atomic_write_text(os.path.join(tmp, LABELS_FILE), json.dumps(list(labels)) + "\n")
 
 
 def _weights_only(task_model: keras.Model) -> tf.train.Checkpoint:
@@ -94,3 +104,63 @@ def read_best_metrics(output_dir: str) -> dict | None:
         return None
     with tf.io.gfile.GFile(path) as f:
         return json.load(f)
+
+
+def saved_labels(checkpoint: str) -> tuple[str, ...] | None:
+    """The class names saved with a bert_tf fine-tuned checkpoint (`labels.json` beside it), or None."""
+    path = _labels_file(checkpoint)
+    return None if path is None else _read_labels(path)
+
+
+def task_labels(options, read: Callable[[], Sequence[str]], source: str,
+                fixed: bool = False) -> tuple[str, ...]:
+    """A task's class names in id order: `read()` gives them from `source` (its training file, or
+    with `fixed` the task itself, as GLUE's), unless the checkpoint a run without `--do_train`
+    restores saved some.
+
+    Saved labels are used as they are where `source` is a file that does not exist; else
+    `read()` must give the same names in the same order, or the run is refused with a line
+    naming both, rather than mapping the head's outputs onto other names.
+    """
+    checkpoint = _restored_checkpoint(options)
+    path = None if checkpoint is None else _labels_file(checkpoint)
+    if path is None:
+        return tuple(read())
+    saved = _read_labels(path)
+    if not fixed and not tf.io.gfile.exists(source):
+        return saved
+    labels = tuple(read())
+    if labels != saved:
+        raise ValueError(f"{source} has the labels {', '.join(labels)}, but the checkpoint was fine-tuned on "
+                         f"{', '.join(saved)} ({path})")
+    return labels
+
+
+def _restored_checkpoint(options) -> str | None:
+    """The checkpoint whose weights a run without `--do_train` scores: `--init_checkpoint`, else
+    `output_dir/best`'s (None if it has none); None for a training run."""
+    if options.do_train:
+        return None
+    return options.init_checkpoint or best_checkpoint_prefix(options.output_dir)
+
+
+def _labels_file(checkpoint: str) -> str | None:
+    """The `labels.json` beside a bert_tf checkpoint (`checkpoint`: its prefix, a file or its directory);
+    None for another format, or a checkpoint that is not there (the loader reports that, naming the flag)."""
+    try:
+        checkpoint_format, location = detect_format(checkpoint)
+    except CheckpointError:
+        return None
+    path = os.path.join(os.path.dirname(location), LABELS_FILE)
+    return path if checkpoint_format is CheckpointFormat.BERT_TF and tf.io.gfile.exists(path) else None
+
+
+def _read_labels(path: str) -> tuple[str, ...]:
+    with tf.io.gfile.GFile(path) as f:
+        try:
+            labels = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: not JSON ({e})") from None
+    if not (isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) for x in labels)):
+        raise ValueError(f"{path}: expected a JSON list of two or more class names")
+    return tuple(labels)

@@ -16,12 +16,13 @@ from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_c
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
 from bert_tf.finetuning.options import FineTuningOptions
-from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask, checkpoint_heads
+from bert_tf.finetuning.training_backup import TrainingBackup
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.training import distribution, optimization
 from bert_tf.training.eval_results import write_eval_results
 
-BACKUP_DIR = "backup"  # Keras's BackupAndRestore state: a run killed mid-training resumes from it
+BACKUP_DIR = "backup"  # `TrainingBackup`'s: a run killed mid-training resumes from it
 
 
 def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
@@ -32,7 +33,8 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     with warmup and linear decay (google-research/bert's), evaluation of
     `task.eval_splits` after each epoch, and the best weights by `task.main_metric`
     kept in `output_dir/best`. A run killed mid-training and started again with the
-    same flags resumes from its last finished epoch (`output_dir/backup`).
+    same flags resumes from its last backup (`output_dir/backup`, written at each epoch's
+    end and every `--save_checkpoints_steps`), at the step where it was written.
     Without `--do_train`, the weights come from `--init_checkpoint` or else from
     `output_dir/best`; with neither, it refuses to evaluate an untrained model.
     `--do_eval` writes `eval_results.txt` for the best weights, `--do_predict` the
@@ -89,10 +91,14 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
         return _evaluate(task, eval_splits, outputs)
 
     if options.do_train:
-        resume = tf.io.gfile.exists(os.path.join(options.output_dir, BACKUP_DIR))
-        _train(model, task_model, train, steps_per_epoch, epochs, options,
-               BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task), resume)
-               if options.do_eval else None)
+        backup = TrainingBackup(model, os.path.join(options.output_dir, BACKUP_DIR), options.save_checkpoints_steps)
+        with strategy.scope():  # the optimizer's slots are built where its variables live
+            resume = backup.restore(f"--bert_config_file={options.bert_config_file}" if options.bert_config_file
+                                    else f"--init_checkpoint={options.init_checkpoint}") > 0
+        labels = task.export_options().get("labels")  # the class names, saved beside the checkpoint
+        _train(model, task_model, train, steps_per_epoch, epochs, options, backup,
+               BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task), resume, labels)
+               if options.do_eval else None, labels)
     if options.do_train or not options.init_checkpoint:
         _restore_best(task_model, options.output_dir)
 
@@ -132,9 +138,22 @@ def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[i
 
 
 def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOptions) -> None:
+    """Loads --init_checkpoint into `model`, and the task's head where the checkpoint has one that fits.
+
+    Training then starts the head fresh; a run without --do_train would score an untrained
+    head, so it is refused.
+    """
     if not options.init_checkpoint:
         return
-    task.load_head(task_model, load_init_checkpoint(options.init_checkpoint, model).heads)
+    report = load_init_checkpoint(options.init_checkpoint, model)
+    problem = task.load_head(task_model, checkpoint_heads(report))
+    if problem is None:
+        return
+    if not options.do_train:
+        raise ValueError(f"--init_checkpoint={options.init_checkpoint}: {problem}, so this run would score an "
+                         "untrained head; fine-tune it with --do_train, or use a checkpoint fine-tuned for "
+                         "this task")
+    logging.info("--init_checkpoint: %s; the head starts fresh", problem)
 
 
 def _main_metric_name(task: FineTuningTask) -> str:
@@ -172,25 +191,52 @@ def _evaluate(task: FineTuningTask, splits: dict[str, EncodedSplit],
 
 
 def _train(model, task_model, train: EncodedSplit, steps_per_epoch: int, epochs: int,
-           options: FineTuningOptions, best: BestCheckpoint | None) -> None:
-    parts = (train.features, train.labels)
-    if train.sample_weight is not None:
-        parts += (train.sample_weight,)
-    dataset = (tf.data.Dataset.from_tensor_slices(parts)
-               .shuffle(len(train), seed=options.random_seed, reshuffle_each_iteration=True)
-               .repeat()
-               .batch(options.train_batch_size, drop_remainder=True)
-               .prefetch(tf.data.AUTOTUNE))
-    callbacks = [keras.callbacks.BackupAndRestore(os.path.join(options.output_dir, BACKUP_DIR)),
-                 keras.callbacks.TensorBoard(os.path.join(options.output_dir, "logs"))]
+           options: FineTuningOptions, backup: TrainingBackup, best: BestCheckpoint | None,
+           labels: list[str] | None) -> None:
+    """Trains from the step `backup` restored (0 for a new run), then removes the backup."""
+    callbacks = [backup, keras.callbacks.TensorBoard(os.path.join(options.output_dir, "logs"))]
     if best is not None:
         callbacks.append(best)
     print(f"Fine-tuning on {len(train):,} examples: {epochs} epoch(s) of {steps_per_epoch} steps, "
           f"batch {options.train_batch_size}")
-    model.fit(dataset, epochs=epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks,
-              verbose=options.verbose)
+    if backup.step:
+        print(f"Resuming the interrupted run saved in {backup.directory} at step {backup.step} of "
+              f"{steps_per_epoch * epochs} (epoch {backup.step // steps_per_epoch + 1}); delete that directory "
+              "to start over instead")
+    for initial_epoch, end_epoch, steps, first_step in _fits(backup.step, steps_per_epoch, epochs):
+        model.fit(_training_dataset(train, options, first_step), initial_epoch=initial_epoch, epochs=end_epoch,
+                  steps_per_epoch=steps, callbacks=callbacks, verbose=options.verbose)
+    backup.remove()
     if best is None:  # no per-epoch evaluation: the last weights are the ones to keep
-        save_model_checkpoint(task_model, os.path.join(options.output_dir, BEST_DIR), {"epoch": epochs})
+        save_model_checkpoint(task_model, os.path.join(options.output_dir, BEST_DIR), {"epoch": epochs},
+                              labels)
+
+
+def _training_dataset(train: EncodedSplit, options: FineTuningOptions, first_step: int) -> tf.data.Dataset:
+    """The shuffled training batches from global step `first_step` on: with a seed, a resumed run
+    gets the batches the interrupted one would have had."""
+    parts = (train.features, train.labels)
+    if train.sample_weight is not None:
+        parts += (train.sample_weight,)
+    return (tf.data.Dataset.from_tensor_slices(parts)
+            .shuffle(len(train), seed=options.random_seed, reshuffle_each_iteration=True)
+            .repeat()
+            .skip(first_step * options.train_batch_size)
+            .batch(options.train_batch_size, drop_remainder=True)
+            .prefetch(tf.data.AUTOTUNE))
+
+
+def _fits(step: int, steps_per_epoch: int, epochs: int) -> list[tuple[int, int, int, int]]:
+    """The `model.fit` calls that train from global step `step`: (initial epoch, end epoch, steps per
+    epoch, first step) each. A run resumed mid-epoch first finishes that epoch on its own."""
+    epoch, done = divmod(step, steps_per_epoch)
+    fits = []
+    if done:
+        fits.append((epoch, epoch + 1, steps_per_epoch - done, step))
+        epoch += 1
+    if epoch < epochs:
+        fits.append((epoch, epochs, steps_per_epoch, epoch * steps_per_epoch))
+    return fits
 
 
 def _restore_best(task_model, output_dir: str) -> None:

@@ -46,6 +46,10 @@ def define_finetuning_flags(**defaults) -> None:
     flags.DEFINE_float("mlm_aux_weight", 0.0,
                        "Weight of an auxiliary masked-LM loss on the task's own text (0 = off), "
                        "against catastrophic forgetting.", lower_bound=0.0)
+    flags.DEFINE_integer("save_checkpoints_steps", None,
+                         "Also back up the training state to output_dir/backup every this many steps "
+                         "(default: at each epoch's end only), so that a killed run loses at most this "
+                         "many steps when started again.", lower_bound=1)
     flags.DEFINE_string("export_dir", None, "Export the fine-tuned model as a SavedModel here.")
     flags.DEFINE_integer("random_seed", 12345, "Seed for initialisation, shuffling and dropout.")
     runtime_flags.define_runtime_flags()

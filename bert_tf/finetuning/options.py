@@ -32,6 +32,7 @@ class FineTuningOptions:
     label_smoothing: float = 0.0
     gradual_unfreezing: bool = False
     mlm_aux_weight: float = 0.0
+    save_checkpoints_steps: int | None = None  # also back up every N steps (default: each epoch's end)
     export_dir: str | None = None
     dtype: str = "float32"
     jit_compile: bool = False

@@ -24,7 +24,7 @@ from absl import flags
 
 from bert_tf.data import squad
 from bert_tf.finetuning.losses import SparseCrossEntropy
-from bert_tf.finetuning.task import EncodedSplit, FineTuningTask, assign_dense_head
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_text
 from bert_tf.metrics import squad_metrics
 from bert_tf.models import BertSpanLabeler
@@ -119,11 +119,6 @@ class SquadTask(FineTuningTask):
             paths.append(os.path.join(output_dir, name))
             atomic_write_text(paths[-1], json.dumps(value, indent=2, ensure_ascii=False) + "\n")
         return paths
-
-    def load_head(self, model, heads: dict) -> None:
-        """A fine-tuned SQuAD checkpoint's span layer (`cls/squad/...`), if it fits."""
-        if "squad" in heads:
-            assign_dense_head(model.span_classifier, heads["squad"], "SQuAD span layer")
 
     def export_options(self) -> dict:
         return {"max_answer_length": self.max_answer_length, "doc_stride": self.doc_stride,

@@ -25,8 +25,9 @@ from absl import flags
 from scipy import special
 
 from bert_tf.data import glue
+from bert_tf.finetuning.best_checkpoint import task_labels
 from bert_tf.finetuning.losses import SparseCrossEntropy
-from bert_tf.finetuning.task import EncodedSplit, FineTuningTask, assign_dense_head
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_text
 from bert_tf.metrics import classification_metrics
 from bert_tf.models import BertClassifier
@@ -70,9 +71,17 @@ class SentencePredictionTask(FineTuningTask):
 
     @property
     def label_list(self) -> tuple[str, ...] | None:
-        """The label strings in id order (read from the training file for csv/tsv); None for regression."""
+        """The label strings in id order; None for regression.
+
+        GLUE's are fixed; csv/tsv's are read from the training file, or, in a run without
+        `--do_train`, saved with the checkpoint it restores (`best_checkpoint.task_labels`).
+        """
         if self._label_list is None and not self.processor.is_regression:
-            self._label_list = self.processor.labels(self.options.data_dir)
+            fixed = isinstance(self.processor, glue.GlueProcessor)
+            source = (f"--task_name={self.processor.name}" if fixed
+                      else os.path.join(self.options.data_dir, self.processor.file_name("train")))
+            self._label_list = task_labels(self.options, lambda: self.processor.labels(self.options.data_dir),
+                                           source, fixed)
         return self._label_list
 
     @property
@@ -92,7 +101,7 @@ class SentencePredictionTask(FineTuningTask):
 
     def encode(self, split: str) -> EncodedSplit:
         """The split's inputs and labels (None for the test files); metadata is the examples."""
-        examples = self.processor.read(self.options.data_dir, split)
+        examples = self.processor.read(self.options.data_dir, split, self.label_list)
         if not examples:
             raise glue.DataError(f"{self.options.data_dir}/{self.processor.file_name(split)}: no examples")
         features, labels = glue.encode_examples(self.tokenizer, examples, self.label_list,
@@ -126,12 +135,6 @@ class SentencePredictionTask(FineTuningTask):
         csv.writer(text, delimiter="\t", lineterminator="\n").writerows(rows)
         atomic_write_text(path, text.getvalue())
         return [path]
-
-    def load_head(self, model, heads: dict) -> None:
-        """A fine-tuned classifier (TF1 `output_weights`/`output_bias`, Hugging Face `classifier`) into
-        the output layer, if it fits; a Hugging Face head's classes are matched to `label_list` by name."""
-        if "classifier" in heads:
-            assign_dense_head(model.classifier, heads["classifier"], "classifier", self.label_list)
 
     def export_options(self) -> dict:
         return {} if self.processor.is_regression else {"labels": list(self.label_list)}

@@ -1,8 +1,9 @@
 """Token tagging (CoNLL-2003 NER with BIO/BIOES tags, or plain tags such as part of speech) for the driver.
 
 `run_ner.py` runs it. `data_dir` holds `train.txt`, `dev.txt` and `test.txt` in
-CoNLL format (`bert_tf.data.conll`); the label set is read from `train.txt`. The
-model is `BertTokenClassifier`; only the first WordPiece of each word is scored.
+CoNLL format (`bert_tf.data.conll`); the label set is read from `train.txt`, or
+comes with the checkpoint of an eval/predict-only run. The model is
+`BertTokenClassifier`; only the first WordPiece of each word is scored.
 Entity tags report token accuracy and seqeval's entity precision/recall/F1 (F1
 picks the best checkpoint); plain tags report token accuracy.
 
@@ -23,6 +24,7 @@ import keras
 import numpy as np
 
 from bert_tf.data import conll
+from bert_tf.finetuning.best_checkpoint import task_labels
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.metrics import tagging_metrics
@@ -48,14 +50,19 @@ class TaggingTask(FineTuningTask):
 
     @property
     def label_list(self) -> list[str]:
-        """The tags of `train.txt`, sorted (a tag's id is its index)."""
+        """The tags in id order: those of `train.txt`, sorted, or, in a run without `--do_train`,
+        those saved with the checkpoint it restores (`best_checkpoint.task_labels`)."""
         if self._label_list is None:
-            labels = conll.label_list(conll.read_conll(self._path("train")))
-            if len(labels) < 2:
-                raise conll.ConllError(f"{self._path('train')}: every word has the tag {labels[0]!r}; "
-                                       "tagging needs at least two tags")
-            self._label_list = labels
+            self._label_list = list(task_labels(self.options, self._training_tags, self._path("train")))
         return self._label_list
+
+    def _training_tags(self) -> list[str]:
+        """The sorted tags of `train.txt`; at least two."""
+        labels = conll.label_list(conll.read_conll(self._path("train")))
+        if len(labels) < 2:
+            raise conll.ConllError(f"{self._path('train')}: every word has the tag {labels[0]!r}; "
+                                   "tagging needs at least two tags")
+        return labels
 
     @property
     def scheme(self) -> str | None:
@@ -73,8 +80,10 @@ class TaggingTask(FineTuningTask):
         return {OUTPUT: SparseCrossEntropy(label_smoothing)}  # mean over the weighted first sub-tokens
 
     def encode(self, split: str) -> EncodedSplit:
-        """Windows of the split; a tag of dev/test outside the training tags is an error naming its line."""
-        sentences = conll.read_conll(self._path(split), labels=None if split == "train" else self.label_list)
+        """Windows of the split; a tag of dev/test outside the training tags is an error naming its line.
+        A test file may hold words alone (text to tag)."""
+        sentences = conll.read_conll(self._path(split), labels=None if split == "train" else self.label_list,
+                                     untagged_ok=split in self.predict_splits)
         windows = conll.encode_sentences(sentences, self.tokenizer, self.label_list,
                                          self.options.max_seq_length)
         return EncodedSplit(windows.features, {OUTPUT: windows.label_ids}, windows.label_weights,
@@ -85,7 +94,8 @@ class TaggingTask(FineTuningTask):
         return tagging_metrics.tagging_scores(gold, predicted, self.scheme)
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
-        """`<split>_predictions.txt`: `word gold predicted` per line, a blank line between sentences."""
+        """`<split>_predictions.txt`: `word gold predicted` per line (`word predicted` for words without
+        tags), a blank line between sentences."""
         gold, predicted = self._gold_and_predicted(encoded, outputs)
         path = os.path.join(output_dir, f"{split}_predictions.txt")
         tagging_metrics.write_conll_predictions(path, [s.words for s in encoded.metadata.sentences],
@@ -95,10 +105,13 @@ class TaggingTask(FineTuningTask):
     def export_options(self) -> dict:
         return {"labels": list(self.label_list)}
 
-    def _gold_and_predicted(self, encoded, outputs) -> tuple[list[list[str]], list[list[str]]]:
+    def _gold_and_predicted(self, encoded, outputs) -> tuple[list[list[str]] | None, list[list[str]]]:
+        """(the gold tags, None for a file of words alone; the predicted tags), per sentence."""
         windows = encoded.metadata
         label_ids = np.argmax(outputs[OUTPUT], axis=-1)  # [n, seq]
         predicted = [[self.label_list[i] for i in sentence] for sentence in windows.decode(label_ids)]
+        if windows.sentences[0].labels is None:
+            return None, predicted
         return [list(s.labels) for s in windows.sentences], predicted
 
     def _path(self, split: str) -> str:

@@ -1,0 +1,87 @@
+"""`TrainingBackup`: a fine-tuning run's training state, saved so that a killed run resumes where it was."""
+
+from __future__ import annotations
+
+import os
+
+import keras
+import tensorflow as tf
+
+from bert_tf.bert_config import BertConfig
+from bert_tf.checkpoints import CheckpointError
+from bert_tf.checkpoints.loader import check_config
+from bert_tf.io_utils import atomic_write_text
+
+
+class TrainingBackup(keras.callbacks.Callback):
+    """The training state in `directory` (`output_dir/backup`), for a killed run to resume from.
+
+    A `tf.train.CheckpointManager` of the model and its optimizer (slots, and `iterations`:
+    the global step), saved at each epoch's end and every `save_steps` steps. A checkpoint
+    is complete before the manager's state file names it, and the older one is deleted only
+    then, so a kill at any moment leaves a checkpoint to resume from. The encoder's
+    bert_config.json beside it refuses a resume with another architecture.
+    """
+
+    def __init__(self, model: keras.Model, directory: str, save_steps: int | None = None):
+        super().__init__()
+        self.directory = directory
+        self.save_steps = save_steps
+        self.checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+        self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=1)
+        self.step = 0  # the global step of the model's weights
+        self._saved_step = None
+
+    def restore(self, config_flag: str) -> int:
+        """Restores the newest backup, if any; returns its global step (0 without one).
+
+        `config_flag` names where this run's config comes from, for the error of a backup
+        written with another architecture.
+        """
+        latest = self.manager.latest_checkpoint
+        if latest is None:
+            return 0
+        self._check_config(latest, config_flag)
+        model, optimizer = self.checkpoint.model, self.checkpoint.optimizer
+        optimizer.build(model.trainable_variables)  # slots exist before they are restored
+        try:
+            self.checkpoint.restore(latest).assert_existing_objects_matched()
+        except (AssertionError, IndexError, ValueError, tf.errors.OpError) as e:
+            detail = str(e).strip().split("\n")[0][:200] or type(e).__name__
+            raise ValueError(f"{latest}: cannot resume from it ({detail}); "
+                             f"resume with the flags of the run that wrote it, or delete {self.directory} "
+                             "to start over") from None
+        self.step = self._saved_step = int(optimizer.iterations)
+        return self.step
+
+    def _check_config(self, latest: str, config_flag: str) -> None:
+        saved = os.path.join(self.directory, "bert_config.json")
+        if not tf.io.gfile.exists(saved):
+            return
+        try:
+            check_config(latest, BertConfig.from_json_file(saved), saved, self.checkpoint.model)
+        except CheckpointError as e:
+            raise ValueError(f"{config_flag}: {e}; resume with the config it was written with, or delete "
+                             f"{self.directory} to start over") from None
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.step += 1
+        if self.save_steps and self.step % self.save_steps == 0:
+            self._save()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.step != self._saved_step:
+            self._save()
+
+    def _save(self) -> None:
+        if self._saved_step is None:  # this run's first backup: its config goes first
+            tf.io.gfile.makedirs(self.directory)
+            atomic_write_text(os.path.join(self.directory, "bert_config.json"),
+                              self.checkpoint.model.encoder.bert_config.to_json_string())
+        self.manager.save(checkpoint_number=self.step)
+        self._saved_step = self.step
+
+    def remove(self) -> None:
+        """Deletes the backup, once training is done."""
+        if tf.io.gfile.exists(self.directory):
+            tf.io.gfile.rmtree(self.directory)

@@ -1,0 +1,156 @@
+"""A fine-tuning run that is killed resumes from output_dir/backup: at the step it was saved, from a
+backup that a kill mid-save leaves readable, and with one-line errors for a backup it cannot use."""
+
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.finetuning import run_finetuning
+from bert_tf.models import BertClassifier
+from bert_tf.tokenization import BertTokenizer
+from bert_test_utils import write_tiny_config
+from test_finetuning_driver import KeywordTask, _options
+
+# KeywordTask's 512 training examples in batches of 64: 8 steps an epoch.
+STEPS_PER_EPOCH = 8
+
+
+class CrashingClassifier(BertClassifier):
+    """BertClassifier whose training stops with an error once `crash_at` steps are done, as a killed run."""
+
+    crash_at = None
+
+    def train_step(self, data):
+        if self.crash_at is not None:
+            tf.debugging.assert_less(self.optimizer.iterations, tf.constant(self.crash_at, tf.int64),
+                                     message="simulated crash")
+        return super().train_step(data)
+
+
+class CrashingTask(KeywordTask):
+    """KeywordTask on a CrashingClassifier."""
+
+    def __init__(self, options, tokenizer, crash_at=None):
+        super().__init__(options, tokenizer)
+        self.crash_at = crash_at
+
+    def build_model(self, encoder):
+        model = CrashingClassifier(encoder, num_classes=2, dropout_rate=0.0)
+        model.crash_at = self.crash_at
+        return model
+
+
+def _resume_options(tmp_path, **overrides):
+    return _options(tmp_path, **{"do_eval": False, "num_train_epochs": 2, "train_batch_size": 64, **overrides})
+
+
+def _run(options, crash_at=None):
+    return run_finetuning(CrashingTask(options, BertTokenizer(options.vocab_file), crash_at), options)
+
+
+def _crash(options, crash_at):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="simulated crash"):
+        _run(options, crash_at)
+
+
+def _weights(prefix):
+    return {name: tf.train.load_checkpoint(prefix).get_tensor(name) for name, _ in tf.train.list_variables(prefix)
+            if name.startswith("model/")}
+
+
+def test_a_run_killed_mid_epoch_resumes_at_its_last_saved_step(tmp_path, capsys):
+    uninterrupted = _resume_options(tmp_path, output_dir=str(tmp_path / "uninterrupted"), save_checkpoints_steps=3)
+    _run(uninterrupted)
+    options = _resume_options(tmp_path, save_checkpoints_steps=3)
+    _crash(options, crash_at=5)  # backed up at step 3
+    capsys.readouterr()
+    _run(options)
+    backup = tmp_path / "out" / "backup"
+    assert (f"Resuming the interrupted run saved in {backup} at step 3 of 16 (epoch 1); delete that directory "
+            "to start over instead" in capsys.readouterr().out)
+    assert not backup.exists()
+    # The same 16 steps on the same batches at the same learning rates: the same weights.
+    expected = _weights(str(tmp_path / "uninterrupted" / "best" / "ckpt"))
+    got = _weights(str(tmp_path / "out" / "best" / "ckpt"))
+    assert got.keys() == expected.keys()
+    for name, value in expected.items():
+        np.testing.assert_allclose(got[name], value, atol=1e-6, err_msg=name)
+
+
+def test_an_unreadable_backup_is_a_one_line_error(tmp_path):
+    options = _resume_options(tmp_path)
+    _crash(options, crash_at=10)  # backed up at the end of epoch 1, step 8
+    backup = tmp_path / "out" / "backup"
+    (data,) = backup.glob("ckpt-8.data-*")
+    with open(data, "r+b") as f:
+        f.truncate(100)
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(backup))}/ckpt-8: cannot resume from it \([^\n]+\); "
+                                         r"resume with the flags of the run that wrote it, or delete "
+                                         rf"{re.escape(str(backup))} to start over$"):
+        _run(options)
+
+
+def test_a_resume_with_another_architecture_is_a_one_line_error(tmp_path):
+    options = _resume_options(tmp_path)
+    _crash(options, crash_at=10)
+    (tmp_path / "deeper").mkdir()
+    deeper = write_tiny_config(tmp_path / "deeper", vocab_size=len(open(options.vocab_file).read().split()),
+                               num_hidden_layers=3)
+    backup = re.escape(str(tmp_path / "out" / "backup"))
+    with pytest.raises(ValueError, match=rf"^--bert_config_file={re.escape(deeper)}: {backup}/ckpt-8: the model's "
+                                         rf"config does not match the checkpoint's: num_hidden_layers 3 in the model, "
+                                         rf"2 in {backup}/bert_config.json; resume with the config it was written "
+                                         rf"with, or delete {backup} to start over$"):
+        _run(_resume_options(tmp_path, bert_config_file=deeper))
+
+
+def test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from(tmp_path, capsys):
+    """SIGKILL the moment the backup directory changes after its first backup, i.e. during the second."""
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]), TF_CPP_MIN_LOG_LEVEL="3")
+    backup = tmp_path / "out" / "backup"
+    worker = subprocess.Popen([sys.executable, __file__, str(tmp_path)], cwd=repo, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    first = _wait_for(lambda: _listing(backup) if (backup / "checkpoint").exists() else None, worker)
+    _wait_for(lambda: _listing(backup) != first or None, worker)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=60)
+    assert worker.returncode == -signal.SIGKILL
+
+    capsys.readouterr()
+    _run(_resume_options(tmp_path, num_train_epochs=3))
+    assert f"Resuming the interrupted run saved in {backup} at step " in capsys.readouterr().out
+    assert not backup.exists() and (tmp_path / "out" / "best" / "ckpt.index").exists()
+
+
+def _listing(directory: pathlib.Path):
+    """Name, size and modification time of each file in `directory`."""
+    return sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in directory.iterdir())
+
+
+def _wait_for(condition, worker, timeout=300):
+    """Polls `condition()` every millisecond until it gives a value, which it returns."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            value = condition()
+        except FileNotFoundError:  # a file renamed or deleted between listing and stat
+            value = None
+        if value is not None:
+            return value
+        assert worker.poll() is None, f"the run ended first: {worker.stderr.read()[-3000:]}"
+        time.sleep(0.001)
+    worker.kill()
+    raise AssertionError("timed out")
+
+
+if __name__ == "__main__":  # the run that test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from kills
+    _run(_resume_options(pathlib.Path(sys.argv[1]), num_train_epochs=3))
