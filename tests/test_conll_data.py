@@ -48,6 +48,18 @@ def test_two_columns_read_the_same_as_four(tmp_path):
             == conll.read_conll(write_file(tmp_path / "four.txt", FOUR_COLUMNS)))
 
 
+def test_text_to_tag_may_hold_words_alone(tmp_path):
+    words = "\n".join(line.split()[0] if line.strip() else "" for line in FOUR_COLUMNS.splitlines())
+    sentences = conll.read_conll(write_file(tmp_path / "test.txt", words), labels=["O"], untagged_ok=True)
+    tagged = conll.read_conll(write_file(tmp_path / "four.txt", FOUR_COLUMNS))
+    assert [(s.words, s.line) for s in sentences] == [(s.words, s.line) for s in tagged]
+    assert all(s.labels is None for s in sentences)
+    with pytest.raises(conll.ConllError, match=r"test.txt:2: 2 columns where the file's first line has 1$"):
+        conll.read_conll(write_file(tmp_path / "test.txt", "EU\nrejects O\n"), untagged_ok=True)
+    with pytest.raises(conll.ConllError, match=r"test.txt:2: expected `word ... tag`, got 1 column$"):
+        conll.read_conll(write_file(tmp_path / "test.txt", "EU O\nrejects\n"), untagged_ok=True)
+
+
 @pytest.mark.parametrize("text, line, message", [
     ("EU NNP B-NP B-ORG\nrejects VBZ O\n", 2, "3 columns where the file's first line has 4"),
     ("EU B-ORG\n\nrejects\n", 3, "expected `word ... tag`, got 1 column"),

@@ -132,6 +132,17 @@ def test_learns_the_fixture_and_writes_conll_predictions(tmp_path):
     test_scores = tagging_metrics.tagging_scores([list(s.labels) for s in test], predicted, "BIO")
     assert test_scores["f1"] >= 0.6, test_scores
 
+    # Text without tags, and no training file: the checkpoint's saved tags name the predictions.
+    untagged = tmp_path / "untagged"
+    untagged.mkdir()
+    (untagged / "test.txt").write_text("\n\n".join("\n".join(s.words) for s in test) + "\n")
+    result = run_script("run_ner.py", f"--data_dir={untagged}", *model_flags(tmp_path), f"--output_dir={out}",
+                        "--do_predict", "--predict_batch_size=32")
+    assert result.returncode == 0, result.stderr[-3000:]
+    blocks = (out / "test_predictions.txt").read_text().split("\n\n")
+    assert [[line.split(" ") for line in block.splitlines()] for block in blocks] == [
+        [[word, tag] for word, tag in zip(s.words, tags)] for s, tags in zip(test, predicted)]
+
 
 def test_bad_line_exits_with_one_line_error(tmp_path):
     data = tmp_path / "data"

@@ -3,7 +3,7 @@
 A file holds one word a line, its columns separated by whitespace: the first
 column is the word and the last is its tag (`word POS chunk tag` in CoNLL-2003,
 or just `word tag`); a blank line ends a sentence and `-DOCSTART-` lines are
-skipped. Only the first WordPiece of each word carries its label (the paper's
+skipped. Text to tag (`untagged_ok`) may have the word alone on each line. Only the first WordPiece of each word carries its label (the paper's
 choice); a sentence longer than one window is split into overlapping windows.
 
 Example:
@@ -39,15 +39,21 @@ class ConllError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Sentence:
-    """One sentence: its words, their tags, and the file line of its first word."""
+    """One sentence: its words, their tags (None in a file of words alone), and the file line of
+    its first word."""
 
     words: tuple[str, ...]
-    labels: tuple[str, ...]
+    labels: tuple[str, ...] | None
     line: int
 
 
-def read_conll(path: str | os.PathLike, labels: Sequence[str] | None = None) -> list[Sentence]:
-    """Reads a CoNLL file (local or remote); with `labels`, a tag outside them is an error naming its line."""
+def read_conll(path: str | os.PathLike, labels: Sequence[str] | None = None,
+               untagged_ok: bool = False) -> list[Sentence]:
+    """Reads a CoNLL file (local or remote); with `labels`, a tag outside them is an error naming its line.
+
+    With `untagged_ok`, a file whose first word line has one column holds words alone (text
+    to tag): its sentences' `labels` are None.
+    """
     path = os.fspath(path)
     known = None if labels is None else set(labels)
     sentences, words, tags, first_line, columns = [], [], [], 0, None
@@ -57,27 +63,32 @@ def read_conll(path: str | os.PathLike, labels: Sequence[str] | None = None) -> 
             continue
         if not fields:
             if words:
-                sentences.append(Sentence(tuple(words), tuple(tags), first_line))
+                sentences.append(_sentence(words, tags, first_line))
             words, tags = [], []
             continue
-        if len(fields) < 2:
+        if len(fields) < 2 and not (untagged_ok and columns in (None, 1)):
             raise ConllError(f"{path}:{number}: expected `word ... tag`, got {len(fields)} column")
         columns = columns or len(fields)
         if len(fields) != columns:
             raise ConllError(f"{path}:{number}: {len(fields)} columns where the file's first line "
                              f"has {columns}")
-        if known is not None and fields[-1] not in known:
+        if known is not None and columns > 1 and fields[-1] not in known:
             raise ConllError(f"{path}:{number}: label {fields[-1]!r} is not in the training "
                              f"labels ({' '.join(sorted(known))})")
         if not words:
             first_line = number
         words.append(fields[0])
-        tags.append(fields[-1])
+        if columns > 1:
+            tags.append(fields[-1])
     if words:
-        sentences.append(Sentence(tuple(words), tuple(tags), first_line))
+        sentences.append(_sentence(words, tags, first_line))
     if not sentences:
         raise ConllError(f"{path}:1: no sentences")
     return sentences
+
+
+def _sentence(words: list[str], tags: list[str], line: int) -> Sentence:
+    return Sentence(tuple(words), tuple(tags) if tags else None, line)
 
 
 def label_list(sentences: Sequence[Sentence]) -> list[str]:
@@ -95,7 +106,7 @@ class TaggedWindows:
 
     sentences: list[Sentence]
     features: dict[str, np.ndarray]  # int32 input_word_ids, input_mask, input_type_ids [n, seq]
-    label_ids: np.ndarray            # int32 [n, seq]: the word's label at first sub-tokens, else 0
+    label_ids: np.ndarray            # int32 [n, seq]: the word's label at first sub-tokens (0 untagged), else 0
     label_weights: np.ndarray        # float32 [n, seq]: 1 at first sub-tokens, else 0
     sentence_index: np.ndarray       # int32 [n, seq]: the sentence a first sub-token belongs to, else -1
     word_index: np.ndarray           # int32 [n, seq]: its word in that sentence, else -1
@@ -157,7 +168,8 @@ def _pack(sentences, rows, label_to_id, max_seq_length, vocab) -> TaggedWindows:
         word_index[row, positions] = words[words >= 0]
         sentence_index[row, positions] = s
         tags = sentences[s].labels
-        label_ids[row, positions] = [label_to_id[tags[w]] for w in words[words >= 0]]
+        if tags is not None:
+            label_ids[row, positions] = [label_to_id[tags[w]] for w in words[words >= 0]]
         offsets = positions - 1
         context[row, positions] = context_score(offsets, size)
     return TaggedWindows(

@@ -54,10 +54,11 @@ def tagging_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[s
 
 
 def write_conll_predictions(path: str | os.PathLike, words: Sequence[Sequence[str]],
-                            gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> None:
-    """Writes `word gold predicted` lines, a blank line after each sentence (conlleval's input)."""
-    sentences = ("".join(f"{w} {g} {p}\n" for w, g, p in zip(*columns))
-                 for columns in zip(words, gold, predicted))
+                            gold: Sequence[Sequence[str]] | None, predicted: Sequence[Sequence[str]]) -> None:
+    """Writes `word gold predicted` lines (conlleval's input), or `word predicted` where `gold` is
+    None, a blank line after each sentence."""
+    tags = (predicted,) if gold is None else (gold, predicted)
+    sentences = ("".join(" ".join(line) + "\n" for line in zip(*columns)) for columns in zip(words, *tags))
     io_utils.atomic_write_text(path, "\n".join(sentences))
 
 
