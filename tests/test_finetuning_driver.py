@@ -233,7 +233,7 @@ def test_an_eval_only_run_refuses_a_checkpoint_without_the_tasks_head(tmp_path, 
 
     # Fine-tuning from it starts the head fresh.
     options = _options(tmp_path, init_checkpoint=three_way, num_train_epochs=1, output_dir=str(tmp_path / "train"))
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.INFO, logger="absl"):  # absl's own level may be WARNING after other tests
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     assert "its classifier head has shapes [(64, 3), (3,)], this task needs [(64, 2), (2,)]; the head starts " \
            "fresh" in caplog.text
