@@ -45,14 +45,13 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     if head is None:
         raise ValueError(f"{checkpoint}: {missing_head(model_type)}; export it with "
                          "the --model_type it was fine-tuned for")
-    head = {**head, "role": model_type}
     model_class, layer = TASK_MODELS[model_type]
     if model_type in ("classifier", "token"):
-        model = model_class(encoder, _num_classes(checkpoint, head, num_classes))
+        model = model_class(encoder, _num_classes(checkpoint, model_type, head, num_classes))
     else:
         model = model_class(encoder)
     model.build_with_dummy_inputs()
-    _assign_head(checkpoint, getattr(model, layer), head, labels)
+    _assign_head(checkpoint, model_type, getattr(model, layer), head, labels)
     return model
 
 
@@ -63,27 +62,28 @@ def _pretrainer_from_checkpoint(checkpoint: str, config: BertConfig) -> BertPret
     return model
 
 
-def _num_classes(checkpoint: str, head: dict, num_classes: int | None) -> int:
+def _num_classes(checkpoint: str, model_type: str, head: dict, num_classes: int | None) -> int:
     """`num_classes`, else the width of the checkpoint's classifier head; the two must agree."""
     width = head["kernel"].shape[-1]
     if num_classes not in (None, width):
         raise ValueError(f"--num_classes={num_classes} (or the number of --labels) does not fit {checkpoint}: "
-                         f"its {head['role']} head has {width} classes")
+                         f"its {model_type} head has {width} classes")
     return width
 
 
-def _assign_head(checkpoint: str, layer: keras.layers.Dense, head: dict, labels: list[str] | None) -> None:
+def _assign_head(checkpoint: str, model_type: str, layer: keras.layers.Dense, head: dict,
+                 labels: list[str] | None) -> None:
     """Sets `layer` from `head`, its classes in the order of `labels` where the head names them."""
     kernel, bias = head["kernel"], head.get("bias")
     if labels and head.get("labels"):
         order = label_order(head["labels"], labels)
         if order is None:
             raise ValueError(f"--labels={','.join(labels)} are not the classes of {checkpoint}'s "
-                             f"{head['role']} head: {','.join(head['labels'])}")
+                             f"{model_type} head: {','.join(head['labels'])}")
         kernel, bias = kernel[:, order], bias[order]
     weights = [kernel, bias] if layer.use_bias else [kernel]
     shapes = [np.shape(w) for w in weights]
     wanted = [tuple(v.shape) for v in layer.weights]
     if shapes != wanted:
-        raise ValueError(f"{checkpoint}: its {head['role']} head has shapes {shapes}, the model needs {wanted}")
+        raise ValueError(f"{checkpoint}: its {model_type} head has shapes {shapes}, the model needs {wanted}")
     layer.set_weights(weights)
