@@ -112,6 +112,23 @@ def test_a_resume_with_another_architecture_is_a_one_line_error(tmp_path):
         _run(_resume_options(tmp_path, bert_config_file=deeper))
 
 
+@pytest.mark.parametrize("change, message", [
+    ({"train_batch_size": 32}, "--train_batch_size is 32, but the interrupted run in {backup} had 64"),
+    ({"num_train_epochs": 3}, "--num_train_epochs is 3, but the interrupted run in {backup} had 2"),
+])
+def test_a_resume_with_another_schedule_is_a_one_line_error(tmp_path, change, message):
+    """A resume on other batches or learning rates would mix two schedules in one model."""
+    options = _resume_options(tmp_path)
+    _crash(options, crash_at=10)
+    backup = tmp_path / "out" / "backup"
+    expected = message.format(backup=backup) + f"; resume with the flags and data of the run that wrote it, or " \
+                                               f"delete {backup} to start over"
+    with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
+        _run(_resume_options(tmp_path, **change))
+    assert (backup / "checkpoint").exists()  # kept for a resume with the right flags
+    _run(options)
+
+
 def test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from(tmp_path, capsys):
     """SIGKILL the moment the backup directory changes after its first backup, i.e. during the second."""
     repo = pathlib.Path(__file__).resolve().parents[1]

@@ -23,6 +23,10 @@ from bert_tf.training import distribution, optimization
 from bert_tf.training.eval_results import write_eval_results
 
 BACKUP_DIR = "backup"  # `TrainingBackup`'s: a run killed mid-training resumes from it
+# The flags that decide the batches, the learning rates and the loss: a resume must keep them.
+RESUME_FLAGS = ("max_seq_length", "do_lower_case", "train_batch_size", "num_train_epochs", "learning_rate",
+                "warmup_proportion", "layerwise_lr_decay", "gradual_unfreezing", "label_smoothing",
+                "mlm_aux_weight", "random_seed")
 
 
 def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
@@ -91,7 +95,8 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
         return _evaluate(task, eval_splits, outputs)
 
     if options.do_train:
-        backup = TrainingBackup(model, os.path.join(options.output_dir, BACKUP_DIR), options.save_checkpoints_steps)
+        backup = TrainingBackup(model, os.path.join(options.output_dir, BACKUP_DIR), options.save_checkpoints_steps,
+                                _resume_settings(options, train))
         with strategy.scope():  # the optimizer's slots are built where its variables live
             resume = backup.restore(f"--bert_config_file={options.bert_config_file}" if options.bert_config_file
                                     else f"--init_checkpoint={options.init_checkpoint}") > 0
@@ -135,6 +140,11 @@ def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[i
     epochs = max(1, math.ceil(options.num_train_epochs))
     total = len(train) * options.num_train_epochs / options.train_batch_size
     return max(1, round(total / epochs)), epochs
+
+
+def _resume_settings(options: FineTuningOptions, train: EncodedSplit) -> dict[str, object]:
+    """What a resumed run must share with the interrupted one, named as the user reads it."""
+    return {"the training set size": len(train), **{f"--{flag}": getattr(options, flag) for flag in RESUME_FLAGS}}
 
 
 def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOptions) -> None:

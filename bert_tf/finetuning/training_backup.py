@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import keras
@@ -12,6 +13,8 @@ from bert_tf.checkpoints import CheckpointError
 from bert_tf.checkpoints.loader import check_config
 from bert_tf.io_utils import atomic_write_text
 
+SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run that wrote the backup
+
 
 class TrainingBackup(keras.callbacks.Callback):
     """The training state in `directory` (`output_dir/backup`), for a killed run to resume from.
@@ -20,13 +23,18 @@ class TrainingBackup(keras.callbacks.Callback):
     the global step), saved at each epoch's end and every `save_steps` steps. A checkpoint
     is complete before the manager's state file names it, and the older one is deleted only
     then, so a kill at any moment leaves a checkpoint to resume from. The encoder's
-    bert_config.json beside it refuses a resume with another architecture.
+    bert_config.json beside it refuses a resume with another architecture, and
+    `settings.json` (what decides the batches, the learning rates and the loss: flags and
+    the training set's size, named as a user reads them) a resume with others, which
+    would mix two schedules.
     """
 
-    def __init__(self, model: keras.Model, directory: str, save_steps: int | None = None):
+    def __init__(self, model: keras.Model, directory: str, save_steps: int | None = None,
+                 settings: dict[str, object] | None = None):
         super().__init__()
         self.directory = directory
         self.save_steps = save_steps
+        self.settings = settings or {}
         self.checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=1)
         self.step = 0  # the global step of the model's weights
@@ -42,6 +50,7 @@ class TrainingBackup(keras.callbacks.Callback):
         if latest is None:
             return 0
         self._check_config(latest, config_flag)
+        self._check_settings()
         model, optimizer = self.checkpoint.model, self.checkpoint.optimizer
         optimizer.build(model.trainable_variables)  # slots exist before they are restored
         try:
@@ -64,6 +73,18 @@ class TrainingBackup(keras.callbacks.Callback):
             raise ValueError(f"{config_flag}: {e}; resume with the config it was written with, or delete "
                              f"{self.directory} to start over") from None
 
+    def _check_settings(self) -> None:
+        saved = os.path.join(self.directory, SETTINGS_FILE)
+        if not tf.io.gfile.exists(saved):
+            return
+        with tf.io.gfile.GFile(saved) as f:
+            written = json.load(f)
+        for name, value in self.settings.items():
+            if name in written and written[name] != value:
+                raise ValueError(f"{name} is {value}, but the interrupted run in {self.directory} had "
+                                 f"{written[name]}; resume with the flags and data of the run that wrote it, or "
+                                 f"delete {self.directory} to start over")
+
     def on_train_batch_end(self, batch, logs=None):
         self.step += 1
         if self.save_steps and self.step % self.save_steps == 0:
@@ -78,6 +99,7 @@ class TrainingBackup(keras.callbacks.Callback):
             tf.io.gfile.makedirs(self.directory)
             atomic_write_text(os.path.join(self.directory, "bert_config.json"),
                               self.checkpoint.model.encoder.bert_config.to_json_string())
+            atomic_write_text(os.path.join(self.directory, SETTINGS_FILE), json.dumps(self.settings, indent=2) + "\n")
         self.manager.save(checkpoint_number=self.step)
         self._saved_step = self.step
 
