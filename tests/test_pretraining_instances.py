@@ -153,6 +153,23 @@ def test_masking_cap_binds():
     assert masked["masked_lm_weights"].sum(1).max() == 5
 
 
+@pytest.mark.parametrize("seq", [6, 100, 384])
+def test_masking_rows_shorter_than_the_predictions_at_any_sequence_length(seq):
+    """Rows with fewer maskable tokens than --max_predictions_per_seq, last row included, at
+    lengths that are not powers of two (a column decoded from a non-candidate's key once ran
+    past the batch there)."""
+    rng = np.random.default_rng(6)
+    lengths = np.array([seq, 5, seq, 4])  # [CLS] a [SEP] b [SEP]: 2 and 1 maskable tokens in the short rows
+    spans = PairSpans(np.zeros(4, np.int64), np.full(4, 1), np.full(4, 10), lengths - 4, np.zeros(4, np.int8))
+    packed = pack_pairs(spans, np.arange(100, 100 + seq + 10, dtype=np.int32), seq, CLS, SEP, PAD)
+    config = masking_config(max_predictions_per_seq=seq - 3)
+    masked, _ = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"], config, rng)
+    weights = masked["masked_lm_weights"] > 0
+    np.testing.assert_array_equal(weights.sum(1), masked_lm.num_to_predict(lengths, 0.15, seq - 3))
+    original = np.take_along_axis(packed["input_ids"], masked["masked_lm_positions"], 1)
+    assert not np.isin(original[weights], [CLS, SEP, PAD]).any()
+
+
 def test_whole_word_masking_takes_whole_words():
     rng = np.random.default_rng(5)
     is_continuation = np.zeros(VOCAB, bool)

@@ -70,7 +70,8 @@ def _choose_tokens(candidate: np.ndarray, budget: np.ndarray, num_predictions: i
     """
     batch, seq = candidate.shape
     keys, position_bits = _random_keys(candidate.shape, rng)
-    np.copyto(keys, np.iinfo(np.uint32).max, where=~candidate)
+    # Non-candidates sort last but keep their column in the low bits, which index `candidate` below.
+    np.bitwise_or(keys, np.uint32(0xFFFFFFFF << position_bits & 0xFFFFFFFF), out=keys, where=~candidate)
     smallest = np.sort(keys, axis=1)[:, :num_predictions]
     positions = (smallest & np.uint32((1 << position_bits) - 1)).astype(np.intp)
     taken = ((np.arange(num_predictions) < budget[:, None])
