@@ -3,6 +3,7 @@ export_model.py take them from there, and a training file with other labels is r
 
 import csv
 import json
+import logging
 import pathlib
 import re
 
@@ -90,6 +91,23 @@ def test_a_training_file_with_other_labels_is_refused(csv_run, tmp_path):
                f"neg, pos ({out}/best/labels.json)")
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         run_finetuning(csv_task(options), options)
+
+
+@pytest.mark.parametrize("names, expected", [
+    (("neg", "pos"), "--init_checkpoint: loaded its classifier head (2 outputs)"),
+    (("bad", "good"), "--init_checkpoint: its classifier head predicts neg, pos, this task bad, good; "
+                      "the head starts fresh"),
+])
+def test_training_on_from_a_checkpoint_keeps_its_head_only_for_the_same_labels(csv_run, tmp_path, caplog,
+                                                                             names, expected):
+    """Two classes of other names fit the head's shape, but it would map them onto neg and pos."""
+    vocab, out = csv_run
+    write_csv(tmp_path / "data" / "train.csv", labeled_reviews(names=names))
+    options = csv_options(tmp_path / "data", vocab, tmp_path / "out", init_checkpoint=str(out / "best" / "ckpt"),
+                          do_train=True)
+    with caplog.at_level(logging.INFO, logger="absl"):
+        run_finetuning(csv_task(options), options)
+    assert expected in caplog.messages
 
 
 def test_a_ner_checkpoint_exports_and_predicts_with_its_tag_names(tmp_path):

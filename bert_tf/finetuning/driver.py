@@ -16,7 +16,7 @@ from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_c
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
 from bert_tf.finetuning.options import FineTuningOptions
-from bert_tf.finetuning.task import EncodedSplit, FineTuningTask, checkpoint_heads
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask, named_checkpoint_heads
 from bert_tf.finetuning.training_backup import TrainingBackup
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.training import distribution, optimization
@@ -156,7 +156,7 @@ def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOpti
     if not options.init_checkpoint:
         return
     report = load_init_checkpoint(options.init_checkpoint, model)
-    problem = task.load_head(task_model, checkpoint_heads(report))
+    problem = task.load_head(task_model, named_checkpoint_heads(report))
     if problem is None:
         return
     if not options.do_train:

@@ -17,6 +17,7 @@ from absl import logging
 from bert_tf.checkpoints import CheckpointFormat, LoadReport
 from bert_tf.checkpoints.bert_tf_checkpoint import layer_weights
 from bert_tf.checkpoints.tf_checkpoint_reader import ObjectGraph, encoder_paths, open_reader
+from bert_tf.finetuning.best_checkpoint import saved_labels
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 from bert_tf.tokenization import BertTokenizer
@@ -90,10 +91,10 @@ class FineTuningTask(abc.ABC):
         """Writes the predictions for a split; returns the paths written."""
 
     def load_head(self, model, heads: dict) -> str | None:
-        """Sets the task model's head from a checkpoint's fine-tuned heads (`checkpoint_heads`).
+        """Sets the task model's head from a checkpoint's fine-tuned heads (`named_checkpoint_heads`).
 
         The head of `model`'s type (`TASK_MODELS`) is taken if its shapes fit and, where
-        it names its classes (Hugging Face), they are the task's (`export_options`'
+        it names its classes (Hugging Face, bert_tf), they are the task's (`export_options`'
         labels; its outputs are then reordered to the task's ids, names compared ignoring
         case). Returns None if it was taken, else why not: the head is missing or does not fit.
         """
@@ -124,6 +125,15 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
     if "classifier" in report.heads:
         heads["token" if _is_hugging_face_tagger(report) else "classifier"] = report.heads["classifier"]
     return heads
+
+
+def named_checkpoint_heads(report: LoadReport) -> dict[str, dict]:
+    """`checkpoint_heads`, with the class names a bert_tf fine-tuned checkpoint saved
+    (`labels.json`) as its heads' `"labels"`: a task training on from it keeps the head only
+    for the same classes. (An export may rename them instead: `export_model.py --labels`.)"""
+    heads = checkpoint_heads(report)
+    labels = saved_labels(report.path) if report.format == CheckpointFormat.BERT_TF.value else None
+    return {name: {**head, "labels": labels} for name, head in heads.items()} if labels else heads
 
 
 def _bert_tf_heads(report: LoadReport) -> dict[str, dict]:
