@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_test_utils import tiny_encoder
+from bert_test_utils import random_encoder_inputs, tiny_encoder, write_tiny_config
 from checkpoint_test_utils import GOOGLE_CONFIG, google_variable_shapes, random_tensors, write_google_tf1_checkpoint
 
-from bert_tf import BertConfig, convert
-from bert_tf.checkpoints import CheckpointFormat, detect_format
+from bert_tf import BertConfig, BertEncoder, convert
+from bert_tf.checkpoints import CheckpointFormat, detect_format, load_checkpoint
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.models import BertClassifier, BertSpanLabeler
 
@@ -82,3 +82,40 @@ def test_a_fine_tuned_head_goes_to_tf1_under_googles_names(tmp_path, capsys, mod
     np.testing.assert_array_equal(restored[names[0]], layer.kernel.numpy().T)  # TF1: [outputs, hidden]
     np.testing.assert_array_equal(restored[names[1]], layer.bias.numpy())
     np.testing.assert_array_equal(restored["bert/pooler/dense/kernel"], model.encoder.pooler.kernel.numpy())
+
+
+@pytest.mark.parametrize("hidden_act, googles, exact_in_bert_tf", [
+    ("gelu", "gelu", True), ("relu", "relu", True), ("tanh", "tanh", True), ("linear", "linear", True),
+    # The tanh approximation: google-research/bert's "gelu", which bert_tf reads as the exact erf form.
+    ("gelu_new", "gelu", False), ("gelu_pytorch_tanh", "gelu", False),
+])
+def test_tf1_output_names_hidden_act_as_google_research_bert_does(hidden_act, googles, exact_in_bert_tf,
+                                                                  tmp_path, capsys, caplog):
+    source = tmp_path / "source"
+    source.mkdir()
+    encoder = tiny_encoder(hidden_act=hidden_act)
+    write_tiny_config(source, hidden_act=hidden_act)
+    tf.train.Checkpoint(encoder=encoder).write(str(source / "ckpt"))
+    run_convert(capsys, "--input", source, "--output", tmp_path / "tf1")
+
+    # google-research/bert's modeling.get_activation knows linear, relu, gelu and tanh only.
+    assert json.loads((tmp_path / "tf1" / "bert_config.json").read_text())["hidden_act"] == googles
+    assert ("at most 4.7e-4 apart" in caplog.text) == (hidden_act in ("gelu", "gelu_new", "gelu_pytorch_tanh"))
+    back = BertEncoder.from_config_file(tmp_path / "tf1" / "bert_config.json")
+    load_checkpoint(tmp_path / "tf1", back)
+    inputs = random_encoder_inputs(2, 12, back.vocab_size, lengths=[12, 5], seed=3)
+    difference = np.abs(back(inputs)["sequence_output"] - encoder(inputs)["sequence_output"]).max()
+    assert (difference == 0) == exact_in_bert_tf
+
+
+def test_tf1_output_refuses_an_activation_google_research_bert_cannot_compute(tmp_path, capsys):
+    source = tmp_path / "source"
+    source.mkdir()
+    write_tiny_config(source, hidden_act="silu")
+    tf.train.Checkpoint(encoder=tiny_encoder(hidden_act="silu")).write(str(source / "ckpt"))
+    with pytest.raises(SystemExit) as exit_code:
+        run_convert(capsys, "--input", source, "--output", tmp_path / "tf1")
+    assert exit_code.value.code == 1 and not (tmp_path / "tf1").exists()
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "python -m bert_tf.convert: error: --to=tf1: hidden_act 'silu' has no google-research/bert name "
+        "(its modeling.get_activation knows linear, relu, gelu, tanh): use --to bert_tf")

@@ -107,6 +107,20 @@ def test_missing_index_file(given, google_dir, tmp_path):
         f"{prefix}: index file {prefix}.index is missing (the .data files cannot be read without it)")
 
 
+def test_a_meta_file_names_its_checkpoint(google_dir):
+    prefix = f"{google_dir}/bert_model.ckpt"
+    assert load_checkpoint(prefix + ".meta", tiny_encoder()).path == prefix
+
+
+def test_a_directory_of_several_checkpoints_without_a_checkpoint_file(google_dir, tmp_path):
+    directory = copy_of(google_dir, tmp_path)
+    os.remove(directory / "checkpoint")  # the state file tf.compat.v1.train.Saver writes
+    tf.train.Checkpoint(encoder=tiny_encoder()).write(str(directory / "ckpt"))
+    assert error_of(directory, tiny_encoder()) == (
+        f"{directory}: 2 checkpoints (bert_model.ckpt, ckpt) and no 'checkpoint' file naming the latest: "
+        "pass the prefix of the one to read")
+
+
 def test_truncated_safetensors(tmp_path):
     path = tmp_path / "model.safetensors"
     save_file({"bert.embeddings.word_embeddings.weight": np.zeros((97, 64), "float32")}, path)

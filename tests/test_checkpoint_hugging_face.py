@@ -157,6 +157,27 @@ def test_safetensors_for_pretraining(hidden_act, tmp_path):
                                   state["cls.predictions.transform.dense.weight"].T)
 
 
+@pytest.mark.parametrize("shard, index", [("model-{}-of-00002.safetensors", "model.safetensors.index.json"),
+                                          ("pytorch_model-{}-of-00002.bin", "pytorch_model.bin.index.json")],
+                         ids=["safetensors", "pytorch"])
+def test_sharded_checkpoint(shard, index, tmp_path):
+    state = hugging_face_state(heads=("pretraining",))
+    names = sorted(state)
+    shards = {shard.format("00001"): names[::2], shard.format("00002"): names[1::2]}
+    directory = tmp_path / "sharded"
+    for file, shard_names in shards.items():
+        write_hugging_face_dir(directory, {name: state[name] for name in shard_names}, file=file)
+    weight_map = {name: file for file, shard_names in shards.items() for name in shard_names}
+    (directory / index).write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+
+    model = BertPretrainer(BertEncoder.from_bert_config(checkpoint_config(directory)))
+    report = load_checkpoint(directory, model)
+    assert report.path == f"{directory}/{index}" and report.missing == report.unused == []
+    assert_matches_reference(model.encoder, state)
+    np.testing.assert_array_equal(model.next_sentence_head.kernel.numpy(),
+                                  state["cls.seq_relationship.weight"].T)
+
+
 def test_safetensors_bare_bert_model(tmp_path):
     state = hugging_face_state(prefix="")
     directory = write_hugging_face_dir(tmp_path / "bert-model", state)

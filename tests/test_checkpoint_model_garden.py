@@ -8,7 +8,7 @@ from bert_test_utils import (TINY, assert_encoder_outputs_close, model_garden_en
 from checkpoint_test_utils import randomize_weights
 
 from bert_tf import BertPretrainer
-from bert_tf.checkpoints import load_checkpoint
+from bert_tf.checkpoints import CheckpointError, load_checkpoint
 
 
 @pytest.mark.parametrize("network", ["BertEncoder", "BertEncoderV2"])
@@ -43,3 +43,14 @@ def test_model_garden_pretrainer_checkpoint_gives_its_encoder(tmp_path):
     report = load_checkpoint(tmp_path, ours)
     assert report.format == "model_garden"
     assert_encoder_outputs_close(ours(inputs), theirs(inputs))
+
+
+def test_a_different_head_count_is_refused(tmp_path):
+    # Model Garden's attention kernels record the head count ([hidden, heads, head_size]); merged
+    # into TF1's [hidden, hidden], 4 heads would fill a 2-head model without error.
+    theirs = model_garden_encoder("gelu")
+    prefix = tf.train.Checkpoint(encoder=theirs).write(str(tmp_path / "ckpt"))
+    with pytest.raises(CheckpointError) as error:
+        load_checkpoint(prefix, tiny_encoder(num_attention_heads=2))
+    assert str(error.value) == (f"{prefix}: checkpoint does not fit the model: num_attention_heads is "
+                                f"{TINY['num_attention_heads']} in the checkpoint and 2 in the model")

@@ -17,30 +17,36 @@ class CheckpointFormat(str, enum.Enum):
     MODEL_GARDEN = "model_garden"  # tf.train.Checkpoint(encoder=tfm.nlp.networks.BertEncoder)
     BERT_TF = "bert_tf"  # tf.train.Checkpoint(encoder=BertEncoder) or (model=BertPretrainer, ...)
     KERAS = "keras"  # a bert_tf model saved as a .keras file
-    SAFETENSORS = "hf_safetensors"  # Hugging Face model.safetensors
-    PYTORCH = "hf_pytorch"  # Hugging Face pytorch_model.bin
+    SAFETENSORS = "hf_safetensors"  # Hugging Face model.safetensors, or its shards and their index
+    PYTORCH = "hf_pytorch"  # Hugging Face pytorch_model.bin, or its shards and their index
 
 
 # Files that name a format by themselves, in the order a directory is searched.
 _FILES = (("model.safetensors", CheckpointFormat.SAFETENSORS),
-          ("pytorch_model.bin", CheckpointFormat.PYTORCH))
-_SUFFIXES = {".safetensors": CheckpointFormat.SAFETENSORS, ".bin": CheckpointFormat.PYTORCH,
+          ("model.safetensors.index.json", CheckpointFormat.SAFETENSORS),
+          ("pytorch_model.bin", CheckpointFormat.PYTORCH),
+          ("pytorch_model.bin.index.json", CheckpointFormat.PYTORCH))
+# File name endings, the index of a sharded Hugging Face checkpoint (`*.index.json`) included.
+_SUFFIXES = {".safetensors": CheckpointFormat.SAFETENSORS,
+             ".safetensors.index.json": CheckpointFormat.SAFETENSORS,
+             ".bin": CheckpointFormat.PYTORCH, ".bin.index.json": CheckpointFormat.PYTORCH,
              ".keras": CheckpointFormat.KERAS}
-_DATA_FILE = re.compile(r"\.data-\d{5}-of-\d{5}$")
+_TF_FILE = re.compile(r"\.(index|meta|data-\d{5}-of-\d{5})$")  # a TF checkpoint's files, after its prefix
 
 
 def detect_format(path: str | os.PathLike) -> tuple[CheckpointFormat, str]:
     """`(format, location)`: the file or checkpoint prefix to read at `path`.
 
-    `path` is a checkpoint prefix (`.../bert_model.ckpt`), one of its files, a
-    `.safetensors`, `.bin` or `.keras` file, or a directory holding one of these (a
-    `checkpoint` state file picks the latest TF checkpoint).
+    `path` is a checkpoint prefix (`.../bert_model.ckpt`), one of its files (`.index`,
+    `.data-*`, `.meta`), a `.safetensors`, `.bin` or `.keras` file, a sharded Hugging Face
+    checkpoint's `*.index.json`, or a directory holding one of these (a `checkpoint` state
+    file picks the latest TF checkpoint).
     """
     path = os.fspath(path)
     if tf.io.gfile.isdir(path):
         return _detect_in_directory(path)
-    suffix = os.path.splitext(path)[1]
-    if suffix in _SUFFIXES:
+    suffix = next((suffix for suffix in _SUFFIXES if path.endswith(suffix)), None)
+    if suffix is not None:
         if not tf.io.gfile.exists(path):
             raise CheckpointError(f"{path}: no such file")
         return _SUFFIXES[suffix], path
@@ -54,10 +60,14 @@ def _detect_in_directory(directory: str) -> tuple[CheckpointFormat, str]:
             return checkpoint_format, os.path.join(directory, name)
     candidates = [os.path.join(directory, "bert_model.ckpt")]
     state = tf.train.get_checkpoint_state(directory)  # a `checkpoint` file names the latest
+    indexes = sorted(tf.io.gfile.glob(os.path.join(directory, "*.index")))
     if state is not None:
         # Saver writes absolute paths; a copied or moved directory must not read the original.
         candidates.insert(0, os.path.join(directory, os.path.basename(state.model_checkpoint_path)))
-    indexes = tf.io.gfile.glob(os.path.join(directory, "*.index"))
+    elif len(indexes) > 1:
+        names = ", ".join(os.path.basename(index).removesuffix(".index") for index in indexes)
+        raise CheckpointError(f"{directory}: {len(indexes)} checkpoints ({names}) and no 'checkpoint' file "
+                              "naming the latest: pass the prefix of the one to read")
     if len(indexes) == 1:
         candidates.append(indexes[0].removesuffix(".index"))
     for prefix in candidates:
@@ -70,12 +80,13 @@ def _detect_in_directory(directory: str) -> tuple[CheckpointFormat, str]:
     if data_files:
         _tf_prefix(data_files[0])  # raises: the index file is missing
     raise CheckpointError(f"{directory}: no checkpoint found (looked for model.safetensors, "
-                          "pytorch_model.bin, a 'checkpoint' file, one *.index or one *.keras file)")
+                          "pytorch_model.bin, their *.index.json, a 'checkpoint' file, one *.index "
+                          "or one *.keras file)")
 
 
 def _tf_prefix(path: str) -> str:
-    """The prefix of a TF checkpoint given as its prefix, `.index` or `.data-*` file."""
-    prefix = _DATA_FILE.sub("", path.removesuffix(".index"))
+    """The prefix of a TF checkpoint given as its prefix, `.index`, `.data-*` or `.meta` file."""
+    prefix = _TF_FILE.sub("", path)
     if tf.io.gfile.exists(prefix + ".index"):
         return prefix
     if tf.io.gfile.glob(prefix + ".data-*"):

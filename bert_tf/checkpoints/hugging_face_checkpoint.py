@@ -1,5 +1,8 @@
 """Hugging Face BERT checkpoints: `model.safetensors` or `pytorch_model.bin`, and `config.json`.
 
+A sharded checkpoint (`model.safetensors.index.json` or `pytorch_model.bin.index.json`,
+whose `weight_map` names each tensor's shard file) is read shard by shard.
+
 Both the `bert.`-prefixed layout (`BertForPreTraining`, `BertForMaskedLM`, task models)
 and the bare `BertModel` layout are read. Linear weights are `[out, in]` in PyTorch and
 are transposed into TF1's `[in, out]` kernels.
@@ -65,9 +68,31 @@ def _load_state_dict(path: str, checkpoint_format: CheckpointFormat) -> dict[str
                               f"{str(e).splitlines()[0] if str(e) else 'truncated or corrupt'})") from None
 
 
+def _load_shards(index: str, checkpoint_format: CheckpointFormat) -> dict[str, np.ndarray]:
+    """The tensors of a sharded checkpoint, from the shard files its `*.index.json` names."""
+    try:
+        with open(index, encoding="utf-8") as f:
+            weight_map = json.load(f)["weight_map"]  # tensor name -> shard file name
+        shards = sorted(set(weight_map.values()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:  # ValueError: bad JSON
+        raise CheckpointError(f"{index}: not a readable shard index ({type(e).__name__}: {e})") from None
+    state = {}
+    for shard in shards:
+        path = os.path.join(os.path.dirname(index), shard)
+        if not os.path.exists(path):
+            raise CheckpointError(f"{index}: shard {shard} is missing")
+        state.update(_load_state_dict(path, checkpoint_format))
+    if missing := sorted(set(weight_map) - set(state)):
+        raise CheckpointError(f"{index}: {len(missing)} tensors missing from their shards, "
+                              f"e.g. {missing[0]}")
+    return state
+
+
 def read_hugging_face_checkpoint(path: str, checkpoint_format: CheckpointFormat) -> CheckpointWeights:
-    """Reads `model.safetensors` or `pytorch_model.bin` into TF1 names and layouts."""
-    state = _load_state_dict(path, checkpoint_format)
+    """Reads `model.safetensors` or `pytorch_model.bin`, or their shards given their
+    `*.index.json`, into TF1 names and layouts."""
+    state = (_load_shards(path, checkpoint_format) if path.endswith(".index.json")
+             else _load_state_dict(path, checkpoint_format))
     prefixed = any(name.startswith("bert.") for name in state)
     weights = CheckpointWeights(path, checkpoint_format.value, tensors={})
     for name, value in sorted(state.items()):

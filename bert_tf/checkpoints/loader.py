@@ -103,7 +103,7 @@ def _read(checkpoint_format: CheckpointFormat, location: str, model) -> Checkpoi
     if checkpoint_format is CheckpointFormat.TF1:
         return read_tf1_checkpoint(location)
     if checkpoint_format is CheckpointFormat.MODEL_GARDEN:
-        return read_model_garden_checkpoint(location)
+        return read_model_garden_checkpoint(location, tf1_names.encoder_of(model).num_attention_heads)
     if checkpoint_format is CheckpointFormat.BERT_TF:
         return read_bert_tf_checkpoint(location, model)
     if checkpoint_format is CheckpointFormat.KERAS:
@@ -204,7 +204,8 @@ def load_checkpoint(path: str | os.PathLike, model) -> LoadReport:
         CheckpointError: one line naming the file or variables: unreadable, truncated or
             index-less checkpoints; a config stored with the checkpoint that disagrees with
             the model's; shape mismatches, encoder variables missing from the checkpoint or
-            absent from the model (vocab size, hidden size or layer count disagreeing).
+            absent from the model (vocab size, hidden size or layer count disagreeing); a
+            Model Garden checkpoint with another head count.
             Nothing is assigned then.
     """
     checkpoint_format, location = detect_format(path)

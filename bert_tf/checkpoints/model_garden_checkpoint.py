@@ -43,18 +43,31 @@ _BLOCK = {
 }
 
 
-def _merge_heads(tf1_name: str, value: np.ndarray) -> np.ndarray:
-    """Model Garden keeps attention heads apart; TF1 merges them into `[hidden, hidden]`."""
-    if tf1_name.endswith("attention/output/dense/kernel"):
-        return value.reshape(-1, value.shape[-1])  # [heads, head_size, hidden]
-    if "/attention/self/" in tf1_name:
-        # kernel [hidden, heads, head_size], bias [heads, head_size]
-        return value.reshape(value.shape[0], -1) if tf1_name.endswith("kernel") else value.reshape(-1)
-    return value
+# The axis of Model Garden's attention variables that holds the heads, by TF1 name below
+# `bert/encoder/layer_N/`; TF1 merges it with the next one (head_size) into `[hidden, hidden]`.
+_HEAD_AXIS = {
+    **{f"attention/self/{p}/kernel": 1 for p in ("query", "key", "value")},  # [hidden, heads, head_size]
+    **{f"attention/self/{p}/bias": 0 for p in ("query", "key", "value")},  # [heads, head_size]
+    "attention/output/dense/kernel": 0,  # [heads, head_size, hidden]
+}
 
 
-def read_model_garden_checkpoint(prefix: str) -> CheckpointWeights:
-    """Reads a Model Garden encoder checkpoint into TF1 names and layouts."""
+def _merge_heads(prefix: str, tf1_name: str, value: np.ndarray, num_heads: int) -> np.ndarray:
+    """Model Garden keeps attention heads apart; TF1 merges them. Raises `CheckpointError`
+    unless the checkpoint has `num_heads` heads: merged, another count would load silently
+    and compute something else."""
+    axis = _HEAD_AXIS.get(tf1_name.split("/", 3)[-1])
+    if axis is None:
+        return value
+    if value.shape[axis] != num_heads:
+        raise CheckpointError(f"{prefix}: checkpoint does not fit the model: num_attention_heads is "
+                              f"{value.shape[axis]} in the checkpoint and {num_heads} in the model")
+    return value.reshape(*value.shape[:axis], -1, *value.shape[axis + 2:])
+
+
+def read_model_garden_checkpoint(prefix: str, num_heads: int) -> CheckpointWeights:
+    """Reads a Model Garden encoder checkpoint into TF1 names and layouts, for a model with
+    `num_heads` attention heads (`CheckpointError` if the checkpoint has another count)."""
     reader = open_reader(prefix)
     graph = ObjectGraph(reader)
     part, encoder = encoder_paths(graph)
@@ -71,7 +84,8 @@ def read_model_garden_checkpoint(prefix: str) -> CheckpointWeights:
         key = None if node is None else graph.variable_key(node)
         if key is None:
             raise CheckpointError(f"{prefix}: Model Garden encoder has no variable {path}")
-        weights.tensors[tf1_name] = _merge_heads(tf1_name, read_tensor(reader, prefix, key))
+        value = read_tensor(reader, prefix, key)
+        weights.tensors[tf1_name] = _merge_heads(prefix, tf1_name, value, num_heads)
         read.add(key)
     weights.unexpected, weights.unused, weights.skipped = unread_variables(graph, read, part, encoder)
     return weights
