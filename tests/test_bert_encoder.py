@@ -76,12 +76,16 @@ def test_gelu_forms():
 
 
 def test_hidden_act_reaches_the_blocks():
-    exact = tiny_encoder()
-    approx = tiny_encoder(hidden_act="gelu_approximate")
+    # Initialised wide, so the intermediate activations reach where the two GELU forms differ:
+    # at 0.02 they stay near 0 and the outputs differ by ~1e-6, float32 noise (4% of seeds below
+    # it); at 0.2 by 6e-4 to 2e-3 over 100 seeds.
+    keras.utils.set_random_seed(0)
+    exact = tiny_encoder(initializer_range=0.2)
+    approx = tiny_encoder(hidden_act="gelu_approximate", initializer_range=0.2)
     approx.set_weights(exact.get_weights())
     inputs = random_encoder_inputs(2, 8, TINY["vocab_size"])
     diff = np.abs(exact(inputs)["sequence_output"] - approx(inputs)["sequence_output"])
-    assert 1e-6 < float(np.max(diff)) < 1e-2
+    assert 1e-4 < float(np.max(diff)) < 1e-2
 
 
 def test_dropout_only_in_training():

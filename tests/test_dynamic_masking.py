@@ -19,6 +19,15 @@ SEQ, PREDICTIONS, BATCH = 64, 10, 32
 OPTIONS = dict(batch_size=BATCH, max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS, shuffle_buffer_size=200)
 
 
+@pytest.fixture(autouse=True)
+def no_global_seed():
+    """Each test starts from a fresh process's TF random state. tf.data's seeded ops (`shuffle`,
+    `Dataset.random`) combine their seed with TF's global seed, which an earlier test on the same
+    pytest worker may have set (`keras.utils.set_random_seed`): the batches would then depend on
+    the order the tests ran in, and differ from a fresh process's."""
+    tf.random.set_seed(None)
+
+
 @pytest.fixture(scope="module")
 def vocab(uncased_vocab_file):
     return Vocab.from_file(uncased_vocab_file)

@@ -1,5 +1,6 @@
 """export_task_model on a BertTokenClassifier (per-word labels) and a BertMultipleChoice."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -26,7 +27,12 @@ def tokenizer(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tagger(tokenizer, tmp_path_factory):
-    model = BertTokenClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size), num_classes=3)
+    # Seeded, and initialised wide so a token's top two logits differ by far more than float noise:
+    # at 0.02 they can be ~2e-6 apart (under 1e-5 in 0.7% of seeds) and the exported labels could
+    # differ from the model's argmax; at 0.5 at least 1e-3 over 60 seeds.
+    keras.utils.set_random_seed(1)
+    model = BertTokenClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size, initializer_range=0.5),
+                                num_classes=3)
     model.build_with_dummy_inputs()
     path = export_task_model(model, tmp_path_factory.mktemp("tagger") / "export", tokenizer=tokenizer,
                              seq_length=SEQ_LENGTH, labels=LABELS)
@@ -95,7 +101,11 @@ def test_tagger_labels_unlike_the_classes_are_a_one_line_value_error(tagger, tok
 
 @pytest.fixture(scope="module")
 def chooser(tokenizer):
-    model = BertMultipleChoice(tiny_encoder(vocab_size=tokenizer.vocab_size))
+    # Seeded, and initialised wide so the untrained choices' logits differ by far more than float
+    # noise: at 0.02 the top two are a median 5e-5 apart (under 1e-5 in 12% of seeds), and the
+    # exported label could differ from the model's argmax; at 0.5 at least 0.06 over 60 seeds.
+    keras.utils.set_random_seed(2)
+    model = BertMultipleChoice(tiny_encoder(vocab_size=tokenizer.vocab_size, initializer_range=0.5))
     model.build_with_dummy_inputs()
     return model, MultipleChoiceExport(model, tokenizer, SEQ_LENGTH).signatures()
 

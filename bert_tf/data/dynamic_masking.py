@@ -13,8 +13,10 @@ robin to `max_seq_length - 3` and masked with tensorflow-text's
 Each batch draws its masks from a stateless seed of its own, the next of an
 endless random stream, so each batch and each pass over the data gets new
 masks. `seed` fixes that stream as well as the file order, the pairing and the
-shuffles: the same seed gives the same batches, masks included, in any process.
-With `seed=None` every run draws new ones.
+shuffles: the same seed gives the same batches, masks included, in any process
+with the same TF global seed (`tf.random.set_seed`, which tf.data's seeded ops combine
+with theirs; run_pretraining.py sets it from `--random_seed`). With `seed=None` every
+run draws new ones.
 """
 
 from __future__ import annotations
