@@ -1,4 +1,9 @@
-"""Output files that are never left half-written: write a temporary name, then rename."""
+"""Output files that are never left half-written: write a temporary name, then rename.
+
+Temporary names are hidden (`dir/.name.tmp-1a2b3c4d`), in the target's own directory so
+that the rename stays on one file system: what a killed run leaves behind matches no
+glob of the outputs, such as `--input_file='out/data.tfrecord*'`.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,15 @@ import uuid
 import tensorflow as tf
 
 
+def _hidden_sibling(path: str, kind: str) -> str:
+    """A fresh hidden name beside `path`: `dir/name` -> `dir/.name.<kind>-<8 hex digits>`."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.{kind}-{uuid.uuid4().hex[:8]}")
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike):
-    """Yields a temporary path beside `path`; renames it onto `path` on success.
+    """Yields a hidden temporary path beside `path`; renames it onto `path` on success.
 
     On an exception the temporary file is removed, so readers see either the
     old file, or none, or the complete new one. Works for local paths and for
@@ -25,7 +36,7 @@ def atomic_output(path: str | os.PathLike):
     'done'
     """
     path = os.fspath(path)
-    tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp = _hidden_sibling(path, "tmp")
     try:
         yield tmp
         tf.io.gfile.rename(tmp, path, overwrite=True)
@@ -51,7 +62,7 @@ def replace_directory(tmp_dir: str | os.PathLike, final_dir: str | os.PathLike) 
     is removed.
     """
     tmp_dir, final_dir = os.fspath(tmp_dir), os.fspath(final_dir).rstrip("/")
-    old = f"{final_dir}.old-{uuid.uuid4().hex[:8]}"
+    old = _hidden_sibling(final_dir, "old")
     try:
         if tf.io.gfile.exists(final_dir):
             tf.io.gfile.rename(final_dir, old)
@@ -68,7 +79,7 @@ def replace_directory(tmp_dir: str | os.PathLike, final_dir: str | os.PathLike) 
 
 @contextlib.contextmanager
 def atomic_directory(path: str | os.PathLike):
-    """Yields a temporary directory path beside `path`; `replace_directory` moves it onto `path` on success.
+    """Yields a hidden temporary directory path beside `path`; `replace_directory` moves it onto `path` on success.
 
     On an exception the temporary directory is removed and `path` keeps its old content.
 
@@ -79,7 +90,7 @@ def atomic_directory(path: str | os.PathLike):
     ['metrics.json']
     """
     path = os.fspath(path).rstrip("/")
-    tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp = _hidden_sibling(path, "tmp")
     try:
         tf.io.gfile.makedirs(tmp)
         yield tmp

@@ -325,6 +325,34 @@ def test_a_killed_worker_ends_the_run_with_an_error(tmp_path, small_corpus, unca
 
 def test_sigterm_ends_the_run_as_ctrl_c_does(tmp_path, small_corpus, uncased_vocab_file):
     process = start_script(tmp_path, small_corpus, uncased_vocab_file)
-    poll(process, lambda: list((tmp_path / "out").glob("data.tfrecord.tmp-*")))  # the run has started
+    poll(process, lambda: list((tmp_path / "out").glob(".data.tfrecord.tmp-*")))  # the run has started
     process.send_signal(signal.SIGTERM)
     assert finish(process, tmp_path) == (130, "create_pretraining_data.py: interrupted")
+
+
+def running(pid):
+    """Whether process `pid` exists and is not a zombie (a dead process its new parent has not reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_die_with_a_killed_main_process(tmp_path, small_corpus, uncased_vocab_file):
+    process = start_script(tmp_path, small_corpus, uncased_vocab_file)
+    poll(process, lambda: list((tmp_path / "tmp").glob("*/chunk-*")))  # the workers are busy with chunks
+    with open(f"/proc/{process.pid}/task/{process.pid}/children") as children:
+        workers = [int(pid) for pid in children.read().split()]
+    process.kill()  # as the out-of-memory killer does: no clean-up runs
+    process.wait()  # not communicate(): orphaned workers would hold its pipes open
+    try:
+        deadline = time.monotonic() + 10
+        while any(map(running, workers)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [pid for pid in workers if running(pid)], "orphaned workers"
+    finally:
+        for pid in filter(running, workers):
+            os.kill(pid, signal.SIGKILL)
+        process.stdout.close()
+        process.stderr.close()

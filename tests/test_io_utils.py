@@ -1,5 +1,7 @@
 """Atomic outputs: a file or a directory is replaced whole, and a failure leaves no temporary behind."""
 
+import glob
+
 import pytest
 import tensorflow as tf
 
@@ -16,6 +18,16 @@ def test_atomic_output_failure_keeps_the_old_file(tmp_path):
             raise RuntimeError("crash")
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["results.txt"]
+
+
+def test_temporary_names_match_no_glob_of_the_output(tmp_path):
+    # A killed run leaves its temporary behind: a later `--input_file='out/x.tfrecord*'` must not read it.
+    path = str(tmp_path / "x.tfrecord")
+    with io_utils.atomic_output(path) as tmp, io_utils.atomic_directory(f"{path}-dir") as tmp_dir:
+        open(tmp, "w").close()
+        assert tf.io.gfile.glob(path + "*") == [] and glob.glob(path + "*") == []
+        assert glob.glob(str(tmp_path / "*")) == []
+        assert {tmp, tmp_dir} <= set(tf.io.gfile.glob(str(tmp_path / ".*")))  # beside it: one file system
 
 
 def test_replace_directory_swaps_in_the_new_copy(tmp_path):

@@ -148,6 +148,24 @@ def test_a_resumed_run_draws_a_new_data_order(tmp_path):
     assert not np.array_equal(first_batch(0), first_batch(3))
 
 
+def test_config_defaults_to_the_resumed_output_dirs_then_the_init_checkpoints(trained, tmp_path):
+    assert run_pretraining(resumed(trained, tmp_path, bert_config_file=None),
+                           tf.distribute.get_strategy())["loss"] > 0
+    warm = dataclasses.replace(trained, bert_config_file=None, output_dir=str(tmp_path / "warm"),
+                               init_checkpoint=trained.output_dir, do_train=False, do_eval=True)
+    assert run_pretraining(warm, tf.distribute.get_strategy())["global_step"] == 0
+
+
+def test_no_config_to_be_found_names_the_flag(tmp_path):
+    result = run_script("run_pretraining.py", f"--input_file={tmp_path}/x", f"--output_dir={tmp_path}/out",
+                        "--do_train", timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "run_pretraining.py: error: --bert_config_file is required without --init_checkpoint or an "
+        "--output_dir to resume")
+    assert not (tmp_path / "out").exists()
+
+
 def test_resuming_with_another_architecture_is_refused(trained, tmp_path):
     config = write_tiny_config(tmp_path, num_attention_heads=2)  # the same shapes
     opts = resumed(trained, tmp_path, bert_config_file=config)
@@ -221,6 +239,15 @@ def test_corrupt_tfrecord(tmp_path):
                                 r"^--input_file=.*corrupt.tfrecord: corrupt TFRecord")
 
 
+def test_a_directory_or_a_text_file_among_the_inputs(tmp_path):
+    (tmp_path / "records").mkdir()
+    write_file(tmp_path / "records" / "a.txt", "text matched by a glob, not a TFRecord\n")
+    fails_leaving_no_output_dir(options(tmp_path, input_file=str(tmp_path / "records")), InputError,
+                                r"^/\S+/records: is a directory, not a TFRecord file$")
+    fails_leaving_no_output_dir(options(tmp_path, input_file=str(tmp_path / "records" / "*")), InputError,
+                                r"^/\S+/a.txt: not a valid TFRecord file \(corrupted record at 0\)$")
+
+
 def test_corrupt_eval_file_is_named(trained, tmp_path):
     data = pathlib.Path(trained.input_file).read_bytes()
     corrupt = tmp_path / "corrupt.tfrecord"
@@ -249,16 +276,28 @@ def test_token_id_outside_vocab(tmp_path):
                                 r"a token id in the input files is >= vocab_size \(97\)")
 
 
-def test_unreachable_tpu_fails_within_bounded_time(tmp_path):
+# google-research/bert's --master is the TPU's address when --tpu_name is unset.
+@pytest.mark.parametrize("tpu_flags", [["--tpu=grpc://127.0.0.1:9"],
+                                       ["--use_tpu", "--master=grpc://127.0.0.1:9", "--num_tpu_cores=8"]])
+def test_unreachable_tpu_fails_within_bounded_time(tmp_path, tpu_flags):
     started = time.monotonic()
-    result = run_script("run_pretraining.py", "--tpu=grpc://127.0.0.1:9", "--tpu_timeout=5",
+    result = run_script("run_pretraining.py", *tpu_flags, "--tpu_timeout=5",
                         f"--input_file={tmp_path}/x", "--bert_config_file=configs/tiny/bert_config.json",
                         f"--output_dir={tmp_path}/out", "--do_train", timeout=120)
     assert result.returncode == 1
+    flag = next(f for f in tpu_flags if f.endswith("127.0.0.1:9"))
     assert result.stderr.strip().splitlines()[-1] == (
-        "run_pretraining.py: error: --tpu=grpc://127.0.0.1:9: no TPU answered within 5 s")
+        f"run_pretraining.py: error: {flag}: no TPU answered within 5 s")
     assert not (tmp_path / "out").exists()
     assert time.monotonic() - started < 60
+
+
+def test_num_tpu_cores_must_be_the_tpus():
+    distribution.check_num_tpu_cores(None, 32)
+    distribution.check_num_tpu_cores(8, 8)
+    with pytest.raises(distribution.DistributionError, match=r"^--num_tpu_cores=8: the TPU has 32 cores, "
+                                                             r"and the TPU strategy uses all of them"):
+        distribution.check_num_tpu_cores(8, 32)
 
 
 def test_dynamic_masking_trains_from_raw_text(tmp_path, uncased_vocab_file, wikipedia_sample_lines):

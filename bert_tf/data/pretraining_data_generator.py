@@ -17,6 +17,7 @@ tables built, unless this process already ran TensorFlow ops (then by `spawn`).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import gc
 import multiprocessing
@@ -45,6 +46,7 @@ from bert_tf.tokenization import BertTokenizer, Vocab, unicode_tables
 MAX_SEQ_LENGTH_WITHOUT_CONFIG = 512
 _BATCH = 2048  # pairs masked and serialized at a time
 _TFRECORD_FRAMING = 16  # bytes around each TFRecord: its length (8) and two masked CRC32Cs (4 each)
+_PR_SET_PDEATHSIG = 1  # Linux prctl(2): the signal this process gets when its parent dies
 
 
 class PretrainingDataError(ValueError):
@@ -201,8 +203,25 @@ class _ChunkProcessor:
 _processor: _ChunkProcessor | None = None  # the worker process's own
 
 
-def _init_worker(options: PretrainingDataOptions, scratch_dir: str) -> None:
+def _exit_with_parent(parent_pid: int) -> None:
+    """Has Linux kill this worker when the main process dies, even by SIGKILL or the
+    out-of-memory killer, which run no clean-up: an orphan would go on holding its memory.
+
+    The signal comes when the *thread* that started the worker ends. In Python 3.11
+    `ProcessPoolExecutor` starts its workers in the thread that submits the tasks (the
+    one running `create_pretraining_data`, which outlives the pool), and starts no
+    replacement from its manager thread (that needs `max_tasks_per_child`). Only Linux
+    has this signal.
+    """
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # it died before the prctl
+        os._exit(1)
+
+
+def _init_worker(options: PretrainingDataOptions, scratch_dir: str, parent_pid: int) -> None:
     global _processor
+    _exit_with_parent(parent_pid)
     # The main process ends the workers on Ctrl-C or SIGTERM (`_worker_pool`).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -217,7 +236,7 @@ def _worker_pool(num_workers: int, method: str, options: PretrainingDataOptions,
     """A pool of `num_workers` chunk processors; on an error, its workers are killed (as
     `multiprocessing.Pool` does) and gone before the scratch directory is removed."""
     pool = ProcessPoolExecutor(num_workers, multiprocessing.get_context(method), _init_worker,
-                               (options, scratch_dir))
+                               (options, scratch_dir, os.getpid()))
     try:
         yield pool
     except BaseException:

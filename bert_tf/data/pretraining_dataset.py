@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from bert_tf.cli_errors import tf_error_detail
 from bert_tf.data import pretraining_features
 
 
@@ -16,10 +17,13 @@ class InputError(ValueError):
 
 def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq: int) -> None:
     """Reads the first record of `path` and checks each feature's length against the flags."""
+    if tf.io.gfile.isdir(path):
+        raise InputError(f"{path}: is a directory, not a TFRecord file")
     try:
         first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
     except tf.errors.DataLossError as e:
-        raise InputError(f"{path}: not a valid TFRecord file ({e.message.splitlines()[0]})") from None
+        detail = tf_error_detail(e.message).replace(" (Is this even a TFRecord file?)", "")  # it says so
+        raise InputError(f"{path}: not a valid TFRecord file ({detail})") from None
     if first is None:
         # A training pipeline whose shard holds only empty files would wait forever for a record.
         raise InputError(f"{path}: empty TFRecord file (more --num_output_shards than examples?); "

@@ -21,9 +21,8 @@ def _main(argv) -> None:
     if FLAGS.input_file is None:  # a real run's --output_dir must not be filled by the demo
         raise flags.ValidationError("--input_file is required with --output_dir (without both, "
                                     "run_pretraining.py runs the demo)")
-    for name in ("bert_config_file", "output_dir"):
-        if FLAGS[name].value is None:
-            raise flags.ValidationError(f"--{name} is required with --input_file")
+    if FLAGS.output_dir is None:
+        raise flags.ValidationError("--output_dir is required with --input_file")
     strategy = runtime_flags.strategy_from_flags(FLAGS)
     run_pretraining(runtime_flags.options_from_flags(PretrainingOptions, FLAGS), strategy)
 

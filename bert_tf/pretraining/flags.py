@@ -10,7 +10,8 @@ from bert_tf.training import optimization, runtime_flags
 def define_pretraining_flags() -> None:
     # Model and data (google-research/bert names and defaults).
     flags.DEFINE_string("bert_config_file", None,
-                        "bert_config.json of the model. Default: configs/tiny (the embedded demo).")
+                        "bert_config.json of the model. Default: the one of the --output_dir being resumed, "
+                        "else the one stored with --init_checkpoint; the embedded demo's is configs/tiny.")
     flags.DEFINE_string("input_file", None,
                         "Comma-separated globs of pretraining TFRecords. Without it, the embedded "
                         "demo fetches the public Wikipedia sample and builds them.")

@@ -13,6 +13,8 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.bert_config import BertConfig
+from bert_tf.checkpoints import resolve_bert_config
+from bert_tf.cli_errors import tf_error_detail
 from bert_tf.data import corpus, dynamic_masking
 from bert_tf.data import pretraining_dataset as pretraining_data
 from bert_tf.data import pretraining_features
@@ -29,7 +31,7 @@ from bert_tf.training.eval_results import write_eval_results
 class PretrainingOptions:
     """What run_pretraining.py's flags say, as one value (tests build it directly)."""
 
-    bert_config_file: str
+    bert_config_file: str | None  # None: the resumed output_dir's, else init_checkpoint's (`resolve_config`)
     input_file: str
     output_dir: str
     eval_file: str | None = None
@@ -95,9 +97,23 @@ def build_model(config: BertConfig, options: PretrainingOptions, strategy):
     return model, optimizer
 
 
+def resolve_config(options: PretrainingOptions) -> BertConfig:
+    """--bert_config_file; without it, the bert_config.json of the --output_dir being resumed,
+    else the config stored with --init_checkpoint (as the fine-tuning scripts do)."""
+    if options.bert_config_file:
+        return BertConfig.from_json_file(options.bert_config_file)
+    saved = os.path.join(options.output_dir, "bert_config.json")
+    if tf.train.latest_checkpoint(options.output_dir) and tf.io.gfile.exists(saved):
+        return BertConfig.from_json_file(saved)
+    if not options.init_checkpoint:
+        raise ValueError("--bert_config_file is required without --init_checkpoint or an --output_dir "
+                         "to resume")
+    return resolve_bert_config(None, options.init_checkpoint)
+
+
 def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strategy) -> dict[str, float]:
     """Trains and/or evaluates; returns the eval metrics (or the last train metrics)."""
-    config = BertConfig.from_json_file(options.bert_config_file)
+    config = resolve_config(options)
     config.check_seq_length(options.max_seq_length)
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of --do_train and --do_eval must be set")
@@ -192,21 +208,12 @@ def _input_errors_named(call, flag: str, files: str):
         return call()
     except tf.errors.DataLossError as e:
         raise pretraining_data.InputError(
-            f"--{flag}={files}: corrupt TFRecord ({_error_detail(e.message)})") from None
+            f"--{flag}={files}: corrupt TFRecord ({tf_error_detail(e.message)})") from None
     except tf.errors.InvalidArgumentError as e:
         out_of_vocab = re.search(pretraining_data.OUT_OF_VOCAB_MESSAGE + r" \(\d+\)", e.message)
         if out_of_vocab:
             raise pretraining_data.InputError(f"--{flag}={files}: {out_of_vocab.group()}") from None
         raise
-
-
-def _error_detail(message: str) -> str:
-    """What a TensorFlow error message says went wrong ("corrupted record at 8352"), without
-    the graph node, op and traceback around it."""
-    lines = [line.strip() for line in message.splitlines()]
-    detail = [line for line in lines
-              if line and not line.startswith(("Graph execution error", "Detected at node", "File ", "[["))]
-    return re.sub(r"\{\{.*?\}\}|\[Op:.*", "", detail[-1] if detail else message).strip()
 
 
 def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOptions) -> dict:

@@ -18,13 +18,15 @@ class DistributionError(RuntimeError):
 
 def create_strategy(distribution_strategy: str = "default", tpu: str | None = None,
                     tpu_zone: str | None = None, gcp_project: str | None = None,
-                    num_gpus: int | None = None, tpu_timeout_s: float = 120.0) -> tf.distribute.Strategy:
+                    num_gpus: int | None = None, tpu_timeout_s: float = 120.0,
+                    tpu_flag: str = "tpu") -> tf.distribute.Strategy:
     """Builds the strategy that `--distribution_strategy` / `--tpu` name.
 
     `tpu` (a Cloud TPU name, resolved in `tpu_zone`/`gcp_project` when given, or a
     grpc:// address) implies the TPU strategy. Connecting to a TPU that does not
     answer fails with `DistributionError` after `tpu_timeout_s` seconds rather
-    than hanging. `num_gpus` defaults to the GPUs TensorFlow sees (0: the CPU).
+    than hanging; its message names `--<tpu_flag>`. `num_gpus` defaults to the GPUs
+    TensorFlow sees (0: the CPU).
     """
     if tpu:
         distribution_strategy = "tpu"
@@ -41,7 +43,7 @@ def create_strategy(distribution_strategy: str = "default", tpu: str | None = No
                     tpu, zone=tpu_zone, project=gcp_project).get_master()
             return distribute_utils.get_distribution_strategy("tpu", tpu_address=address)
 
-        return _with_timeout(connect, tpu_timeout_s, f"--tpu={tpu}")
+        return _with_timeout(connect, tpu_timeout_s, f"--{tpu_flag}={tpu}")
     if num_gpus is None:
         num_gpus = len(tf.config.list_logical_devices("GPU"))
     return distribute_utils.get_distribution_strategy(distribution_strategy, num_gpus=num_gpus)
@@ -66,6 +68,14 @@ def _with_timeout(build, timeout_s: float, what: str):
         error = result["error"]
         raise DistributionError(f"{what}: cannot connect to the TPU: {error}") from error
     return result["value"]
+
+
+def check_num_tpu_cores(num_tpu_cores: int | None, replicas: int) -> None:
+    """google-research/bert's --num_tpu_cores, when given, must be the TPU strategy's `replicas`:
+    the strategy runs one replica on every core of the TPU, so fewer or more cannot be had."""
+    if num_tpu_cores is not None and num_tpu_cores != replicas:
+        raise DistributionError(f"--num_tpu_cores={num_tpu_cores}: the TPU has {replicas} cores, and the "
+                                f"TPU strategy uses all of them; pass --num_tpu_cores={replicas} or leave it out")
 
 
 def check_global_batch(flag: str, batch_size: int, strategy: tf.distribute.Strategy) -> None:
