@@ -124,6 +124,15 @@ def test_input_globs_expand_in_flag_order_without_repeats(tmp_path):
         corpus.expand_input_files(" , ")
 
 
+def test_wildcards_skip_hidden_names_as_a_shell_does(tmp_path):
+    """A killed run's hidden temporary (`.a.txt.tmp-…`) is no input of `dir/*`; a pattern naming it is."""
+    a, hidden = str(write_file(tmp_path / "a.txt", b"x\n")), str(write_file(tmp_path / ".a.txt.tmp-1a2b3c4d", b"x"))
+    assert corpus.expand_input_files(f"{tmp_path}/*") == [a]
+    assert corpus.expand_input_files(f"{tmp_path}/.a.txt.tmp-*") == [hidden]
+    with pytest.raises(corpus.CorpusError, match=r"^--input_file: no file matches .*/\*\.tmp-\*$"):
+        corpus.expand_input_files(f"{tmp_path}/*.tmp-*")
+
+
 def test_missing_vocab_and_vocab_without_special_tokens(tmp_path, small_corpus):
     with pytest.raises(VocabError, match=r"missing\.txt: no such vocab file$"):
         create(tmp_path, [small_corpus], str(tmp_path / "missing.txt"))

@@ -38,12 +38,17 @@ class CorpusChunk:
 def expand_input_files(input_file: str, flag: str = "input_file") -> list[str]:
     """The flag `--{flag}`'s comma-separated globs -> files, in flag order, each glob sorted, no repeats.
 
+    As in a shell, a wildcard does not match a hidden name (`.data.tfrecord.tmp-…`, what a
+    killed run leaves, `io_utils.atomic_output`) unless the pattern's own name starts with a dot.
+
     Raises:
       CorpusError: a glob matches nothing, or the flag names no glob.
     """
     files = {}  # an ordered set
     for pattern in filter(None, (p.strip() for p in input_file.split(","))):
         matches = sorted(tf.io.gfile.glob(pattern))
+        if not os.path.basename(pattern).startswith("."):
+            matches = [m for m in matches if not os.path.basename(m).startswith(".")]
         if not matches:
             raise CorpusError(f"--{flag}: no file matches {pattern}")
         files.update(dict.fromkeys(matches))
