@@ -68,6 +68,14 @@ def test_output_dir_without_input_file_is_refused(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+def test_the_demo_refuses_an_eval_file_it_would_not_use(tmp_path):
+    result = run_script("run_pretraining.py", f"--eval_file={tmp_path / 'eval.tfrecord'}", timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "run_pretraining.py: error: --eval_file needs --input_file and --output_dir (the demo evaluates on its "
+        "own held-out articles)")
+
+
 def demo_options(tmp_path, **overrides) -> PretrainingOptions:
     """The demo's settings that these tests read; the files are the tests' own."""
     return PretrainingOptions(bert_config_file="unused", input_file="unused", output_dir=str(tmp_path / "out"),

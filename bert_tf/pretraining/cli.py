@@ -15,6 +15,9 @@ FLAGS = flags.FLAGS
 def _main(argv) -> None:
     reject_arguments(argv)
     if FLAGS.input_file is None and FLAGS.output_dir is None:
+        if FLAGS.eval_file is not None:  # the demo would evaluate on its held-out articles instead
+            raise flags.ValidationError("--eval_file needs --input_file and --output_dir (the demo evaluates "
+                                        "on its own held-out articles)")
         from bert_tf.pretraining import demo  # only the demo fetches data
         demo.run_demo(FLAGS)
         return
