@@ -178,6 +178,15 @@ def test_resuming_with_another_architecture_is_refused(trained, tmp_path):
     assert tf.train.latest_checkpoint(opts.output_dir).endswith("ckpt-6")
 
 
+def test_resuming_with_other_shapes_and_no_saved_config_is_one_line(trained, tmp_path):
+    opts = resumed(trained, tmp_path, bert_config_file=write_tiny_config(tmp_path, intermediate_size=48))
+    pathlib.Path(opts.output_dir, "bert_config.json").unlink()  # nothing to compare the config with
+    with pytest.raises(ValueError, match=r"^--bert_config_file: .*ckpt-6 was written by another architecture "
+                                         r"\([^\n]*shape[^\n]*\); resume with the config it was written with, "
+                                         r"or start a new --output_dir$"):
+        run_pretraining(opts, tf.distribute.get_strategy())
+
+
 def test_resuming_with_float16_is_refused(trained, tmp_path):
     try:
         distribution.set_precision("float16")

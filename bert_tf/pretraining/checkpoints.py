@@ -57,6 +57,10 @@ def restore_or_initialize(manager: tf.train.CheckpointManager, model: BertPretra
             raise ValueError(f"--output_dir={manager.directory}: {latest} is not a bert_tf pretraining "
                              f"checkpoint; to start from it, use --init_checkpoint={latest} with a new "
                              "--output_dir") from None
+        except ValueError as e:  # shapes of another architecture, its bert_config.json gone
+            detail = str(e).strip().splitlines()[0]
+            raise ValueError(f"--bert_config_file: {latest} was written by another architecture ({detail}); "
+                             "resume with the config it was written with, or start a new --output_dir") from None
         logging.info("Resumed from %s", latest)
     elif init_checkpoint:
         load_init_checkpoint(init_checkpoint, model)
