@@ -413,7 +413,11 @@ def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
     worker = subprocess.run([sys.executable, __file__, "global_clipping", str(tmp_path)], cwd=repo, env=env,
                             capture_output=True, text=True, timeout=300)
     assert worker.returncode == 0, worker.stderr[-3000:]
-    losses = json.loads(worker.stdout.strip().splitlines()[-1])
+    *_, refusal, last = worker.stdout.strip().splitlines()
+    # A masked-LM auxiliary loss on two replicas stopped learning (measured): refused, until fixed.
+    assert refusal == ("--mlm_aux_weight is not supported with 2 replicas yet (under MirroredStrategy the model "
+                       "stops learning); run it on one device")
+    losses = json.loads(last)
     np.testing.assert_allclose(losses["mirrored"], losses["one_device"], rtol=1e-5)
     one, mirrored, initial = (np.load(tmp_path / f"{name}.npz") for name in ("one_device", "mirrored", "initial"))
     for name in one.files:
@@ -450,6 +454,11 @@ def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:
         losses[name] = history.history["loss"]
         np.savez(workdir / f"{name}.npz", **{f"{i:03d}": w for i, w in enumerate(model.get_weights())})
     np.savez(workdir / "initial.npz", **{f"{i:03d}": w for i, w in enumerate(initial)})
+    options = _options(workdir, mlm_aux_weight=0.1, output_dir=str(workdir / "mlm"))
+    try:
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options, strategy)  # mirrored
+    except ValueError as e:
+        print(e)
     print(json.dumps(losses))
 
 

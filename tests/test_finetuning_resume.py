@@ -16,6 +16,7 @@ import tensorflow as tf
 from bert_tf.finetuning import run_finetuning
 from bert_tf.models import BertClassifier
 from bert_tf.tokenization import BertTokenizer
+from bert_tf.training import distribution
 from bert_test_utils import write_tiny_config
 from test_finetuning_driver import KeywordTask, _options
 
@@ -43,7 +44,7 @@ class CrashingTask(KeywordTask):
         self.crash_at = crash_at
 
     def build_model(self, encoder):
-        model = CrashingClassifier(encoder, num_classes=2, dropout_rate=0.0)
+        model = CrashingClassifier(encoder, num_classes=2, dropout_rate=0.1)
         model.crash_at = self.crash_at
         return model
 
@@ -67,9 +68,14 @@ def _weights(prefix):
 
 
 def test_a_run_killed_mid_epoch_resumes_at_its_last_saved_step(tmp_path, capsys):
-    uninterrupted = _resume_options(tmp_path, output_dir=str(tmp_path / "uninterrupted"), save_checkpoints_steps=3)
+    vocab_size = len(open(_resume_options(tmp_path).vocab_file).read().split())
+    (tmp_path / "dropout").mkdir()
+    config = write_tiny_config(tmp_path / "dropout", vocab_size=vocab_size, hidden_dropout_prob=0.1,
+                               attention_probs_dropout_prob=0.1)  # a resume must draw the same masks
+    uninterrupted = _resume_options(tmp_path, output_dir=str(tmp_path / "uninterrupted"), save_checkpoints_steps=3,
+                                    bert_config_file=config)
     _run(uninterrupted)
-    options = _resume_options(tmp_path, save_checkpoints_steps=3)
+    options = _resume_options(tmp_path, save_checkpoints_steps=3, bert_config_file=config)
     _crash(options, crash_at=5)  # backed up at step 3
     capsys.readouterr()
     _run(options)
@@ -77,7 +83,7 @@ def test_a_run_killed_mid_epoch_resumes_at_its_last_saved_step(tmp_path, capsys)
     assert (f"Resuming the interrupted run saved in {backup} at step 3 of 16 (epoch 1); delete that directory "
             "to start over instead" in capsys.readouterr().out)
     assert not backup.exists()
-    # The same 16 steps on the same batches at the same learning rates: the same weights.
+    # The same 16 steps on the same batches, learning rates and dropout masks: the same weights.
     expected = _weights(str(tmp_path / "uninterrupted" / "best" / "ckpt"))
     got = _weights(str(tmp_path / "out" / "best" / "ckpt"))
     assert got.keys() == expected.keys()
@@ -112,9 +118,35 @@ def test_a_resume_with_another_architecture_is_a_one_line_error(tmp_path):
         _run(_resume_options(tmp_path, bert_config_file=deeper))
 
 
+class OverflowingTask(CrashingTask):
+    """CrashingTask with its loss scaled up, so that float16's first steps overflow and are skipped."""
+
+    def loss(self, label_smoothing=0.0):
+        cross_entropy = super().loss(label_smoothing)
+        return lambda labels, logits: 300.0 * cross_entropy(labels, logits)
+
+
+def test_a_float16_run_resumes_at_its_batch_though_steps_were_skipped(tmp_path, capsys):
+    """The loss-scaled optimizer counts only the steps it applied; the backup counts batches."""
+    options = _resume_options(tmp_path, save_checkpoints_steps=6, dtype="float16")
+    try:
+        distribution.set_precision("float16")
+        with pytest.raises(tf.errors.InvalidArgumentError, match="simulated crash"):
+            run_finetuning(OverflowingTask(options, BertTokenizer(options.vocab_file), crash_at=3), options)
+        skipped = 6 - tf.train.load_checkpoint(str(tmp_path / "out" / "backup" / "ckpt-6")).get_tensor(
+            "optimizer/inner_optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE")
+        assert skipped > 0  # else this test shows nothing
+        capsys.readouterr()
+        run_finetuning(OverflowingTask(options, BertTokenizer(options.vocab_file)), options)
+    finally:
+        distribution.set_precision("float32")
+    assert "saved in " + str(tmp_path / "out" / "backup") + " at step 6 of 16" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("change, message", [
     ({"train_batch_size": 32}, "--train_batch_size is 32, but the interrupted run in {backup} had 64"),
     ({"num_train_epochs": 3}, "--num_train_epochs is 3, but the interrupted run in {backup} had 2"),
+    ({"dtype": "bfloat16"}, "--dtype is bfloat16, but the interrupted run in {backup} had float32"),
 ])
 def test_a_resume_with_another_schedule_is_a_one_line_error(tmp_path, change, message):
     """A resume on other batches or learning rates would mix two schedules in one model."""

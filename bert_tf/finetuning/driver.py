@@ -26,7 +26,7 @@ BACKUP_DIR = "backup"  # `TrainingBackup`'s: a run killed mid-training resumes f
 # The flags that decide the batches, the learning rates and the loss: a resume must keep them.
 RESUME_FLAGS = ("max_seq_length", "do_lower_case", "train_batch_size", "num_train_epochs", "learning_rate",
                 "warmup_proportion", "layerwise_lr_decay", "gradual_unfreezing", "label_smoothing",
-                "mlm_aux_weight", "random_seed")
+                "mlm_aux_weight", "random_seed", "dtype")
 
 
 def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
@@ -56,6 +56,9 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
                          f"fine-tuned --output_dir: {options.output_dir} has no {BEST_DIR}/ checkpoint")
     for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
+    if options.mlm_aux_weight and strategy.num_replicas_in_sync > 1:  # measured: it stopped learning
+        raise ValueError(f"--mlm_aux_weight is not supported with {strategy.num_replicas_in_sync} replicas yet "
+                         "(under MirroredStrategy the model stops learning); run it on one device")
     config = resolve_bert_config(options.bert_config_file, options.init_checkpoint or best)
     config.check_seq_length(options.max_seq_length)
     config.check_vocab_size(len(task.tokenizer.vocab), options.vocab_file)
@@ -215,7 +218,7 @@ def _train(model, task_model, train: EncodedSplit, steps_per_epoch: int, epochs:
               "to start over instead")
     for initial_epoch, end_epoch, steps, first_step in _fits(backup.step, steps_per_epoch, epochs):
         model.fit(_training_dataset(train, options, first_step), initial_epoch=initial_epoch, epochs=end_epoch,
-                  steps_per_epoch=steps, callbacks=callbacks, verbose=options.verbose)
+                  steps_per_epoch=steps, callbacks=callbacks, verbose=options.verbose, shuffle=False)
     backup.remove()
     if best is None:  # no per-epoch evaluation: the last weights are the ones to keep
         save_model_checkpoint(task_model, os.path.join(options.output_dir, BEST_DIR), {"epoch": epochs},

@@ -19,8 +19,10 @@ SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run th
 class TrainingBackup(keras.callbacks.Callback):
     """The training state in `directory` (`output_dir/backup`), for a killed run to resume from.
 
-    A `tf.train.CheckpointManager` of the model and its optimizer (slots, and `iterations`:
-    the global step), saved at each epoch's end and every `save_steps` steps. A checkpoint
+    A `tf.train.CheckpointManager` of the model, its optimizer (slots and step count), its
+    random states (dropout's seed generators: a resume draws the masks the interrupted run
+    would have) and the number of batches trained (a float16 optimizer counts only the
+    steps it applied), saved at each epoch's end and every `save_steps` steps. A checkpoint
     is complete before the manager's state file names it, and the older one is deleted only
     then, so a kill at any moment leaves a checkpoint to resume from. The encoder's
     bert_config.json beside it refuses a resume with another architecture, and
@@ -35,9 +37,13 @@ class TrainingBackup(keras.callbacks.Callback):
         self.directory = directory
         self.save_steps = save_steps
         self.settings = settings or {}
-        self.checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+        weights = {id(v) for v in model.weights}
+        self._batches = tf.Variable(0, dtype=tf.int64, trainable=False, name="batches")
+        self.checkpoint = tf.train.Checkpoint(
+            model=model, optimizer=model.optimizer, batches=self._batches,
+            random_states=[v for v in model.variables if id(v) not in weights])  # the seed generators'
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=1)
-        self.step = 0  # the global step of the model's weights
+        self.step = 0  # the batches the model's weights have been trained on
         self._saved_step = None
 
     def restore(self, config_flag: str) -> int:
@@ -60,7 +66,7 @@ class TrainingBackup(keras.callbacks.Callback):
             raise ValueError(f"{latest}: cannot resume from it ({detail}); "
                              f"resume with the flags of the run that wrote it, or delete {self.directory} "
                              "to start over") from None
-        self.step = self._saved_step = int(optimizer.iterations)
+        self.step = self._saved_step = int(self._batches.numpy())
         return self.step
 
     def _check_config(self, latest: str, config_flag: str) -> None:
@@ -100,6 +106,7 @@ class TrainingBackup(keras.callbacks.Callback):
             atomic_write_text(os.path.join(self.directory, "bert_config.json"),
                               self.checkpoint.model.encoder.bert_config.to_json_string())
             atomic_write_text(os.path.join(self.directory, SETTINGS_FILE), json.dumps(self.settings, indent=2) + "\n")
+        self._batches.assign(self.step)
         self.manager.save(checkpoint_number=self.step)
         self._saved_step = self.step
 
