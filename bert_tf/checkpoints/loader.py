@@ -111,6 +111,21 @@ def _read(checkpoint_format: CheckpointFormat, location: str, model) -> Checkpoi
     return read_hugging_face_checkpoint(location, checkpoint_format)
 
 
+def check_stored_config(prefix: str, model) -> None:
+    """Raises `CheckpointError` if the `bert_config.json` beside the bert_tf checkpoint `prefix`
+    differs from `model`'s encoder in an architecture field; nothing to check without one.
+    The checkpoint itself is not read (it may be the one a resume finds unreadable)."""
+    _checked_config(CheckpointFormat.BERT_TF, prefix, model)
+
+
+def _checked_config(checkpoint_format: CheckpointFormat, location: str, model) -> BertConfig | None:
+    """The config stored with the checkpoint, checked against `model` (`check_config`), or None."""
+    config, source = _config_with_source(checkpoint_format, location)
+    if config is not None:
+        check_config(location, config, source, model)
+    return config
+
+
 def check_config(location: str, config: BertConfig, source: str, model) -> None:
     """Raises `CheckpointError` (naming `location`) if `config`, read from `source`, differs
     from `model`'s encoder in an architecture field."""
@@ -209,9 +224,7 @@ def load_checkpoint(path: str | os.PathLike, model) -> LoadReport:
             Nothing is assigned then.
     """
     checkpoint_format, location = detect_format(path)
-    config, source = _config_with_source(checkpoint_format, location)
-    if config is not None:
-        check_config(location, config, source, model)
+    config = _checked_config(checkpoint_format, location, model)
     report = _assign(_read(checkpoint_format, location, model), model, config)
     classifier, labels = report.heads.get("classifier"), checkpoint_labels(location)
     if classifier is not None and labels is not None and len(labels) == len(classifier["bias"]):

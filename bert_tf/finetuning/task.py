@@ -132,7 +132,7 @@ def named_checkpoint_heads(report: LoadReport) -> dict[str, dict]:
     (`labels.json`) as its heads' `"labels"`: a task training on from it keeps the head only
     for the same classes. (An export may rename them instead: `export_model.py --labels`.)"""
     heads = checkpoint_heads(report)
-    labels = saved_labels(report.path) if report.format == CheckpointFormat.BERT_TF.value else None
+    labels = saved_labels(report.path)  # None for other formats
     return {name: {**head, "labels": labels} for name, head in heads.items()} if labels else heads
 
 

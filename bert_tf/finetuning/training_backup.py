@@ -8,9 +8,8 @@ import os
 import keras
 import tensorflow as tf
 
-from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import CheckpointError
-from bert_tf.checkpoints.loader import check_config
+from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.io_utils import atomic_write_text
 
 SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run that wrote the backup
@@ -70,11 +69,8 @@ class TrainingBackup(keras.callbacks.Callback):
         return self.step
 
     def _check_config(self, latest: str, config_flag: str) -> None:
-        saved = os.path.join(self.directory, "bert_config.json")
-        if not tf.io.gfile.exists(saved):
-            return
         try:
-            check_config(latest, BertConfig.from_json_file(saved), saved, self.checkpoint.model)
+            check_stored_config(latest, self.checkpoint.model)
         except CheckpointError as e:
             raise ValueError(f"{config_flag}: {e}; resume with the config it was written with, or delete "
                              f"{self.directory} to start over") from None
@@ -103,8 +99,7 @@ class TrainingBackup(keras.callbacks.Callback):
     def _save(self) -> None:
         if self._saved_step is None:  # this run's first backup: its config goes first
             tf.io.gfile.makedirs(self.directory)
-            atomic_write_text(os.path.join(self.directory, "bert_config.json"),
-                              self.checkpoint.model.encoder.bert_config.to_json_string())
+            self.checkpoint.model.encoder.bert_config.to_json_file(os.path.join(self.directory, "bert_config.json"))
             atomic_write_text(os.path.join(self.directory, SETTINGS_FILE), json.dumps(self.settings, indent=2) + "\n")
         self._batches.assign(self.step)
         self.manager.save(checkpoint_number=self.step)

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-
 import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import CheckpointError, load_init_checkpoint
-from bert_tf.checkpoints.loader import check_config
+from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
 # Written only by a loss-scaled optimizer (--dtype=float16).
@@ -30,12 +27,10 @@ def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, 
     latest = manager.latest_checkpoint
     if not latest:
         return
-    saved_config = os.path.join(manager.directory, "bert_config.json")
-    if tf.io.gfile.exists(saved_config):
-        try:
-            check_config(latest, BertConfig.from_json_file(saved_config), saved_config, model)
-        except CheckpointError as e:
-            raise ValueError(f"--bert_config_file={bert_config_file}: {e}") from None
+    try:
+        check_stored_config(latest, model)
+    except CheckpointError as e:
+        raise ValueError(f"--bert_config_file={bert_config_file}: {e}") from None
     loss_scaled = isinstance(manager.checkpoint.optimizer, keras.optimizers.LossScaleOptimizer)
     if tf.train.load_checkpoint(latest).has_tensor(_LOSS_SCALE) != loss_scaled:
         written = "with" if not loss_scaled else "without"
