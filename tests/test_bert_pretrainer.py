@@ -70,7 +70,7 @@ def test_outputs_and_tied_embeddings():
     outputs = model(batch)
     assert outputs["masked_lm_logits"].shape == (4, 5, TINY["vocab_size"])
     assert outputs["next_sentence_logits"].shape == (4, 2)
-    embedding = model.encoder.embeddings.word_embeddings.embeddings
+    embedding = model.encoder.word_embedding_matrix
     # The MLM logits use the encoder's embedding matrix itself.
     assert not any(w.shape == embedding.shape for w in model.masked_lm_head.weights)
     # An id that only appears as an MLM target still gets a gradient through the tied matrix.
@@ -93,6 +93,21 @@ def test_fit_uses_features_as_targets():
                                     "next_sentence_accuracy", "next_sentence_loss"}
     final_loss = float(pretraining_losses(batch, model(batch))["loss"])
     assert final_loss < 0.5 * first_loss
+
+
+def test_fit_clips_the_gradient_to_norm_1():
+    keras.utils.set_random_seed(3)
+    model = BertPretrainer(tiny_encoder(initializer_range=0.5))  # wide: a gradient norm well above 1
+    model.build_with_dummy_inputs()
+    batch = random_pretraining_batch(8, 16, 4, TINY["vocab_size"])
+    with tf.GradientTape() as tape:
+        loss = pretraining_losses(batch, model(batch, training=True))["loss"]
+    assert float(tf.linalg.global_norm(tape.gradient(loss, model.trainable_variables))) > 5
+    before = [v.numpy() for v in model.trainable_variables]
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=1.0))
+    model.fit(tf.data.Dataset.from_tensors(batch), verbose=0)
+    step = [v.numpy() - b for v, b in zip(model.trainable_variables, before)]
+    np.testing.assert_allclose(float(tf.linalg.global_norm(step)), 1.0, rtol=1e-4)
 
 
 def test_keras_file_round_trip(tmp_path):

@@ -15,7 +15,7 @@ from bert_tf.pretraining.checkpoints import pretraining_checkpoint
 
 def random_pretrainer(seed=0):
     model = BertPretrainer(tiny_encoder())
-    model.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+    model.build_with_dummy_inputs()
     randomize_weights(model, seed)
     return model
 

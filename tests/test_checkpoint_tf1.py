@@ -77,7 +77,7 @@ def test_pretraining_init_checkpoint_takes_google_tf1(google_checkpoint, tmp_pat
 
 def test_ours_to_tf1_to_ours_is_lossless(google_checkpoint, tmp_path):
     original = BertPretrainer(tiny_encoder())
-    original.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+    original.build_with_dummy_inputs()
     prefix = write_tf1_checkpoint(original, tmp_path / "bert_model.ckpt")
 
     # Google's names and shapes exactly, as the TF1 program above wrote them (less its optimizer).

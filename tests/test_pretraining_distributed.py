@@ -83,6 +83,12 @@ def test_mirrored_matches_one_device(tmp_path):
     assert changed > len(one.files) // 2  # the steps really moved the weights
     assert results["indivisible_batch_error"] == "--train_batch_size=7 is not divisible by the 2 replicas"
     assert results["indivisible_batch_left_output"] is False
+    # BertPretrainer.fit, unclipped: each replica's loss is scaled so that the gradients sum to the global batch's.
+    fit_one, fit_mirrored = np.load(tmp_path / "fit_one_device.npz"), np.load(tmp_path / "fit_mirrored.npz")
+    for name in fit_one.files:
+        np.testing.assert_allclose(fit_mirrored[name], fit_one[name], atol=1e-5, err_msg=name)
+    assert sum(not np.allclose(fit_one[name], np.load(tmp_path / "initial.npz")[name]) for name in fit_one.files) \
+        > len(fit_one.files) // 2
 
 
 def test_multi_worker_mirrored_keeps_workers_identical(tmp_path):
@@ -198,6 +204,26 @@ def _train(strategy, opts, initial=None, clip_norm=0.01):
     return runner.metric_results()["loss"], _weights(model), int(optimizer.iterations.numpy())
 
 
+def _fit(strategy, opts, initial):
+    """Two steps of `BertPretrainer.fit` (SGD, no clipping) on the first records; returns the weights."""
+    import keras
+
+    from bert_tf.data.pretraining_dataset import pretraining_dataset
+    from bert_tf.models import BertEncoder, BertPretrainer
+
+    with strategy.scope():
+        model = BertPretrainer(BertEncoder.from_config_file(opts.bert_config_file))
+        model.build_with_dummy_inputs()
+        for i, variable in enumerate(model.weights):
+            variable.assign(initial[f"{i:03d}"])
+        model.clip_norm = None
+        model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1))
+    dataset = pretraining_dataset(opts.input_file.split(","), opts.train_batch_size, SEQ, PREDICTIONS,
+                                  is_training=False).take(2)
+    model.fit(dataset, verbose=0)
+    return _weights(model)
+
+
 def _mirrored_worker(workdir: pathlib.Path):
     import tensorflow as tf
 
@@ -219,6 +245,7 @@ def _mirrored_worker(workdir: pathlib.Path):
         loss, weights, _ = _train(strategy, opts, initial)
         np.savez(workdir / f"{name}.npz", **weights)
         losses.append(loss)
+        np.savez(workdir / f"fit_{name}.npz", **_fit(strategy, opts, initial))
     indivisible = dataclasses.replace(_options(workdir, files, batch=7), output_dir=str(workdir / "indivisible"))
     try:
         run_pretraining(indivisible, mirrored)

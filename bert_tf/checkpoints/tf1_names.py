@@ -100,7 +100,7 @@ def tf1_variables(model) -> dict[str, TF1Variable]:
     names.update(_dense("bert/pooler/dense", encoder.pooler))
 
     if isinstance(model, BertPretrainer) and not model.built:
-        model.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+        model.build_with_dummy_inputs()
     head = getattr(model, "masked_lm_head", None)  # a pretrainer's, or a fine-tuning auxiliary's
     if head is not None:
         names.update(_dense("cls/predictions/transform/dense", head.transform))

@@ -5,10 +5,11 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_tf.export.keras_tracking import KerasModelRef
+from bert_tf.export.task_module import id_spec
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
-ENCODER_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in ENCODER_INPUTS}
+ENCODER_SPEC = id_spec()
 
 
 def _float32(outputs):
@@ -21,7 +22,7 @@ class _MaskedLM(tf.Module):
     def __init__(self, pretrainer: BertPretrainer):
         super().__init__()
         if not pretrainer.built:  # a new pretrainer's heads have no weights until built
-            pretrainer.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+            pretrainer.build_with_dummy_inputs()
         self._pretrainer = KerasModelRef(pretrainer)
         self.model_variables = [v.value for v in pretrainer.variables]
 
@@ -32,7 +33,7 @@ class _MaskedLM(tf.Module):
         encoder = pretrainer.encoder
         outputs = encoder({name: inputs[name] for name in ENCODER_INPUTS}, training=False)
         logits = pretrainer.masked_lm_head(outputs["sequence_output"], inputs["masked_lm_positions"],
-                                                 encoder.embeddings.word_embeddings.embeddings)
+                                           encoder.word_embedding_matrix)
         return _float32({"mlm_logits": logits, "pooled_output": outputs["pooled_output"],
                          "sequence_output": outputs["sequence_output"]})
 

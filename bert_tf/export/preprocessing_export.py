@@ -6,9 +6,10 @@ import itertools
 
 import tensorflow as tf
 
+from bert_tf.export.task_module import text_spec
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
-_TEXTS = tf.TensorSpec([None], tf.string, name="text")
+_TEXTS = text_spec("text")
 
 
 class _Tokenize(tf.Module):

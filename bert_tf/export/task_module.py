@@ -16,6 +16,7 @@ def id_spec(rank: int = 2) -> dict[str, tf.TensorSpec]:
 
 
 def text_spec(name: str, rank: int = 1) -> tf.TensorSpec:
+    """A string input named `name`: `[batch]`, or `[batch, choices]` for rank 2."""
     return tf.TensorSpec([None] * rank, tf.string, name=name)
 
 

@@ -118,6 +118,12 @@ class BertEncoder(keras.Model):
         return cls.from_bert_config(BertConfig.from_json_file(path), **kwargs)
 
     @property
+    def word_embedding_matrix(self):
+        """The `[vocab_size, hidden]` word-embedding variable; the masked-LM head's output
+        projection is tied to it."""
+        return self.embeddings.word_embeddings.embeddings
+
+    @property
     def bert_config(self) -> BertConfig:
         """The encoder's `BertConfig`, `extra` keys included (what `bert_config.json` holds)."""
         fields = {name: getattr(self, name) for name in BertConfig.field_names()}

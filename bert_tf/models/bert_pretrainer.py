@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.layers.initializers import bert_initializer
 from bert_tf.layers.masked_lm_head import MaskedLMHead
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.pretraining_loss import pretraining_losses
+from bert_tf.training.gradients import GlobalClippingTrainStep
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertPretrainer(keras.Model):
+class BertPretrainer(GlobalClippingTrainStep, keras.Model):
     """BERT's pretraining model (masked LM + next-sentence prediction).
 
     It is called on a batch of the pretraining TFRecord features
     (`bert_tf.data.pretraining_features`) as they are: `input_ids`,
     `input_mask`, `segment_ids` and `masked_lm_positions` are used; the
     other features are the targets, read by `compute_loss` and `compute_metrics`,
-    so `model.fit(dataset)` needs no separate labels.
+    so `model.fit(dataset)` needs no separate labels. `fit` clips the global batch's
+    gradients to norm 1.0, as google-research/bert does (`GlobalClippingTrainStep`);
+    `run_pretraining.py` runs its own loop (`PretrainingRunner`) instead.
 
     Outputs, a dict of float32 logits:
         `masked_lm_logits`: `[batch, max_predictions_per_seq, vocab_size]`.
@@ -63,13 +67,17 @@ class BertPretrainer(keras.Model):
             "input_type_ids": features["segment_ids"],
         }, training=training)
         masked_lm_logits = self.masked_lm_head(
-            encoder_outputs["sequence_output"], features["masked_lm_positions"],
-            self.encoder.embeddings.word_embeddings.embeddings)
+            encoder_outputs["sequence_output"], features["masked_lm_positions"], self.encoder.word_embedding_matrix)
         next_sentence_logits = self.next_sentence_head(encoder_outputs["pooled_output"])
         return {
             "masked_lm_logits": masked_lm_logits,  # [batch, predictions, vocab]
             "next_sentence_logits": ops.cast(next_sentence_logits, "float32"),  # [batch, 2]
         }
+
+    def build_with_dummy_inputs(self) -> None:
+        """Builds the heads' weights for any batch, sequence length and prediction count (the
+        encoder is built already): what loading a checkpoint into the model needs first."""
+        self.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
 
     def build(self, features_shape):
         # The encoder is a functional model and already built; only the heads are new.
@@ -81,10 +89,12 @@ class BertPretrainer(keras.Model):
     # -- Keras training hooks: the targets live in the features (x). --------------------
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """This replica's pretraining loss (plus any `add_loss` terms), divided by the replica
+        count as Keras divides its compiled losses: the replicas' gradients sum to the global batch's."""
         loss = pretraining_losses(x, y_pred)["loss"]
         if self.losses:
             loss += ops.sum(self.losses)
-        return loss
+        return loss / tf.distribute.get_replica_context().num_replicas_in_sync
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         self.update_pretraining_metrics(x, y_pred)
