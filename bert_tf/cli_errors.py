@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 
 import tensorflow as tf
@@ -17,15 +16,6 @@ from bert_tf.training.distribution import DistributionError
 USER_ERRORS = (ValueError, DistributionError, FetchError, OSError, flags.Error,
                tf.errors.NotFoundError, tf.errors.PermissionDeniedError, tf.errors.FailedPreconditionError,
                tf.errors.AlreadyExistsError)
-
-
-def tf_error_detail(message: str) -> str:
-    """What a TensorFlow error message says went wrong ("corrupted record at 8352"), without
-    the graph node, op and traceback around it."""
-    lines = [line.strip() for line in message.splitlines()]
-    detail = [line for line in lines
-              if line and not line.startswith(("Graph execution error", "Detected at node", "File ", "[["))]
-    return re.sub(r"\{\{.*?\}\}|\[Op:.*", "", detail[-1] if detail else message).strip()
 
 
 def reject_arguments(argv) -> None:

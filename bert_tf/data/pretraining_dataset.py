@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import tensorflow as tf
 
-from bert_tf.cli_errors import tf_error_detail
 from bert_tf.data import pretraining_features
-
 
 OUT_OF_VOCAB_MESSAGE = "a token id in the input files is >= vocab_size"
 
@@ -22,7 +22,7 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
     try:
         first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
     except tf.errors.DataLossError as e:
-        detail = tf_error_detail(e.message).replace(" (Is this even a TFRecord file?)", "")  # it says so
+        detail = _tf_error_detail(e.message).replace(" (Is this even a TFRecord file?)", "")  # it says so
         raise InputError(f"{path}: not a valid TFRecord file ({detail})") from None
     if first is None:
         # A training pipeline whose shard holds only empty files would wait forever for a record.
@@ -39,7 +39,8 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
         feature = example.features.feature[name]
         found = len(feature.int64_list.value) or len(feature.float_list.value)
         if found != length:
-            flag = "max_predictions_per_seq" if name.startswith("masked_lm") else "max_seq_length"
+            flag = ("max_predictions_per_seq" if name in pretraining_features.PREDICTION_FEATURES
+                    else "max_seq_length")
             raise InputError(f"{path}: feature '{name}' has length {found}, but --{flag} "
                              f"makes it {length}")
 
@@ -85,3 +86,26 @@ def _check_token_ids(features, vocab_size: int):
     with tf.control_dependencies([tf.debugging.assert_less(
             ids, vocab_size, message=f"{OUT_OF_VOCAB_MESSAGE} ({vocab_size})")]):
         return {name: tf.identity(value) for name, value in features.items()}
+
+
+def input_errors_named(call, flag: str, files: str):
+    """Returns `call()`, turning the tf.data failures of reading `files` (a corrupt record, a token
+    id outside the vocab) into one-line `InputError`s that name `--flag`."""
+    try:
+        return call()
+    except tf.errors.DataLossError as e:
+        raise InputError(f"--{flag}={files}: corrupt TFRecord ({_tf_error_detail(e.message)})") from None
+    except tf.errors.InvalidArgumentError as e:
+        out_of_vocab = re.search(re.escape(OUT_OF_VOCAB_MESSAGE) + r" \(\d+\)", e.message)
+        if out_of_vocab:
+            raise InputError(f"--{flag}={files}: {out_of_vocab.group()}") from None
+        raise
+
+
+def _tf_error_detail(message: str) -> str:
+    """What a TensorFlow error message says went wrong ("corrupted record at 8352"), without
+    the graph node, op and traceback around it."""
+    lines = [line.strip() for line in message.splitlines()]
+    detail = [line for line in lines
+              if line and not line.startswith(("Graph execution error", "Detected at node", "File ", "[["))]
+    return re.sub(r"\{\{.*?\}\}|\[Op:.*", "", detail[-1] if detail else message).strip()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import re
 import time
 
 import keras
@@ -14,10 +13,8 @@ from absl import logging
 
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import resolve_bert_config
-from bert_tf.cli_errors import tf_error_detail
 from bert_tf.data import corpus, dynamic_masking
-from bert_tf.data import pretraining_dataset as pretraining_data
-from bert_tf.data import pretraining_features
+from bert_tf.data import pretraining_dataset
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.pretraining import checkpoints
@@ -71,7 +68,7 @@ def _distributed_dataset(strategy, files, global_batch_size, options, is_trainin
                 files, options.vocab_file, options.do_lower_case, global_batch_size, options.max_seq_length,
                 options.max_predictions_per_seq, seed=seed, input_context=context
             ).take(-1 if is_training else options.max_eval_steps)
-        dataset = pretraining_data.pretraining_dataset(
+        dataset = pretraining_dataset.pretraining_dataset(
             files, context.get_per_replica_batch_size(global_batch_size), options.max_seq_length,
             options.max_predictions_per_seq, vocab_size=vocab_size, is_training=is_training,
             input_context=context, seed=seed)
@@ -86,10 +83,7 @@ def build_model(config: BertConfig, options: PretrainingOptions, strategy):
         if options.random_seed is not None:
             keras.utils.set_random_seed(options.random_seed)
         model = BertPretrainer(BertEncoder.from_bert_config(config))
-        lengths = pretraining_features.feature_lengths(options.max_seq_length,
-                                                       options.max_predictions_per_seq)
-        model({name: tf.zeros([1, lengths[name]], tf.int32)
-               for name in ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")})
+        model.build_with_dummy_inputs()
         optimizer = optimization.create_optimizer(
             options.optimizer, options.learning_rate, options.num_train_steps,
             options.num_warmup_steps, loss_scale=options.dtype == "float16")
@@ -131,13 +125,13 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     # Every input is checked before training: a bad --eval_file must not wait for the end of it.
     inputs = {"input_file": train_files} if options.do_train else {}
     if options.do_eval:
-        inputs.setdefault("eval_file" if options.eval_file else "input_file", eval_files)
+        inputs.setdefault(_eval_flag(options), eval_files)
     for flag, files in inputs.items():
         if options.dynamic_masking:
             corpus.check_corpus(files, flag)
         else:
             for path in files:
-                pretraining_data.check_record_lengths(path, options.max_seq_length,
+                pretraining_dataset.check_record_lengths(path, options.max_seq_length,
                                                       options.max_predictions_per_seq)
     if options.do_eval and not options.dynamic_masking:  # the text stream is endless
         _check_one_eval_batch(options, eval_files)
@@ -146,12 +140,17 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
         return _train_and_evaluate(config, options, strategy, train_files, eval_files)
 
 
+def _eval_flag(options: PretrainingOptions) -> str:
+    """The flag that names the eval records: --eval_file, else --input_file."""
+    return "eval_file" if options.eval_file else "input_file"
+
+
 def _check_one_eval_batch(options: PretrainingOptions, eval_files: list[str]) -> None:
     """Refuses eval records that fill no batch: the eval drops a partial batch (static shapes)."""
-    flag = "eval_file" if options.eval_file else "input_file"
+    flag = _eval_flag(options)
     records = tf.data.TFRecordDataset(eval_files).take(options.eval_batch_size)
-    count = _input_errors_named(lambda: int(records.reduce(0, lambda n, _: n + 1)), flag,
-                                getattr(options, flag))
+    count = pretraining_dataset.input_errors_named(lambda: int(records.reduce(0, lambda n, _: n + 1)), flag,
+                                                   getattr(options, flag))
     if count < options.eval_batch_size:
         raise ValueError(f"--eval_batch_size={options.eval_batch_size} is more than the {count} examples "
                          f"of --{flag}: the eval would see no full batch")
@@ -192,28 +191,15 @@ def _train_and_evaluate(config: BertConfig, options: PretrainingOptions, strateg
     if options.do_eval:
         dataset = _distributed_dataset(strategy, eval_files, options.eval_batch_size, options,
                                        is_training=False, vocab_size=config.vocab_size)
-        flag = "eval_file" if options.eval_file else "input_file"
-        results = _input_errors_named(lambda: runner.evaluate(dataset), flag, getattr(options, flag))
+        flag = _eval_flag(options)
+        results = pretraining_dataset.input_errors_named(lambda: runner.evaluate(dataset), flag,
+                                                         getattr(options, flag))
         results["global_step"] = int(optimizer.iterations.numpy())
         write_eval_results(options.output_dir, results)
         _write_scalars(tf.summary.create_file_writer(os.path.join(options.output_dir, "eval")),
                        results, results["global_step"])
         logging.info("Eval results: %s", results)
     return results
-
-
-def _input_errors_named(call, flag: str, files: str):
-    """Turns tf.data failures inside the loop into one-line errors naming the input flag."""
-    try:
-        return call()
-    except tf.errors.DataLossError as e:
-        raise pretraining_data.InputError(
-            f"--{flag}={files}: corrupt TFRecord ({tf_error_detail(e.message)})") from None
-    except tf.errors.InvalidArgumentError as e:
-        out_of_vocab = re.search(pretraining_data.OUT_OF_VOCAB_MESSAGE + r" \(\d+\)", e.message)
-        if out_of_vocab:
-            raise pretraining_data.InputError(f"--{flag}={files}: {out_of_vocab.group()}") from None
-        raise
 
 
 def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOptions) -> dict:
@@ -235,7 +221,8 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
                       _next_multiple(step, options.save_checkpoints_steps),
                       step + options.iterations_per_loop]
         num_steps = min(boundaries) - step
-        _input_errors_named(lambda: runner.train(iterator, num_steps), "input_file", options.input_file)
+        pretraining_dataset.input_errors_named(lambda: runner.train(iterator, num_steps), "input_file",
+                                               options.input_file)
         step += num_steps
         window_steps += num_steps
         done = step == options.num_train_steps

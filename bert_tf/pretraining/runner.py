@@ -6,22 +6,22 @@ import tensorflow as tf
 
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.models.pretraining_loss import pretraining_losses
-from bert_tf.training.gradients import apply_global_gradients
+from bert_tf.training.gradients import CLIP_NORM, apply_global_gradients
 
 
 class PretrainingRunner:
-    """Runs `steps_per_loop` train steps per `tf.function` call over a distributed iterator.
+    """Runs `num_steps` train steps per `train` call, in one `tf.function`, over a distributed iterator.
 
     This loop works under every strategy (Model Garden's orbit does the same), where
-    `model.fit(steps_per_execution>1)` fails under MirroredStrategy. Each replica divides its loss by the *global* batch's
-    denominators (total MLM weight, number of examples), so the summed gradients
-    are those of the whole global batch whatever the replica count.
+    `model.fit(steps_per_execution>1)` fails under MirroredStrategy. Each replica divides
+    its loss by the *global* batch's denominators (total MLM weight, number of examples),
+    so the summed gradients are those of the whole global batch whatever the replica count.
 
     The model and optimizer must be built under `strategy.scope()`.
     """
 
     def __init__(self, strategy: tf.distribute.Strategy, model: BertPretrainer, optimizer,
-                 global_batch_size: int, clip_norm: float | None = 1.0, jit_compile: bool = False):
+                 global_batch_size: int, clip_norm: float | None = CLIP_NORM, jit_compile: bool = False):
         self.strategy = strategy
         self.model = model
         self.optimizer = optimizer
