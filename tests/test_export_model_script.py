@@ -79,7 +79,7 @@ def test_hub_pair_from_a_pretraining_checkpoint(tmp_path):
     vocab = write_word_vocab(tmp_path / "vocab.txt", ["the cat sat on the mat"])
     vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
     model = BertPretrainer(tiny_encoder(vocab_size=vocab_size))
-    model.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+    model.build_with_dummy_inputs()
     randomize_weights(model)
     optimizer = keras.optimizers.AdamW(1e-3)
     optimizer.build(model.trainable_variables)
@@ -130,13 +130,14 @@ def test_stray_arguments_are_a_one_line_error(tmp_path):
 def test_the_checkpoint_is_read_once(tmp_path, caplog):
     write_tf1_classifier(tmp_path)
     checkpoint = str(tmp_path / "bert_model.ckpt")
-    with caplog.at_level("INFO", logger="bert_tf.checkpoints.loader"):
+    with caplog.at_level("INFO", logger="absl"):
         model_from_checkpoint(checkpoint, "classifier", resolve_bert_config(None, checkpoint))
     assert sum("loaded" in record.getMessage() for record in caplog.records) == 1
 
 
 def test_a_fine_tuned_checkpoint_exports_with_its_saved_labels(tmp_path):
-    """bert_tf's best/labels.json names the classes; a --labels of the same number overrides them."""
+    """bert_tf's best/labels.json names the classes; a --labels of the same names reorders the outputs,
+    one of other names renames them."""
     vocab = write_word_vocab(tmp_path / "vocab.txt", ["a fine day"])
     model = BertClassifier(tiny_encoder(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8"))), num_classes=2)
     model.build_with_dummy_inputs()
@@ -148,10 +149,15 @@ def test_a_fine_tuned_checkpoint_exports_with_its_saved_labels(tmp_path):
                           f"--vocab_file={vocab}", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}",
                           *flags)
 
-    for flags, label in (((), b"pos"), (("--labels=bad,good",), b"good")):
+    probabilities = {}
+    for flags, label in (((), b"pos"), (("--labels=bad,good",), b"good"), (("--labels=pos,neg",), b"pos")):
         result = export(*flags)
         assert result.returncode == 0, result.stderr[-2000:]
         text = tf.saved_model.load(str(tmp_path / "export")).signatures["text"]
-        assert text(text_a=tf.constant(["a fine day"]))["label"].numpy().tolist() == [label]
+        outputs = text(text_a=tf.constant(["a fine day"]))
+        assert outputs["label"].numpy().tolist() == [label]
+        probabilities[flags] = outputs["probabilities"].numpy()[0]
+    np.testing.assert_allclose(probabilities[("--labels=bad,good",)], probabilities[()], rtol=1e-6)
+    np.testing.assert_allclose(probabilities[("--labels=pos,neg",)], probabilities[()][::-1], rtol=1e-6)
     assert_one_line_error(export("--labels=a,b,c"), f"--num_classes=3 (or the number of --labels) does not fit "
                                                     f"{tmp_path / 'best'}: its classifier head has 2 classes")

@@ -14,11 +14,11 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.checkpoints import load_checkpoint
+from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, load_task_head, task_model_type
 from bert_tf.finetuning import EncodedSplit, FineTuningOptions, FineTuningTask, run_finetuning
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
-from bert_tf.finetuning.task import TASK_MODELS, checkpoint_heads, load_task_head, task_model_type
 from bert_tf.models import (BertClassifier, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
                             BertTokenClassifier)
 from bert_tf.tokenization import BertTokenizer
@@ -222,7 +222,7 @@ def test_an_eval_only_run_refuses_a_checkpoint_without_the_tasks_head(tmp_path, 
     three_way = _fine_tuned(tmp_path / "three_way", BertClassifier(tiny_encoder(vocab_size=vocab_size), 3))
     no_head = r"no classifier head \(output_weights, Hugging Face classifier or a bert_tf classifier\)"
     for checkpoint, problem in ((pretrained, no_head), (tagger, no_head),
-                                (three_way, r"its classifier head has shapes \[\(64, 3\), \(3,\)\], this task "
+                                (three_way, r"its classifier head has shapes \[\(64, 3\), \(3,\)\], the model "
                                             r"needs \[\(64, 2\), \(2,\)\]")):
         options = _options(tmp_path, do_train=False, init_checkpoint=checkpoint, output_dir=str(tmp_path / "eval"))
         with pytest.raises(ValueError, match=rf"^--init_checkpoint={re.escape(checkpoint)}: {problem}, so this run "
@@ -235,7 +235,7 @@ def test_an_eval_only_run_refuses_a_checkpoint_without_the_tasks_head(tmp_path, 
     options = _options(tmp_path, init_checkpoint=three_way, num_train_epochs=1, output_dir=str(tmp_path / "train"))
     with caplog.at_level(logging.INFO, logger="absl"):  # absl's own level may be WARNING after other tests
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
-    assert "its classifier head has shapes [(64, 3), (3,)], this task needs [(64, 2), (2,)]; the head starts " \
+    assert "its classifier head has shapes [(64, 3), (3,)], the model needs [(64, 2), (2,)]; the head starts " \
            "fresh" in caplog.text
 
 

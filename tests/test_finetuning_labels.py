@@ -94,8 +94,8 @@ def test_a_training_file_with_other_labels_is_refused(csv_run, tmp_path):
 
 
 @pytest.mark.parametrize("names, expected", [
-    (("neg", "pos"), "--init_checkpoint: loaded its classifier head (2 outputs)"),
-    (("bad", "good"), "--init_checkpoint: its classifier head predicts neg, pos, this task bad, good; "
+    (("neg", "pos"), "--init_checkpoint: loaded its classifier head"),
+    (("bad", "good"), "--init_checkpoint: its classifier head predicts neg, pos, not bad, good; "
                       "the head starts fresh"),
 ])
 def test_training_on_from_a_checkpoint_keeps_its_head_only_for_the_same_labels(csv_run, tmp_path, caplog,

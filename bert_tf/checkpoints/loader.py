@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 
 import tensorflow as tf
+from absl import logging
 
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import tf1_names
@@ -16,10 +16,9 @@ from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWe
 from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
 from bert_tf.checkpoints.hugging_face_checkpoint import (read_hugging_face_checkpoint,
                                                          read_hugging_face_config, read_hugging_face_labels)
+from bert_tf.checkpoints.labels_file import labels_path, read_labels
 from bert_tf.checkpoints.model_garden_checkpoint import read_model_garden_checkpoint
 from bert_tf.checkpoints.tf1_checkpoint import read_tf1_checkpoint
-
-logger = logging.getLogger(__name__)
 
 # The config fields that change the network's weights or outputs (not dropout or init).
 ARCHITECTURE_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
@@ -79,13 +78,17 @@ def _hugging_face_config_file(checkpoint_format: CheckpointFormat, location: str
 
 
 def checkpoint_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
-    """The class names of the checkpoint's classifier head, in output order, or None.
+    """The class names of the checkpoint's fine-tuned head, in output order, or None.
 
-    Only Hugging Face checkpoints name them (`id2label` in `config.json`, unless it
-    holds Transformers' placeholders `LABEL_0`, ...); TF1 and Model Garden heads are
-    bare weights.
+    A bert_tf fine-tuning run saves them beside its checkpoint (`labels.json`); a Hugging
+    Face checkpoint has them as `id2label` in `config.json` (unless it holds Transformers'
+    placeholders `LABEL_0`, ...). TF1, Model Garden and `.keras` heads are bare weights.
     """
-    config_file = _hugging_face_config_file(*detect_format(path))
+    checkpoint_format, location = detect_format(path)
+    if checkpoint_format is CheckpointFormat.BERT_TF:
+        saved = labels_path(location)
+        return read_labels(saved) if saved else None
+    config_file = _hugging_face_config_file(checkpoint_format, location)
     return read_hugging_face_labels(config_file) if config_file else None
 
 
@@ -179,16 +182,16 @@ def _assign(weights: CheckpointWeights, model, config: BertConfig | None) -> Loa
     report = LoadReport(path=weights.path, format=weights.format, loaded=loaded, missing=missing,
                         unused=weights.unused + [name for name in tensors if name not in table],
                         skipped=weights.skipped, heads=heads, config=config)
-    logger.info("%s (%s): loaded %d variables, skipped %d", report.path, report.format,
-                len(loaded), len(report.skipped))
+    logging.info("%s (%s): loaded %d variables, skipped %d", report.path, report.format,
+                 len(loaded), len(report.skipped))
     if report.missing:
-        logger.warning("%s: not in the checkpoint, left as initialised: %s", report.path,
-                       ", ".join(report.missing))
+        logging.warning("%s: not in the checkpoint, left as initialised: %s", report.path,
+                        ", ".join(report.missing))
     if report.unused:
-        logger.warning("%s: unused checkpoint variables: %s", report.path, ", ".join(report.unused))
+        logging.warning("%s: unused checkpoint variables: %s", report.path, ", ".join(report.unused))
     for role, head in heads.items():
-        logger.info("%s: %s head found: %s", report.path, role,
-                    ", ".join(f"{kind} {list(value.shape)}" for kind, value in head.items()))
+        logging.info("%s: %s head found: %s", report.path, role,
+                     ", ".join(f"{kind} {list(value.shape)}" for kind, value in head.items()))
     return report
 
 

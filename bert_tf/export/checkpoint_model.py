@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import keras
-import numpy as np
-
 from bert_tf.bert_config import BertConfig
-from bert_tf.checkpoints import load_checkpoint
-from bert_tf.finetuning.task import TASK_MODELS, checkpoint_heads, label_order, missing_head
+from bert_tf.checkpoints import CheckpointFormat, load_checkpoint
+from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, label_order, load_task_head, missing_head
 from bert_tf.models import BertEncoder, BertPretrainer
 
-MODEL_TYPES = ("classifier", "span", "token", "multiple_choice", "hub")
+MODEL_TYPES = (*TASK_MODELS, "hub")
 
 
 def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, num_classes: int | None = None,
@@ -21,8 +18,10 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     `cls/squad/...` (any format `load_checkpoint` reads), or the head layer of a
     bert_tf task model (`tf.train.Checkpoint(model=...)`, `.keras`); a checkpoint
     without the head of `model_type` is an error. `num_classes` defaults to the head's
-    width; a head of another width is an error. A head that names its classes (Hugging
-    Face) is reordered to `labels` (class names in id order); other classes are an error.
+    width; a head of another width is an error. A head that names its classes (Hugging Face
+    `id2label`, the `labels.json` of a bert_tf fine-tuning run) is reordered to `labels`
+    (class names in id order) where they are the same names; other names are an error for a
+    Hugging Face head and a renaming of a bert_tf one.
     The checkpoint is read once (a `.keras` file twice).
 
     Example (a google-research/bert classifier checkpoint with 3 classes):
@@ -45,19 +44,24 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     if head is None:
         raise ValueError(f"{checkpoint}: {missing_head(model_type)}; export it with "
                          "the --model_type it was fine-tuned for")
-    model_class, layer = TASK_MODELS[model_type]
+    if labels and report.format == CheckpointFormat.BERT_TF.value and label_order(head.get("labels") or (),
+                                                                                  labels) is None:
+        head = {**head, "labels": None}  # other names than labels.json's: a renaming
+    model_class = TASK_MODELS[model_type][0]
     if model_type in ("classifier", "token"):
         model = model_class(encoder, _num_classes(checkpoint, model_type, head, num_classes))
     else:
         model = model_class(encoder)
     model.build_with_dummy_inputs()
-    _assign_head(checkpoint, model_type, getattr(model, layer), head, labels)
+    problem = load_task_head(model, {model_type: head}, labels)
+    if problem:
+        raise ValueError(f"{checkpoint}: {problem}")
     return model
 
 
 def _pretrainer_from_checkpoint(checkpoint: str, config: BertConfig) -> BertPretrainer:
     model = BertPretrainer(BertEncoder.from_bert_config(config))
-    model.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+    model.build_with_dummy_inputs()
     load_checkpoint(checkpoint, model)
     return model
 
@@ -69,21 +73,3 @@ def _num_classes(checkpoint: str, model_type: str, head: dict, num_classes: int 
         raise ValueError(f"--num_classes={num_classes} (or the number of --labels) does not fit {checkpoint}: "
                          f"its {model_type} head has {width} classes")
     return width
-
-
-def _assign_head(checkpoint: str, model_type: str, layer: keras.layers.Dense, head: dict,
-                 labels: list[str] | None) -> None:
-    """Sets `layer` from `head`, its classes in the order of `labels` where the head names them."""
-    kernel, bias = head["kernel"], head.get("bias")
-    if labels and head.get("labels"):
-        order = label_order(head["labels"], labels)
-        if order is None:
-            raise ValueError(f"--labels={','.join(labels)} are not the classes of {checkpoint}'s "
-                             f"{model_type} head: {','.join(head['labels'])}")
-        kernel, bias = kernel[:, order], bias[order]
-    weights = [kernel, bias] if layer.use_bias else [kernel]
-    shapes = [np.shape(w) for w in weights]
-    wanted = [tuple(v.shape) for v in layer.weights]
-    if shapes != wanted:
-        raise ValueError(f"{checkpoint}: its {model_type} head has shapes {shapes}, the model needs {wanted}")
-    layer.set_weights(weights)

@@ -9,7 +9,6 @@ from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.export.checkpoint_model import MODEL_TYPES, model_from_checkpoint
 from bert_tf.export.hub_export import export_hub_pair
 from bert_tf.export.task_export import export_task_model
-from bert_tf.finetuning.best_checkpoint import saved_labels
 from bert_tf.tokenization import BertTokenizer
 
 FLAGS = flags.FLAGS
@@ -74,7 +73,7 @@ def _labels() -> list[str] | None:
     beside it, or a Hugging Face classifier's. Either way `model_from_checkpoint` checks their number."""
     if FLAGS.labels or FLAGS.model_type not in ("classifier", "token"):
         return FLAGS.labels
-    names = saved_labels(FLAGS.init_checkpoint) or checkpoint_labels(FLAGS.init_checkpoint)
+    names = checkpoint_labels(FLAGS.init_checkpoint)
     return list(names) if names else None
 
 

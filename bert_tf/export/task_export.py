@@ -6,15 +6,13 @@ import os
 
 import keras
 
+from bert_tf.checkpoints.task_heads import TASK_MODELS, task_model_type
 from bert_tf.export.classifier_export import ClassifierExport
 from bert_tf.export.multiple_choice_export import MultipleChoiceExport
 from bert_tf.export.saved_model_writer import save_atomically
 from bert_tf.export.span_export import SpanExport
 from bert_tf.export.token_classifier_export import TokenClassifierExport
-from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
-
-_TASK_MODELS = (BertClassifier, BertSpanLabeler, BertTokenClassifier, BertMultipleChoice)
 
 
 def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, tokenizer: BertTokenizer,
@@ -34,25 +32,27 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
     `vocab_size`, is an error.
 
     Example:
-    >>> from bert_tf.models import BertEncoder
+    >>> from bert_tf.models import BertEncoder, BertTokenClassifier
     >>> tagger = BertTokenClassifier(BertEncoder.from_config_file("bert_config.json"), num_classes=3)
     >>> export_task_model(tagger, "export/ner", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
     ...                   labels=["O", "B-PER", "I-PER"])
     'export/ner'
     """
-    if not isinstance(model, _TASK_MODELS):
+    model_type = task_model_type(model)
+    if model_type is None:
+        *others, last = [model_class.__name__ for model_class, _ in TASK_MODELS.values()]
         raise ValueError(f"export_task_model: cannot export a {type(model).__name__}; expected "
-                         "BertClassifier, BertSpanLabeler, BertTokenClassifier or BertMultipleChoice")
+                         f"{', '.join(others)} or {last}")
     model.encoder.bert_config.check_seq_length(seq_length)
     model.encoder.bert_config.check_vocab_size(len(tokenizer.vocab), tokenizer.vocab_file)
     if not model.built:  # say, only its encoder filled by `load_checkpoint`: the head has no variables yet
         model.build_with_dummy_inputs()
-    if isinstance(model, BertClassifier):
+    if model_type == "classifier":
         module = ClassifierExport(model, tokenizer, seq_length, labels)
-    elif isinstance(model, BertSpanLabeler):
+    elif model_type == "span":
         module = SpanExport(model, tokenizer, seq_length, max_answer_length, doc_stride, max_query_length,
                             version_2_with_negative)
-    elif isinstance(model, BertTokenClassifier):
+    elif model_type == "token":
         module = TokenClassifierExport(model, tokenizer, seq_length, labels)
     else:
         module = MultipleChoiceExport(model, tokenizer, seq_length)

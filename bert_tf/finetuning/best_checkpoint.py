@@ -11,10 +11,9 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import io_utils
-from bert_tf.checkpoints import CheckpointError, CheckpointFormat, detect_format
+from bert_tf.checkpoints.labels_file import LABELS_FILE, labels_path, read_labels
 
 BEST_DIR = "best"
-LABELS_FILE = "labels.json"  # the class names of a task with named classes, in id order
 _PREFIX = "ckpt"
 
 
@@ -106,12 +105,6 @@ def read_best_metrics(output_dir: str) -> dict | None:
         return json.load(f)
 
 
-def saved_labels(checkpoint: str) -> tuple[str, ...] | None:
-    """The class names saved with a bert_tf fine-tuned checkpoint (`labels.json` beside it), or None."""
-    path = _labels_file(checkpoint)
-    return None if path is None else _read_labels(path)
-
-
 def task_labels(options, read: Callable[[], Sequence[str]], source: str,
                 fixed: bool = False) -> tuple[str, ...]:
     """A task's class names in id order: `read()` gives them from `source` (its training file, or
@@ -123,10 +116,10 @@ def task_labels(options, read: Callable[[], Sequence[str]], source: str,
     naming both, rather than mapping the head's outputs onto other names.
     """
     checkpoint = _restored_checkpoint(options)
-    path = None if checkpoint is None else _labels_file(checkpoint)
+    path = None if checkpoint is None else labels_path(checkpoint)
     if path is None:
         return tuple(read())
-    saved = _read_labels(path)
+    saved = read_labels(path)
     if not fixed and not tf.io.gfile.exists(source):
         return saved
     labels = tuple(read())
@@ -142,25 +135,3 @@ def _restored_checkpoint(options) -> str | None:
     if options.do_train:
         return None
     return options.init_checkpoint or best_checkpoint_prefix(options.output_dir)
-
-
-def _labels_file(checkpoint: str) -> str | None:
-    """The `labels.json` beside a bert_tf checkpoint (`checkpoint`: its prefix, a file or its directory);
-    None for another format, or a checkpoint that is not there (the loader reports that, naming the flag)."""
-    try:
-        checkpoint_format, location = detect_format(checkpoint)
-    except CheckpointError:
-        return None
-    path = os.path.join(os.path.dirname(location), LABELS_FILE)
-    return path if checkpoint_format is CheckpointFormat.BERT_TF and tf.io.gfile.exists(path) else None
-
-
-def _read_labels(path: str) -> tuple[str, ...]:
-    with tf.io.gfile.GFile(path) as f:
-        try:
-            labels = json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not JSON ({e})") from None
-    if not (isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) for x in labels)):
-        raise ValueError(f"{path}: expected a JSON list of two or more class names")
-    return tuple(labels)

@@ -11,12 +11,13 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
+from bert_tf.checkpoints.task_heads import checkpoint_heads, task_model_type
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_checkpoint_prefix,
                                                restore_model_checkpoint, save_model_checkpoint)
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
 from bert_tf.finetuning.options import FineTuningOptions
-from bert_tf.finetuning.task import EncodedSplit, FineTuningTask, named_checkpoint_heads
+from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.finetuning.training_backup import TrainingBackup
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.training import distribution, optimization
@@ -159,8 +160,9 @@ def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOpti
     if not options.init_checkpoint:
         return
     report = load_init_checkpoint(options.init_checkpoint, model)
-    problem = task.load_head(task_model, named_checkpoint_heads(report))
+    problem = task.load_head(task_model, checkpoint_heads(report))
     if problem is None:
+        logging.info("--init_checkpoint: loaded its %s head", task_model_type(task_model))
         return
     if not options.do_train:
         raise ValueError(f"--init_checkpoint={options.init_checkpoint}: {problem}, so this run would score an "

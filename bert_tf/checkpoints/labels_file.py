@@ -1,0 +1,36 @@
+"""`labels.json`: the class names a bert_tf fine-tuning run saves beside its checkpoint, in id order."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import tensorflow as tf
+
+from bert_tf.checkpoints.checkpoint_weights import CheckpointError
+from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
+
+LABELS_FILE = "labels.json"  # a JSON list of two or more class names
+
+
+def labels_path(checkpoint: str | os.PathLike) -> str | None:
+    """The `labels.json` beside a bert_tf checkpoint (`checkpoint`: its prefix, a file or its directory);
+    None for another format, or a checkpoint that is not there (the loader reports that, naming the flag)."""
+    try:
+        checkpoint_format, location = detect_format(checkpoint)
+    except CheckpointError:
+        return None
+    path = os.path.join(os.path.dirname(location), LABELS_FILE)
+    return path if checkpoint_format is CheckpointFormat.BERT_TF and tf.io.gfile.exists(path) else None
+
+
+def read_labels(path: str) -> tuple[str, ...]:
+    """The class names in the `labels.json` at `path`; a `ValueError` naming it if it holds none."""
+    with tf.io.gfile.GFile(path) as f:
+        try:
+            labels = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: not JSON ({e})") from None
+    if not (isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) for x in labels)):
+        raise ValueError(f"{path}: expected a JSON list of two or more class names")
+    return tuple(labels)

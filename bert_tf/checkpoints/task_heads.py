@@ -1,0 +1,123 @@
+"""A checkpoint's fine-tuned heads by task model type, and setting a task model's head from them."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.checkpoints.bert_tf_checkpoint import layer_weights
+from bert_tf.checkpoints.formats import CheckpointFormat
+from bert_tf.checkpoints.loader import LoadReport, checkpoint_labels
+from bert_tf.checkpoints.tf_checkpoint_reader import ObjectGraph, encoder_paths, open_reader
+from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
+
+# By model type: the task model and its head layer's attribute (a bert_tf checkpoint's `model/<attribute>`).
+TASK_MODELS = {"classifier": (BertClassifier, "classifier"), "span": (BertSpanLabeler, "span_classifier"),
+               "token": (BertTokenClassifier, "token_classifier"),
+               "multiple_choice": (BertMultipleChoice, "choice_scorer")}
+# What each model type's head is called in the formats, for the errors naming a missing head.
+HEAD_NAMES = {"classifier": "output_weights, Hugging Face classifier or a bert_tf classifier",
+              "span": "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model",
+              "token": "Hugging Face BertForTokenClassification or a bert_tf token classifier",
+              "multiple_choice": "a bert_tf multiple-choice model"}
+
+
+def task_model_type(model: keras.Model) -> str | None:
+    """The `TASK_MODELS` type of a task model, or None for another model."""
+    return next((name for name, (model_class, _) in TASK_MODELS.items() if isinstance(model, model_class)), None)
+
+
+def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
+    """The fine-tuned heads in the checkpoint `report` describes, by model type (`TASK_MODELS`).
+
+    Each is `{"kernel": [hidden, k], "bias": [k]}` (no bias for multiple choice), with
+    `"labels"` where the checkpoint names its classes (`checkpoint_labels`: a bert_tf
+    fine-tuning run's `labels.json`, a Hugging Face `id2label`). google-research/bert's
+    `output_weights` is a classifier head and `cls/squad/...` a span head; a Hugging Face
+    `classifier` is a token head if its config.json says BertForTokenClassification, else
+    a classifier head; a bert_tf task model (checkpoint or `.keras` file) has its own head.
+    """
+    if report.format in (CheckpointFormat.BERT_TF.value, CheckpointFormat.KERAS.value):
+        heads, labels = _bert_tf_heads(report), checkpoint_labels(report.path)  # no labels for a `.keras` file
+        return {name: {**head, "labels": labels} for name, head in heads.items()} if labels else heads
+    heads = {"span": report.heads["squad"]} if "squad" in report.heads else {}
+    if "classifier" in report.heads:
+        heads["token" if _is_hugging_face_tagger(report) else "classifier"] = report.heads["classifier"]
+    return heads
+
+
+def _bert_tf_heads(report: LoadReport) -> dict[str, dict]:
+    """The head layer's weights, by name (`kernel`, `bias`), of the bert_tf task model saved at
+    `report.path`, keyed by its model type; empty for an encoder or a pretrainer."""
+    if report.format == CheckpointFormat.KERAS.value:
+        saved = keras.saving.load_model(report.path, compile=False)
+        return {name: {v.name: v.numpy() for v in getattr(saved, layer).weights}
+                for name, (model_class, layer) in TASK_MODELS.items() if type(saved) is model_class}
+    reader = open_reader(report.path)
+    graph = ObjectGraph(reader)
+    part = encoder_paths(graph)[0]
+    heads = {name: layer_weights(reader, report.path, graph, f"{part}/{layer}")
+             for name, (_, layer) in TASK_MODELS.items()}
+    return {name: head for name, head in heads.items() if head}
+
+
+def _is_hugging_face_tagger(report: LoadReport) -> bool:
+    """Whether the checkpoint's Hugging Face config.json names BertForTokenClassification."""
+    path = os.path.join(os.path.dirname(report.path), "config.json")
+    hugging_face = (CheckpointFormat.SAFETENSORS.value, CheckpointFormat.PYTORCH.value)
+    if report.format not in hugging_face or not tf.io.gfile.exists(path):
+        return False
+    with tf.io.gfile.GFile(path) as f:
+        return "BertForTokenClassification" in (json.load(f).get("architectures") or [])
+
+
+def missing_head(name: str) -> str:
+    """The phrase for a checkpoint without a head of model type `name`."""
+    return f"no {name} head ({HEAD_NAMES[name]})"
+
+
+def load_task_head(model: keras.Model, heads: dict, labels: Sequence[str] | None = None) -> str | None:
+    """Sets the head layer of `model` (a `TASK_MODELS` model) from `heads[<its type>]`.
+
+    `heads` are a checkpoint's, by model type (`checkpoint_heads`). Where the head names
+    its classes and `labels` gives the task's, in id order, the head's outputs are
+    reordered to the task's ids. Returns None if the head was set, else why not (for a
+    log line or an error): no such head, shapes that do not fit (say a 3-way MNLI
+    classifier for a 2-way task), or other classes. The layer then keeps its weights.
+    """
+    name = task_model_type(model)
+    if name is None:
+        return f"a {type(model).__name__} has no head that checkpoints hold"
+    if name not in heads:
+        return missing_head(name)
+    layer = getattr(model, TASK_MODELS[name][1])
+    head = heads[name]
+    weights = [np.asarray(head["kernel"])] + ([np.asarray(head["bias"])] if layer.use_bias else [])
+    shapes, wanted = [w.shape for w in weights], [tuple(v.shape) for v in layer.weights]
+    if shapes != wanted:
+        return f"its {name} head has shapes {shapes}, the model needs {wanted}"
+    if labels and head.get("labels"):
+        order = label_order(head["labels"], labels)
+        if order is None:
+            return f"its {name} head predicts {', '.join(head['labels'])}, not {', '.join(labels)}"
+        weights = [w[..., order] for w in weights]
+    layer.set_weights(weights)
+    return None
+
+
+def label_order(head_labels: Sequence[str], labels: Sequence[str]) -> list[int] | None:
+    """For each of `labels`, the index of the same name (ignoring case) in `head_labels`;
+    None unless the two name the same classes.
+
+    >>> label_order(["NEGATIVE", "POSITIVE"], ["positive", "negative"])
+    [1, 0]
+    """
+    theirs, ours = [label.casefold() for label in head_labels], [label.casefold() for label in labels]
+    if sorted(theirs) != sorted(ours) or len(set(theirs)) != len(theirs):
+        return None
+    return [theirs.index(label) for label in ours]
