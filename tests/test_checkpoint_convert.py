@@ -1,22 +1,32 @@
-"""`python -m bert_tf.convert`: TF1 -> bert_tf -> TF1 is lossless, and its output directory is ready to use."""
+"""`convert_checkpoint.py` (`bert_tf.checkpoints.convert`): TF1 -> bert_tf -> TF1 is lossless, and its output
+directory is ready to use."""
 
 import json
+import logging
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_test_utils import random_encoder_inputs, tiny_encoder, write_tiny_config
+from bert_test_utils import random_encoder_inputs, run_script, tiny_encoder, write_tiny_config
 from checkpoint_test_utils import GOOGLE_CONFIG, google_variable_shapes, random_tensors, write_google_tf1_checkpoint
 
-from bert_tf import BertConfig, BertEncoder, convert
+from bert_tf import BertConfig, BertEncoder
 from bert_tf.checkpoints import CheckpointFormat, detect_format, load_checkpoint
+from bert_tf.checkpoints.convert import convert
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.models import BertClassifier, BertSpanLabeler
 
-def run_convert(capsys, *args):
-    convert.main([convert.PROGRAM, *map(str, args)])
-    return capsys.readouterr().out.strip()
+def run_convert(*flags):
+    """Runs convert_checkpoint.py on `flags`; returns the `subprocess.CompletedProcess`."""
+    return run_script("convert_checkpoint.py", *map(str, flags))
+
+
+def converted(*flags) -> str:
+    """What a successful convert_checkpoint.py run on `flags` printed: the flags to run on its output."""
+    result = run_convert(*flags)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
 
 
 def read_all(prefix):
@@ -24,13 +34,13 @@ def read_all(prefix):
     return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
 
 
-def test_tf1_to_bert_tf_to_tf1_is_lossless(tmp_path, capsys):
+def test_tf1_to_bert_tf_to_tf1_is_lossless(tmp_path):
     tensors = random_tensors(google_variable_shapes(), seed=8)
     google = tmp_path / "uncased_L-2_H-64"
     write_google_tf1_checkpoint(google, tensors, GOOGLE_CONFIG)
 
     ours = tmp_path / "bert_tf"
-    printed = run_convert(capsys, "--input", google, "--output", ours, "--to", "bert_tf")
+    printed = converted(f"--input_checkpoint={google}", f"--output_dir={ours}", "--to=bert_tf")
     assert printed == (f"--init_checkpoint={ours}/ckpt --bert_config_file={ours}/bert_config.json "
                        f"--vocab_file={ours}/vocab.txt")
     assert sorted(p.name for p in ours.iterdir()) == [
@@ -40,7 +50,7 @@ def test_tf1_to_bert_tf_to_tf1_is_lossless(tmp_path, capsys):
     assert detect_format(ours) == (CheckpointFormat.BERT_TF, f"{ours}/ckpt")
 
     back = tmp_path / "tf1"
-    printed = run_convert(capsys, "--input", f"{ours}/ckpt", "--output", back)
+    printed = converted(f"--input_checkpoint={ours}/ckpt", f"--output_dir={back}")
     assert printed.startswith(f"--init_checkpoint={back}/bert_model.ckpt ")
     restored = read_all(back / "bert_model.ckpt")
     assert sorted(restored) == sorted(tensors)
@@ -48,7 +58,7 @@ def test_tf1_to_bert_tf_to_tf1_is_lossless(tmp_path, capsys):
         np.testing.assert_array_equal(restored[name], value, err_msg=name)
 
 
-def test_encoder_only_input_writes_no_made_up_heads(tmp_path, capsys):
+def test_encoder_only_input_writes_no_made_up_heads(tmp_path):
     shapes = {name: shape for name, shape in google_variable_shapes().items() if name.startswith("bert/")}
     google = tmp_path / "encoder_only"
     write_google_tf1_checkpoint(google, random_tensors(shapes, seed=9), vocab=False)
@@ -56,15 +66,14 @@ def test_encoder_only_input_writes_no_made_up_heads(tmp_path, capsys):
     config.write_text(json.dumps(GOOGLE_CONFIG))
 
     ours = tmp_path / "bert_tf"
-    run_convert(capsys, "--input", google, "--output", ours, "--to", "bert_tf",
-                "--bert_config_file", config)
+    convert(str(google), str(ours), "bert_tf", str(config))
     assert not (ours / "vocab.txt").exists()
     # The encoder alone, as tf.train.Checkpoint(encoder=...).
     assert {name.split("/")[0] for name, _ in tf.train.list_variables(str(ours / "ckpt"))} == {
         "_CHECKPOINTABLE_OBJECT_GRAPH", "encoder"}
 
     back = tmp_path / "tf1"
-    run_convert(capsys, "--input", ours, "--output", back)
+    convert(str(ours), str(back))
     assert sorted(read_all(back / "bert_model.ckpt")) == sorted(shapes)
 
 
@@ -72,11 +81,11 @@ def test_encoder_only_input_writes_no_made_up_heads(tmp_path, capsys):
     (lambda encoder: BertClassifier(encoder, num_classes=3), "classifier", ("output_weights", "output_bias")),
     (BertSpanLabeler, "span_classifier", ("cls/squad/output_weights", "cls/squad/output_bias")),
 ])
-def test_a_fine_tuned_head_goes_to_tf1_under_googles_names(tmp_path, capsys, model_class, head, names):
+def test_a_fine_tuned_head_goes_to_tf1_under_googles_names(tmp_path, model_class, head, names):
     model = model_class(tiny_encoder())
     model.build_with_dummy_inputs()
     save_model_checkpoint(model, str(tmp_path / "best"), {})
-    run_convert(capsys, "--input", tmp_path / "best" / "ckpt", "--output", tmp_path / "tf1")
+    convert(str(tmp_path / "best" / "ckpt"), str(tmp_path / "tf1"))
     restored = read_all(tmp_path / "tf1" / "bert_model.ckpt")
     layer = getattr(model, head)
     np.testing.assert_array_equal(restored[names[0]], layer.kernel.numpy().T)  # TF1: [outputs, hidden]
@@ -90,13 +99,14 @@ def test_a_fine_tuned_head_goes_to_tf1_under_googles_names(tmp_path, capsys, mod
     ("gelu_new", "gelu", False), ("gelu_pytorch_tanh", "gelu", False),
 ])
 def test_tf1_output_names_hidden_act_as_google_research_bert_does(hidden_act, googles, exact_in_bert_tf,
-                                                                  tmp_path, capsys, caplog):
+                                                                  tmp_path, caplog):
     source = tmp_path / "source"
     source.mkdir()
     encoder = tiny_encoder(hidden_act=hidden_act)
     write_tiny_config(source, hidden_act=hidden_act)
     tf.train.Checkpoint(encoder=encoder).write(str(source / "ckpt"))
-    run_convert(capsys, "--input", source, "--output", tmp_path / "tf1")
+    with caplog.at_level(logging.WARNING, logger="absl"):
+        convert(str(source), str(tmp_path / "tf1"))
 
     # google-research/bert's modeling.get_activation knows linear, relu, gelu and tanh only.
     assert json.loads((tmp_path / "tf1" / "bert_config.json").read_text())["hidden_act"] == googles
@@ -108,14 +118,13 @@ def test_tf1_output_names_hidden_act_as_google_research_bert_does(hidden_act, go
     assert (difference == 0) == exact_in_bert_tf
 
 
-def test_tf1_output_refuses_an_activation_google_research_bert_cannot_compute(tmp_path, capsys):
+def test_tf1_output_refuses_an_activation_google_research_bert_cannot_compute(tmp_path):
     source = tmp_path / "source"
     source.mkdir()
     write_tiny_config(source, hidden_act="silu")
     tf.train.Checkpoint(encoder=tiny_encoder(hidden_act="silu")).write(str(source / "ckpt"))
-    with pytest.raises(SystemExit) as exit_code:
-        run_convert(capsys, "--input", source, "--output", tmp_path / "tf1")
-    assert exit_code.value.code == 1 and not (tmp_path / "tf1").exists()
-    assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        "python -m bert_tf.convert: error: --to=tf1: hidden_act 'silu' has no google-research/bert name "
+    result = run_convert(f"--input_checkpoint={source}", f"--output_dir={tmp_path / 'tf1'}")
+    assert result.returncode == 1 and not (tmp_path / "tf1").exists()
+    assert result.stderr.strip().splitlines()[-1] == (
+        "convert_checkpoint.py: error: --to=tf1: hidden_act 'silu' has no google-research/bert name "
         "(its modeling.get_activation knows linear, relu, gelu, tanh): use --to bert_tf")

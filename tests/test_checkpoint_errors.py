@@ -141,11 +141,19 @@ def test_hugging_face_config_that_bert_tf_cannot_run(tmp_path):
 
 def test_convert_fails_with_one_line_and_nonzero_exit(tmp_path):
     missing = tmp_path / "nothing_here" / "bert_model.ckpt"
-    result = run_script("bert_tf.convert", "--input", str(missing), "--output", str(tmp_path / "out"), timeout=120)
+    result = run_script("convert_checkpoint.py", f"--input_checkpoint={missing}", f"--output_dir={tmp_path / 'out'}",
+                        timeout=120)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.strip().splitlines()[-1] == (
-        f"python -m bert_tf.convert: error: --input={missing}: no such checkpoint (no {missing}.index)")
+        f"convert_checkpoint.py: error: --input_checkpoint={missing}: no such checkpoint (no {missing}.index)")
     assert not (tmp_path / "out").exists()  # a failed conversion leaves no output behind
+
+
+def test_convert_refuses_stray_arguments_in_one_line(tmp_path):
+    result = run_script("convert_checkpoint.py", f"--input_checkpoint={tmp_path / 'ckpt'}",
+                        f"--output_dir={tmp_path / 'out'}", "extra", "words", timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == "convert_checkpoint.py: error: unexpected arguments: extra words"
 
 
 def test_a_config_that_neither_flag_gives_is_an_error_naming_both(google_dir, tmp_path):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import logging
+
+from absl import logging
 
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError
 from bert_tf.checkpoints.loader import LoadReport, checkpoint_config, load_checkpoint
-
-logger = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
@@ -43,5 +42,5 @@ def load_init_checkpoint(checkpoint: str, model) -> LoadReport:
     """`load_checkpoint(checkpoint, model)`, its errors prefixed with `--init_checkpoint=`."""
     with _named_flag("init_checkpoint"):
         report = load_checkpoint(checkpoint, model)
-    logger.info("Initialised from %s (%s): %d variables", report.path, report.format, len(report.loaded))
+    logging.info("Initialised from %s (%s): %d variables", report.path, report.format, len(report.loaded))
     return report
