@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 
 import tensorflow as tf
@@ -24,9 +26,28 @@ def reject_arguments(argv) -> None:
         raise flags.Error(f"unexpected arguments: {' '.join(argv[1:])}")
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised inside `sigterm_unwinds`: like Ctrl-C, it unwinds the run and its cleanups."""
+
+
+@contextlib.contextmanager
+def sigterm_unwinds():
+    """Within the block, SIGTERM raises `Terminated` instead of ending the process at once, so
+    that temporary outputs are removed as on Ctrl-C."""
+    def raise_terminated(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_reporting_user_errors(main, argv) -> None:
     """Calls `main(argv)`; a user error prints `<program>: error: <message>` and exits 1, Ctrl-C
-    prints `<program>: interrupted` and exits 130 (the shell's code for SIGINT), without a traceback."""
+    prints `<program>: interrupted` and exits 130, `Terminated` `<program>: terminated` and 143 (the
+    shell's codes for SIGINT and SIGTERM), without a traceback."""
     program = (argv[0] if argv else sys.argv[0]).rsplit("/", 1)[-1]
     try:
         main(argv)
@@ -37,3 +58,6 @@ def run_reporting_user_errors(main, argv) -> None:
     except KeyboardInterrupt:
         print(f"{program}: interrupted", file=sys.stderr, flush=True)
         sys.exit(130)
+    except Terminated:
+        print(f"{program}: terminated", file=sys.stderr, flush=True)
+        sys.exit(143)

@@ -1,8 +1,9 @@
-"""run_reporting_user_errors: one line and a non-zero exit for a user error or Ctrl-C; a bug keeps its traceback."""
+"""run_reporting_user_errors: one line and a non-zero exit for a user error, Ctrl-C or SIGTERM; a bug keeps its
+traceback."""
 
 import pytest
 
-from bert_tf.cli_errors import run_reporting_user_errors
+from bert_tf.cli_errors import Terminated, run_reporting_user_errors
 
 
 def raising(error):
@@ -14,6 +15,7 @@ def raising(error):
 @pytest.mark.parametrize("error, code, line", [
     (ValueError("--vocab_file=v.txt: no such file\nmore detail"), 1, "tool.py: error: --vocab_file=v.txt: no such file"),
     (KeyboardInterrupt(), 130, "tool.py: interrupted"),
+    (Terminated(), 143, "tool.py: terminated"),
 ])
 def test_user_errors_and_ctrl_c_end_in_one_line(capsys, error, code, line):
     with pytest.raises(SystemExit) as exit_:

@@ -332,11 +332,11 @@ def test_a_killed_worker_ends_the_run_with_an_error(tmp_path, small_corpus, unca
                                             "out of memory?): lower --chunk_mb or --num_workers")
 
 
-def test_sigterm_ends_the_run_as_ctrl_c_does(tmp_path, small_corpus, uncased_vocab_file):
+def test_sigterm_cleans_up_as_ctrl_c_does(tmp_path, small_corpus, uncased_vocab_file):
     process = start_script(tmp_path, small_corpus, uncased_vocab_file)
     poll(process, lambda: list((tmp_path / "out").glob(".data.tfrecord.tmp-*")))  # the run has started
     process.send_signal(signal.SIGTERM)
-    assert finish(process, tmp_path) == (130, "create_pretraining_data.py: interrupted")
+    assert finish(process, tmp_path) == (143, "create_pretraining_data.py: terminated")
 
 
 def running(pid):
