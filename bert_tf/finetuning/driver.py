@@ -57,9 +57,6 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
                          f"fine-tuned --output_dir: {options.output_dir} has no {BEST_DIR}/ checkpoint")
     for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
-    if options.mlm_aux_weight and strategy.num_replicas_in_sync > 1:  # measured: it stopped learning
-        raise ValueError(f"--mlm_aux_weight is not supported with {strategy.num_replicas_in_sync} replicas yet "
-                         "(under MirroredStrategy the model stops learning); run it on one device")
     config = resolve_bert_config(options.bert_config_file, options.init_checkpoint or best)
     config.check_seq_length(options.max_seq_length)
     config.check_vocab_size(len(task.tokenizer.vocab), options.vocab_file)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.layers.masked_lm_head import MaskedLMHead
@@ -14,16 +15,22 @@ from bert_tf.tokenization import Vocab
 
 
 class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
-    """Wraps a task model; in training, adds `weight * masked-LM loss` on the task's own inputs.
+    """Wraps a task model; in training, its loss adds `weight * masked-LM loss` on the task's own inputs.
 
-    The task's outputs are unchanged. During training, a copy of each input has
-    15% of its real tokens (never `[CLS]`, `[SEP]` or padding; at most
-    `max_predictions` per sequence) chosen and replaced 80/10/10 by `[MASK]`, a
-    random token or itself, as in pretraining; the encoder reads the copy, and
-    a `MaskedLMHead` tied to the word embeddings predicts the originals. Its
-    weighted-mean cross-entropy, times `weight`, is added with `add_loss`, so
+    The task's outputs are unchanged. In training, `compute_loss` takes a copy of
+    each input with 15% of its real tokens (never `[CLS]`, `[SEP]` or padding; at
+    most `max_predictions` per sequence) chosen and replaced 80/10/10 by `[MASK]`,
+    a random token or itself, as in pretraining; the encoder reads the copy, and a
+    `MaskedLMHead` tied to the word embeddings predicts the originals. Their
+    weighted-mean cross-entropy, times `weight`, joins the compiled loss, so
     `model.fit` minimises task loss + weight * masked-LM loss. This keeps the
     encoder close to its pretraining objective (against catastrophic forgetting).
+
+    On N replicas the steps are those of one device at the same global batch:
+    each replica draws the random numbers of the whole global batch and keeps its
+    own rows, and the mean is over the global batch's predictions. (Not an
+    `add_loss` term: the replicas' threads share the model's `losses` list, so
+    past that all-reduce one replica's term would join another's.)
 
     The head is `masked_lm_head`, so `load_checkpoint` fills it from a
     pretraining checkpoint's `cls/predictions/...`.
@@ -40,10 +47,7 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
         self._vocab_size = len(vocab)
         self._mask_id = vocab.mask_id
         self._unselectable = (vocab.cls_id, vocab.sep_id, vocab.pad_id)
-        self.masked_lm_head = MaskedLMHead(
-            self.encoder.vocab_size, self.encoder.hidden_size, hidden_act=self.encoder.hidden_act,
-            initializer_range=self.encoder.initializer_range, dtype=self.encoder.dtype_policy,
-            name="masked_lm_head")
+        self.masked_lm_head = MaskedLMHead.for_encoder(self.encoder)
         self._seed = keras.random.SeedGenerator(seed)
 
     def build_with_dummy_inputs(self) -> None:
@@ -52,12 +56,18 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
         self.built = True
 
     def call(self, inputs, training=False):
-        outputs = self.task_model(inputs, training=training)
+        return self.task_model(inputs, training=training)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """Keras's loss (divided by the replica count) plus, in training, `weight *` this
+        replica's share of the global batch's masked-LM loss."""
+        loss = super().compute_loss(x, y, y_pred, sample_weight, training=training)
         if training:
-            self.add_loss(self.weight * self._masked_lm_loss(inputs))
-        return outputs
+            loss += self.weight * self._masked_lm_loss(x)
+        return loss
 
     def _masked_lm_loss(self, inputs):
+        """This replica's weighted cross-entropy over the global batch's count of predictions."""
         seq = ops.shape(inputs["input_word_ids"])[-1]
         flat = {name: ops.reshape(inputs[name], (-1, seq)) for name in ENCODER_INPUTS}  # [n, seq]
         ids = flat["input_word_ids"]
@@ -66,13 +76,13 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
             selectable = ops.logical_and(selectable, ops.not_equal(ids, token))
         # The max_predictions selectable positions with the smallest draws; those under
         # masked_lm_prob are predicted.
-        draws = ops.where(selectable, keras.random.uniform(ops.shape(ids), seed=self._seed), 2.0)
+        draws = ops.where(selectable, self._replica_rows(keras.random.uniform, ops.shape(ids)), 2.0)
         neg_draws, positions = ops.top_k(-draws, k=min(self.max_predictions, seq))  # [n, predictions]
         weights = ops.cast(-neg_draws < self.masked_lm_prob, "float32")
         targets = ops.take_along_axis(ids, positions, axis=1)
 
-        choice = keras.random.uniform(ops.shape(positions), seed=self._seed)
-        random_ids = keras.random.randint(ops.shape(positions), 0, self._vocab_size, seed=self._seed)
+        choice = self._replica_rows(keras.random.uniform, ops.shape(positions))
+        random_ids = self._replica_rows(keras.random.randint, ops.shape(positions), 0, self._vocab_size)
         replacement = ops.where(choice < 0.8, self._mask_id, ops.where(choice < 0.9, random_ids, targets))
         hits = ops.one_hot(positions, seq) * weights[..., None]  # [n, predictions, seq]
         replaced = ops.sum(hits, axis=1) > 0
@@ -80,6 +90,19 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
         flat["input_word_ids"] = ops.where(replaced, new_values, ids)
 
         sequence = self.encoder(flat, training=True)["sequence_output"]
-        logits = self.masked_lm_head(sequence, positions, self.encoder.embeddings.word_embeddings.embeddings)
+        logits = self.masked_lm_head(sequence, positions, self.encoder.word_embedding_matrix)
         per_prediction = cross_entropy(targets, logits)  # [n, predictions]
-        return ops.divide_no_nan(ops.sum(weights * per_prediction), ops.sum(weights))
+        count = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, ops.sum(weights))
+        return ops.divide_no_nan(ops.sum(weights * per_prediction), count)
+
+    def _replica_rows(self, sample, shape, *args):
+        """This replica's rows `[shape]` of `sample` drawn for the whole global batch, as one device draws it.
+
+        Each replica steps its own copy of the seed state alike, so all draw the same numbers
+        (and a replica's rows are its share of the global batch).
+        """
+        context = tf.distribute.get_replica_context()
+        rows = shape[0]
+        draws = sample((rows * context.num_replicas_in_sync, *shape[1:]), *args, seed=self._seed)
+        start = context.replica_id_in_sync_group * rows
+        return draws[start:start + rows]
