@@ -25,6 +25,7 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     The checkpoint is read once (a `.keras` file twice).
 
     Example (a google-research/bert classifier checkpoint with 3 classes):
+    >>> import numpy as np
     >>> from bert_tf.checkpoints import write_tf1_checkpoint
     >>> config = BertConfig.from_json_file("bert_config.json")
     >>> head = {"kernel": np.zeros((config.hidden_size, 3), "float32"), "bias": np.zeros(3, "float32")}

@@ -47,6 +47,14 @@ class MaskedLMHead(keras.layers.Layer):
             dtype=self.dtype_policy, name="transform")
         self.layer_norm = bert_layer_norm("layer_norm")
 
+    @classmethod
+    def for_encoder(cls, encoder) -> "MaskedLMHead":
+        """The head of a `BertEncoder`: its sizes, activation, initializer range and dtype policy,
+        named `masked_lm_head` (where checkpoints put `cls/predictions/...`). Call it with the
+        encoder's `word_embedding_matrix`."""
+        return cls(encoder.vocab_size, encoder.hidden_size, hidden_act=encoder.hidden_act,
+                   initializer_range=encoder.initializer_range, dtype=encoder.dtype_policy, name="masked_lm_head")
+
     def build(self, sequence_output_shape, masked_lm_positions_shape=None, word_embeddings_shape=None):
         self.transform.build((None, None, self.hidden_size))
         self.layer_norm.build((None, None, self.hidden_size))

@@ -56,7 +56,7 @@ class TransformerBlock(keras.layers.Layer):
         self.intermediate = dense(intermediate_size, "intermediate")
         self.output_dense = dense(hidden_size, "output_dense")
         self.output_layer_norm = bert_layer_norm("output_layer_norm")
-        self.attention_dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
+        self.attention_output_dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
         self.output_dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
 
     def build(self, hidden_states_shape, attention_bias_shape=None):
@@ -71,7 +71,7 @@ class TransformerBlock(keras.layers.Layer):
     def call(self, hidden_states, attention_bias, training=False):
         # hidden_states: [batch, seq, hidden]
         attention = self.self_attention(hidden_states, attention_bias, training=training)
-        attention = self.attention_dropout(self.attention_output(attention), training=training)
+        attention = self.attention_output_dropout(self.attention_output(attention), training=training)
         attention = self.attention_layer_norm(hidden_states + attention)  # float32
         attention = ops.cast(attention, self.compute_dtype)
 

@@ -47,10 +47,7 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         # The encoder's policy: `compile` then adds loss scaling to a mixed_float16 model.
         super().__init__(**{"dtype": encoder.dtype_policy, **kwargs})
         self.encoder = encoder
-        self.masked_lm_head = MaskedLMHead(
-            encoder.vocab_size, encoder.hidden_size, hidden_act=encoder.hidden_act,
-            initializer_range=encoder.initializer_range, dtype=encoder.dtype_policy,
-            name="masked_lm_head")
+        self.masked_lm_head = MaskedLMHead.for_encoder(encoder)
         self.next_sentence_head = keras.layers.Dense(
             2, kernel_initializer=bert_initializer(encoder.initializer_range),
             dtype=encoder.dtype_policy, name="next_sentence_head")
