@@ -45,14 +45,20 @@ class BestCheckpoint(keras.callbacks.Callback):
         self.eval_writer = tf.summary.create_file_writer(os.path.join(output_dir, "logs", "eval"))
 
     def on_epoch_end(self, epoch, logs=None):
-        results = dict(self.evaluate(), epoch=epoch + 1)
-        with self.eval_writer.as_default(step=epoch + 1):
+        self.evaluate_epoch(epoch + 1)
+
+    def evaluate_epoch(self, epoch: int) -> None:
+        """Evaluates the weights as they are, as those of (1-based) `epoch`, and keeps them if they
+        are the best. A resumed run calls it for the epoch whose end its backup holds: a crash may
+        have cut that evaluation short (evaluating it twice changes nothing)."""
+        results = dict(self.evaluate(), epoch=epoch)
+        with self.eval_writer.as_default(step=epoch):
             for name, value in results.items():
                 tf.summary.scalar(name, value)
         improved = self.best is None or results[self.metric] > self.best[self.metric]
-        logging.info("Epoch %d: %s%s", epoch + 1, results, " (best so far)" if improved else "")
-        print(f"Epoch {epoch + 1} eval: " + ", ".join(f"{k} {v:.4f}" for k, v in results.items()
-                                                      if k != "epoch") + (" (best)" if improved else ""))
+        logging.info("Epoch %d: %s%s", epoch, results, " (best so far)" if improved else "")
+        print(f"Epoch {epoch} eval: " + ", ".join(f"{k} {v:.4f}" for k, v in results.items()
+                                                  if k != "epoch") + (" (best)" if improved else ""))
         if improved:
             self.best = results
             save_model_checkpoint(self.task_model, self.directory, results, self.labels)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 
 import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.checkpoints.task_heads import checkpoint_heads, task_model_type
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_checkpoint_prefix,
@@ -48,6 +50,35 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     Returns the eval metrics (empty without `--do_eval`).
     """
     strategy = strategy or tf.distribute.get_strategy()
+    config = _checked_request(task, options, strategy)
+    train = task.encode("train") if options.do_train else None
+    eval_splits = _encode(task, task.eval_splits) if options.do_eval else {}
+    predict_splits = _encode(task, task.predict_splits, eval_splits) if options.do_predict else {}
+    steps_per_epoch, epochs = _schedule(options, train)
+    model, task_model = _build(task, options, config, strategy, steps_per_epoch, epochs)
+    tf.io.gfile.makedirs(options.output_dir)  # only now: bad inputs or flags leave no directory behind
+
+    if options.do_train:
+        evaluate = (lambda: _score(task, task_model, eval_splits, options)[0]) if options.do_eval else None
+        _train(model, task, task_model, train, steps_per_epoch, epochs, options, strategy, evaluate)
+    if options.do_train or not options.init_checkpoint:
+        _restore_best(task_model, options.output_dir)
+
+    results, eval_outputs = _score(task, task_model, eval_splits, options)
+    if options.do_eval:
+        write_eval_results(options.output_dir, results)
+        print("Eval results: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(results.items())))
+    _write_predictions(task, task_model, predict_splits, eval_outputs, options)
+    if options.export_dir:
+        from bert_tf.export import export_task_model  # the export stack loads only when asked
+        export_task_model(task_model, options.export_dir, tokenizer=task.tokenizer,
+                          seq_length=options.max_seq_length, **task.export_options())
+        print(f"Exported a SavedModel to {options.export_dir}")
+    return results
+
+
+def _checked_request(task: FineTuningTask, options: FineTuningOptions, strategy) -> BertConfig:
+    """Refuses, before any work, what cannot run; returns the encoder's config."""
     if not (options.do_train or options.do_eval or options.do_predict):
         raise ValueError("at least one of --do_train, --do_eval and --do_predict must be set")
     # Without training or --init_checkpoint, the weights and their config come from output_dir/best.
@@ -63,11 +94,13 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     if options.export_dir:
         from bert_tf.export.saved_model_writer import check_export_dir  # the export stack loads only when asked
         check_export_dir(options.export_dir)  # before training, not after it
-    train = task.encode("train") if options.do_train else None
-    eval_splits = _encode(task, task.eval_splits) if options.do_eval else {}
-    predict_splits = _encode(task, task.predict_splits, eval_splits) if options.do_predict else {}
+    return config
 
-    steps_per_epoch, epochs = _schedule(options, train)
+
+def _build(task: FineTuningTask, options: FineTuningOptions, config: BertConfig, strategy, steps_per_epoch: int,
+           epochs: int) -> tuple[keras.Model, keras.Model]:
+    """(the model that trains, the task model), compiled under the strategy's scope and initialised
+    from --init_checkpoint; the first wraps the second in `MaskedLMAuxiliary` for --mlm_aux_weight."""
     with strategy.scope():
         if options.random_seed is not None:
             keras.utils.set_random_seed(options.random_seed)
@@ -78,8 +111,7 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
                                       seed=options.random_seed)
         model.build_with_dummy_inputs()
         _initialize(model, task, task_model, options)
-        total_steps = steps_per_epoch * epochs
-        encoder = task_model.encoder
+        encoder, total_steps = task_model.encoder, steps_per_epoch * epochs
         optimizer = optimization.create_finetuning_optimizer(
             options.learning_rate, total_steps, int(total_steps * options.warmup_proportion),
             layer_depths(encoder), encoder.num_hidden_layers, options.layerwise_lr_decay,
@@ -88,45 +120,7 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
             loss_scale=options.dtype == "float16")
         model.compile(optimizer=optimizer, loss=task.loss(options.label_smoothing),
                       jit_compile=options.jit_compile)
-
-    tf.io.gfile.makedirs(options.output_dir)  # only now: bad inputs or flags leave no directory behind
-
-    def evaluate() -> dict[str, float]:
-        outputs = _predict_splits(task_model, eval_splits, options.eval_batch_size, options.verbose)
-        return _evaluate(task, eval_splits, outputs)
-
-    if options.do_train:
-        backup = TrainingBackup(model, os.path.join(options.output_dir, BACKUP_DIR), options.save_checkpoints_steps,
-                                _resume_settings(options, train))
-        with strategy.scope():  # the optimizer's slots are built where its variables live
-            resume = backup.restore(f"--bert_config_file={options.bert_config_file}" if options.bert_config_file
-                                    else f"--init_checkpoint={options.init_checkpoint}") > 0
-        labels = task.export_options().get("labels")  # the class names, saved beside the checkpoint
-        _train(model, task_model, train, steps_per_epoch, epochs, options, backup,
-               BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task), resume, labels)
-               if options.do_eval else None, labels)
-    if options.do_train or not options.init_checkpoint:
-        _restore_best(task_model, options.output_dir)
-
-    results, eval_outputs = {}, {}
-    if options.do_eval:
-        eval_outputs = _predict_splits(task_model, eval_splits, options.eval_batch_size, options.verbose)
-        results = _evaluate(task, eval_splits, eval_outputs)
-        write_eval_results(options.output_dir, results)
-        print("Eval results: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(results.items())))
-    for split, encoded in predict_splits.items():
-        if split in eval_outputs:  # just evaluated (SQuAD predicts its dev file): not run again
-            outputs = eval_outputs[split]
-        else:
-            outputs = _predict(task_model, encoded, options.predict_batch_size, options.verbose)
-        for path in task.write_predictions(split, encoded, outputs, options.output_dir):
-            print(f"Wrote {path}")
-    if options.export_dir:
-        from bert_tf.export import export_task_model  # the export stack loads only when asked
-        export_task_model(task_model, options.export_dir, tokenizer=task.tokenizer,
-                          seq_length=options.max_seq_length, **task.export_options())
-        print(f"Exported a SavedModel to {options.export_dir}")
-    return results
+    return model, task_model
 
 
 def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[int, int]:
@@ -187,27 +181,48 @@ def _predict(task_model, encoded: EncodedSplit, batch_size: int, verbose: int) -
     return task_model.predict(encoded.features, batch_size=batch_size, verbose=verbose)
 
 
-def _predict_splits(task_model, splits: dict[str, EncodedSplit], batch_size: int,
-                    verbose: int) -> dict[str, dict]:
-    return {split: _predict(task_model, encoded, batch_size, verbose) for split, encoded in splits.items()}
-
-
-def _evaluate(task: FineTuningTask, splits: dict[str, EncodedSplit],
-              outputs: dict[str, dict]) -> dict[str, float]:
-    """The task's metrics on each split, keyed `<split>_<metric>` when there are several splits."""
+def _score(task: FineTuningTask, task_model, splits: dict[str, EncodedSplit],
+           options: FineTuningOptions) -> tuple[dict[str, float], dict[str, dict]]:
+    """(the task's metrics on each split, keyed `<split>_<metric>` when there are several splits,
+    the model's outputs on each split)."""
+    outputs = {split: _predict(task_model, encoded, options.eval_batch_size, options.verbose)
+               for split, encoded in splits.items()}
     results = {}
     for split, encoded in splits.items():
         metrics = task.evaluate(split, encoded, outputs[split])
         results.update({_metric_key(splits, split, k): float(v) for k, v in metrics.items()})
-    return results
+    return results, outputs
 
 
-def _train(model, task_model, train: EncodedSplit, steps_per_epoch: int, epochs: int,
-           options: FineTuningOptions, backup: TrainingBackup, best: BestCheckpoint | None,
-           labels: list[str] | None) -> None:
-    """Trains from the step `backup` restored (0 for a new run), then removes the backup."""
+def _write_predictions(task: FineTuningTask, task_model, splits: dict[str, EncodedSplit],
+                       eval_outputs: dict[str, dict], options: FineTuningOptions) -> None:
+    """The task's prediction files for `splits`, from the outputs just evaluated where there are some
+    (SQuAD predicts its dev file)."""
+    for split, encoded in splits.items():
+        outputs = eval_outputs.get(split)
+        if outputs is None:
+            outputs = _predict(task_model, encoded, options.predict_batch_size, options.verbose)
+        for path in task.write_predictions(split, encoded, outputs, options.output_dir):
+            print(f"Wrote {path}")
+
+
+def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_per_epoch: int, epochs: int,
+           options: FineTuningOptions, strategy, evaluate: Callable[[], dict[str, float]] | None) -> None:
+    """Trains from the step the backup holds (0 for a new run), then removes the backup.
+
+    With `evaluate` (--do_eval), each epoch ends with it and the best weights are kept in
+    `output_dir/best`; without, the last weights are.
+    """
+    backup = TrainingBackup(model, os.path.join(options.output_dir, BACKUP_DIR), options.save_checkpoints_steps,
+                            _resume_settings(options, train))
+    with strategy.scope():  # the optimizer's slots are built where its variables live
+        resume = backup.restore(f"--bert_config_file={options.bert_config_file}" if options.bert_config_file
+                                else f"--init_checkpoint={options.init_checkpoint}") > 0
+    labels = task.export_options().get("labels")  # the class names, saved beside the checkpoint
     callbacks = [backup, keras.callbacks.TensorBoard(os.path.join(options.output_dir, "logs"))]
-    if best is not None:
+    best = None
+    if evaluate is not None:
+        best = BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task), resume, labels)
         callbacks.append(best)
     print(f"Fine-tuning on {len(train):,} examples: {epochs} epoch(s) of {steps_per_epoch} steps, "
           f"batch {options.train_batch_size}")
@@ -215,11 +230,14 @@ def _train(model, task_model, train: EncodedSplit, steps_per_epoch: int, epochs:
         print(f"Resuming the interrupted run saved in {backup.directory} at step {backup.step} of "
               f"{steps_per_epoch * epochs} (epoch {backup.step // steps_per_epoch + 1}); delete that directory "
               "to start over instead")
+        epoch, steps_into_it = divmod(backup.step, steps_per_epoch)
+        if best is not None and not steps_into_it:  # an epoch's end, whose evaluation a crash may have cut short
+            best.evaluate_epoch(epoch)
     for initial_epoch, end_epoch, steps, first_step in _fits(backup.step, steps_per_epoch, epochs):
         model.fit(_training_dataset(train, options, first_step), initial_epoch=initial_epoch, epochs=end_epoch,
                   steps_per_epoch=steps, callbacks=callbacks, verbose=options.verbose, shuffle=False)
     backup.remove()
-    if best is None:  # no per-epoch evaluation: the last weights are the ones to keep
+    if evaluate is None:
         save_model_checkpoint(task_model, os.path.join(options.output_dir, BEST_DIR), {"epoch": epochs},
                               labels)
 
