@@ -45,9 +45,10 @@ class BertConfig:
     type_vocab_size: int = 16
     initializer_range: float = 0.02
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    source: dataclasses.InitVar[str] = "bert_config"  # what errors name: the file read, say
 
-    def __post_init__(self):
-        self.validate()
+    def __post_init__(self, source: str):
+        self.validate(source)
 
     # -- validation -----------------------------------------------------------------
 
@@ -109,15 +110,7 @@ class BertConfig:
             raise ConfigError(f"{source}: field 'vocab_size' is missing")
         known = {k: v for k, v in values.items() if k in cls.field_names()}
         extra = {k: v for k, v in values.items() if k not in cls.field_names()}
-        config = object.__new__(cls)
-        for name, field in cls.__dataclass_fields__.items():
-            if name == "extra":
-                continue
-            default = field.default
-            object.__setattr__(config, name, known.get(name, default))
-        object.__setattr__(config, "extra", extra)
-        config.validate(source)
-        return config
+        return cls(**known, extra=extra, source=source)
 
     @classmethod
     def from_json_file(cls, path: str | os.PathLike) -> "BertConfig":
