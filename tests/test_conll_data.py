@@ -41,6 +41,12 @@ def test_reads_four_columns_skipping_docstart(tmp_path):
     assert conll.label_list(sentences) == ["B-LOC", "B-MISC", "B-ORG", "B-PER", "I-PER", "O"]
 
 
+def test_a_document_start_ends_the_sentence_before_it(tmp_path):
+    text = "EU B-ORG\nrejects O\n-DOCSTART- -X- -X- O\nPeter B-PER\n"  # no blank line before -DOCSTART-
+    assert [s.words for s in conll.read_conll(write_file(tmp_path / "train.txt", text))] == [("EU", "rejects"),
+                                                                                           ("Peter",)]
+
+
 def test_two_columns_read_the_same_as_four(tmp_path):
     two = "\n".join(" ".join([line.split()[0], line.split()[-1]]) if line.strip() else ""
                     for line in FOUR_COLUMNS.splitlines())

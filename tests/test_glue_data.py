@@ -133,16 +133,29 @@ def test_tsv_task_single_text(tmp_path):
     assert processor.read(str(tmp_path), "train")[1] == InputExample("train-1", "cold", None, "neg")
 
 
-def test_tsv_task_reads_quotes_as_text(tmp_path):
-    # With csv's default quoting, the stray quote would open a field that swallows the next rows.
-    (tmp_path / "train.tsv").write_text('text\tlabel\n"wow, she said\tpos\ncold\tneg\nwarm\tpos\n',
+def test_tsv_task_reads_quoted_fields_as_pandas_writes_them(tmp_path):
+    # pandas' to_csv(sep="\t") quotes a field that holds a quote, a tab or a line break.
+    (tmp_path / "train.tsv").write_text('text\tlabel\n"He said ""hi"""\tpos\n"two\nlines"\tneg\n5" screen\tpos\n',
                                         encoding="utf-8")
     examples = get_processor("tsv").read(str(tmp_path), "train")
-    assert [(e.text_a, e.label) for e in examples] == [('"wow, she said', "pos"), ("cold", "neg"), ("warm", "pos")]
+    assert [(e.text_a, e.label) for e in examples] == [('He said "hi"', "pos"), ("two\nlines", "neg"),
+                                                       ('5" screen', "pos")]
+
+
+def test_score_labels_are_refused_by_the_classification_task(tmp_path):
+    (tmp_path / "train.csv").write_text("text,label\na,0.5\nb,3.25\nc,4\n", encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{tmp_path}/train.csv: the labels are scores \(0.5, 3.25, 4, \.\.\.\), "
+                                        r"not classes: the csv task classifies"):
+        get_processor("csv").labels(str(tmp_path))
+    (tmp_path / "train.csv").write_text("text,label\na,1\nb,3\nc,5\n", encoding="utf-8")  # star ratings: classes
+    assert get_processor("csv").labels(str(tmp_path)) == ("1", "3", "5")
 
 
 @pytest.mark.parametrize("task, text, error", [
     ("tsv", "text\tlabel\na\tb\tpos\n", "{dir}/train.tsv:2: malformed TSV row: 3 columns, the header names 2"),
+    # A stray quote opening a field: an error, not a field that swallows the next rows.
+    ("tsv", 'text\tlabel\n"wow, she said\tpos\ncold\tneg\n',
+     "{dir}/train.tsv:2: malformed row (unexpected end of data)"),
     ("csv", 'text,label\n"open quote,pos\ncold,neg\n',
      "{dir}/train.csv:2: malformed row (unexpected end of data)"),
 ])

@@ -288,3 +288,13 @@ def test_detokenize_and_id_conversions(tokenizer):
     assert tokenizer.convert_tokens_to_ids(as_tokens + ["not-a-token"]) == ids[0].numpy().tolist() + [
         tokenizer.vocab.unk_id]
     assert tokenizer.vocab_size == 30522
+
+
+def test_a_cased_vocab_with_lower_casing_is_refused(cased_vocab, uncased_vocab_file):
+    """Lower-cased text would never reach a cased vocab's capitalised tokens (google-research/bert
+    refuses the same mismatch); an uncased vocab lower-cases, a cased one does not."""
+    with pytest.raises(ValueError, match=rf"^{cased_vocab}: a cased vocab \(\d+% of its tokens have capitals\) "
+                                         r"with do_lower_case: .*pass --do_lower_case=false$"):
+        BertTokenizer(cased_vocab)
+    BertTokenizer(uncased_vocab_file)
+    BertTokenizer(cased_vocab, do_lower_case=False)

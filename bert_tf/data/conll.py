@@ -59,9 +59,7 @@ def read_conll(path: str | os.PathLike, labels: Sequence[str] | None = None,
     sentences, words, tags, first_line, columns = [], [], [], 0, None
     for number, line in enumerate(text_files.read_utf8(path, ConllError).split("\n"), start=1):
         fields = line.split()
-        if fields and fields[0] == DOCSTART:
-            continue
-        if not fields:
+        if not fields or fields[0] == DOCSTART:  # a document start ends a sentence too
             if words:
                 sentences.append(_sentence(words, tags, first_line))
             words, tags = [], []

@@ -166,6 +166,9 @@ class DelimitedFileProcessor(DataProcessor):
         if len(labels) == 1:
             raise DataError(f"{path}: every example has the label {labels[0]!r}; "
                             "classification needs at least two labels")
+        if all(_is_number(label) for label in labels) and not all(float(label).is_integer() for label in labels):
+            raise DataError(f"{path}: the labels are scores ({', '.join(labels[:3])}, ...), not classes: the "
+                            f"{self.extension} task classifies (of the regression tasks, only STS-B's is supported)")
         return labels
 
     def file_name(self, split: str) -> str:
@@ -173,9 +176,9 @@ class DelimitedFileProcessor(DataProcessor):
 
     def read(self, data_dir: str, split: str, labels: Sequence[str] | None = None) -> list[InputExample]:
         path = _split_path(data_dir, self.file_name(split))
-        # CSV fields may be quoted; TSV has one row a line and no quoting, as GLUE's files.
-        dialect = (dict(delimiter=",", strict=True) if self.extension == "csv"
-                   else dict(delimiter="\t", quoting=csv.QUOTE_NONE))
+        # Fields may be quoted, as pandas and spreadsheets write them when they hold a quote,
+        # a delimiter or a line break (GLUE's own TSV files are read unquoted: GlueProcessor).
+        dialect = dict(delimiter="," if self.extension == "csv" else "\t", strict=True)
         rows = _read_rows(path, dialect)
         if not rows:
             raise DataError(f"{path}:1: empty file; the first row must name the columns")
@@ -206,6 +209,13 @@ class DelimitedFileProcessor(DataProcessor):
             examples.append(InputExample(f"{split}-{row_number}", row[text_a],
                                          None if text_b is None else row[text_b], value))
         return examples
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _labeled(text_a, text_b=None, label=-1, index=None, header=True) -> Columns:

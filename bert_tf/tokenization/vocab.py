@@ -59,6 +59,12 @@ class Vocab:
         return len(self.tokens)
 
     @property
+    def capitalized_share(self) -> float:
+        """The share of tokens that lower-casing changes: none in an uncased vocab (bar a
+        rare symbol), a large part of a cased one."""
+        return sum(token.lower() != token for token in self.tokens if token not in SPECIAL_TOKENS) / len(self)
+
+    @property
     def pad_id(self) -> int:
         return self.token_to_id["[PAD]"]
 
