@@ -22,7 +22,7 @@ SEQ_LENGTH = 12
 def tokenizer(tmp_path_factory):
     # Only characters for "unbelievably": it becomes a word of many ## pieces.
     return BertTokenizer(write_word_vocab(tmp_path_factory.mktemp("vocab") / "vocab.txt",
-                                          ["john lives in paris , zoë léft", "abcdefghijklmnopqrstuvwxyz"]))
+                                          ["john lives in paris , zoë léft", "abcdefghijklmnopqrstuvwxyz", "-."]))
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_tagger_serving_default_equals_the_model(tagger, tokenizer):
 
 def test_tagger_text_gives_words_with_their_first_piece_label(tagger, tokenizer):
     model, loaded = tagger
-    texts = TEXTS + LONG_TEXTS
+    texts = TEXTS + LONG_TEXTS + ["John-Paris lives in Paris."]
     out = loaded.signatures["text"](text=tf.constant(texts))
     ids, starts, ends = tokenizer.tokenize_with_offsets(texts, unit="UTF8_CHAR")
     kept = ids[:, :SEQ_LENGTH - 2]
@@ -58,7 +58,8 @@ def test_tagger_text_gives_words_with_their_first_piece_label(tagger, tokenizer)
                         )["logits"].numpy().argmax(-1)
     for row, text in enumerate(texts):
         tokens = tokenizer.convert_ids_to_tokens(ids[row].numpy())
-        firsts = [i for i, t in enumerate(tokens) if not t.startswith("##")]
+        # Words are whitespace-separated, as CoNLL's: the tokens after a gap start one.
+        firsts = [i for i in range(len(tokens)) if i == 0 or starts[row][i] > ends[row][i - 1]]
         lasts = [i - 1 for i in firsts[1:]] + [len(tokens) - 1]
         firsts = [i for i, j in zip(firsts, lasts) if j < SEQ_LENGTH - 2]  # words with all their pieces kept
         words = [text[starts[row][i]:ends[row][j]] for i, j in zip(firsts, lasts)]
@@ -75,6 +76,7 @@ def test_tagger_text_gives_words_with_their_first_piece_label(tagger, tokenizer)
     assert out["tokens"][3].numpy().tolist() == [b"John"] * 8 + [b""] * 2
     assert out["end_char"][3].numpy().tolist() == [4 + 5 * i for i in range(8)] + [-1] * 2
     assert out["tokens"][4].numpy().tolist() == [b"John"] * 9 + [b"lives"]
+    assert out["tokens"][5].numpy()[:4].tolist() == [b"John-Paris", b"lives", b"in", b"Paris."]
 
 
 def test_tagger_batches_of_1_and_64(tagger):

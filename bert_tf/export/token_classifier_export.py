@@ -10,7 +10,8 @@ from bert_tf.export.task_module import TaskExport, label_names, text_spec
 class TokenClassifierExport(TaskExport):
     """Signatures:
         `serving_default`: ids -> `logits` `[batch, seq, classes]`, `predictions` (argmax, int32).
-        `text`: `text` `[batch]` -> per word (a WordPiece without `##` and the pieces after it):
+        `text`: `text` `[batch]` -> per word (whitespace-separated, as a CoNLL file's words, which
+            `run_ner.py` trains on; so space-separate CJK characters, as such files do):
             `tokens` (the word cut from the input), `labels` (its first piece's label),
             `start_char`, `end_char` (code point offsets, `text[start:end]`), all
             `[batch, max_words]`, padded with "" and -1. Only words whose pieces all fit in
@@ -33,7 +34,6 @@ class TokenClassifierExport(TaskExport):
     def __init__(self, model, tokenizer, seq_length: int, labels=None):
         super().__init__(model, tokenizer, seq_length)
         self.labels = label_names(labels, model.num_classes, "tagger")
-        self._is_continuation = tf.constant([t.startswith("##") for t in tokenizer.vocab.tokens])
 
     def serve(self, inputs):
         logits = self._logits(inputs)["logits"]  # [batch, seq, classes]
@@ -47,7 +47,10 @@ class TokenClassifierExport(TaskExport):
         predictions = self.serve(self._pack([ids]))["predictions"]  # [batch, seq]
 
         position = tf.ragged.range(ids.row_lengths()).flat_values  # each token's index in its row
-        is_word_start = (position == 0) | ~tf.gather(self._is_continuation, ids.flat_values)
+        # A word starts where whitespace lies before the token (the offsets of the characters
+        # the tokenizer drops are its tokens', so a gap between two tokens is whitespace).
+        previous_end = tf.concat([[-1], ends.flat_values[:-1]], axis=0)
+        is_word_start = (position == 0) | (starts.flat_values > previous_end)
         word = tf.cumsum(tf.cast(is_word_start, tf.int64)) - 1  # global word index of each token
         num_words = tf.reduce_sum(tf.cast(is_word_start, tf.int64))
         # A word is reported only if all its pieces fit: a piece at `keep` means it is cut.
