@@ -134,6 +134,12 @@ def test_multiple_choice_batch_of_0(chooser):
     assert out["label"].shape == (0,) and out["label"].dtype == tf.int32
 
 
+def test_multiple_choice_without_choices_is_refused(chooser):
+    _, signatures = chooser
+    with pytest.raises(tf.errors.InvalidArgumentError, match="choices must hold at least one choice per example"):
+        signatures["text"](text_a=tf.constant(["john"]), choices=tf.zeros([1, 0], tf.string))
+
+
 @pytest.mark.parametrize("contexts, choices", [(1, (2, 1)), (3, (1, 1)), (2, (1, 2))])
 def test_multiple_choice_of_unequal_batches_is_refused(chooser, contexts, choices):
     _, signatures = chooser

@@ -36,6 +36,9 @@ class MultipleChoiceExport(TaskExport):
     def choose_text(self, text_a, choices):
         shape = tf.shape(choices)  # [batch, choices]
         text_a = with_batch_checked(text_a, shape[0], "text_a and choices must have the same batch size")
+        with tf.control_dependencies([tf.debugging.Assert((shape[0] == 0) | (shape[1] > 0),
+                                                          ["choices must hold at least one choice per example"])]):
+            choices = tf.identity(choices)
         contexts = tf.reshape(tf.repeat(text_a[:, None], shape[1], axis=1), [-1])
         packed = self._pack([self._tokenizer.tokenize(contexts),
                              self._tokenizer.tokenize(tf.reshape(choices, [-1]))])
