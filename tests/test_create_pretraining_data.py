@@ -16,7 +16,7 @@ from bert_tf.bert_config import ConfigError
 from bert_tf.data import cli, corpus, pretraining_features
 from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.tokenization import Vocab, VocabError
-from bert_test_utils import REPO, run_script, write_file
+from bert_test_utils import REPO, run_script, write_file, write_word_vocab
 
 SEQ, PREDICTIONS = 64, 10
 
@@ -365,3 +365,13 @@ def test_workers_die_with_a_killed_main_process(tmp_path, small_corpus, uncased_
             os.kill(pid, signal.SIGKILL)
         process.stdout.close()
         process.stderr.close()
+
+
+def test_a_cased_vocab_with_lower_casing_is_refused_before_the_workers_start(tmp_path, small_corpus):
+    """In one line naming the vocab, not as a worker that died in its initializer."""
+    cased = write_word_vocab(tmp_path / "cased.txt", ["Alpha met Beta"], do_lower_case=False)
+    options = generator.PretrainingDataOptions(vocab_file=cased)
+    with pytest.raises(VocabError, match=rf"^{cased}: a cased vocab .* pass --do_lower_case=false$"):
+        generator.create_pretraining_data([small_corpus], [str(tmp_path / "out.tfrecord")], options,
+                                          num_workers=2, progress=False)
+    assert_no_output(tmp_path)

@@ -350,7 +350,7 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     corpus.check_output_files(output_files, input_files, vocab_file=options.vocab_file,
                               bert_config_file=bert_config_file)
     options.validate(bert_config_file)
-    Vocab.from_file(options.vocab_file)
+    Vocab.from_file(options.vocab_file).check_casing(options.do_lower_case)  # here, not in each worker
     chunks = corpus.plan_chunks(input_files, chunk_bytes)
     total_bytes = sum(c.end - c.start for c in chunks)
     stats = Statistics()

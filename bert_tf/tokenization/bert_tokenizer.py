@@ -7,14 +7,12 @@ import tensorflow_text as tf_text
 
 from bert_tf.tokenization.basic_tokenizer import BasicTokenizer
 from bert_tf.tokenization.input_packing import pack_segments
-from bert_tf.tokenization.vocab import Vocab, VocabError
+from bert_tf.tokenization.vocab import Vocab
 
 # Printable ASCII without "[": BasicTokenizer only lower-cases such text, and it holds no
 # special token, so tensorflow-text's end-to-end WordPiece (which splits on ASCII
 # whitespace and punctuation exactly as BasicTokenizer does) tokenizes it as is.
 _ASCII_TEXT = r"[\x20-\x5a\x5c-\x7e]*"
-# Above this share of capitalised tokens a vocab is cased (bert-base-uncased: 0 of 30,522).
-CASED_VOCAB_SHARE = 0.01
 
 
 class BertTokenizer(tf.Module):
@@ -50,11 +48,7 @@ class BertTokenizer(tf.Module):
         super().__init__(name=name)
         self.vocab = Vocab.from_file(vocab_file)
         self.vocab_file = self.vocab.path
-        if do_lower_case and self.vocab.capitalized_share > CASED_VOCAB_SHARE:
-            # google-research/bert refuses the same mismatch (validate_case_matches_checkpoint).
-            raise VocabError(f"{self.vocab_file}: a cased vocab ({self.vocab.capitalized_share:.0%} of its tokens "
-                             "have capitals) with do_lower_case: lower-cased words would miss them; pass "
-                             "--do_lower_case=false")
+        self.vocab.check_casing(do_lower_case)
         self.do_lower_case = do_lower_case
         self.max_chars_per_word = max_chars_per_word
         vocab, unk = list(self.vocab.tokens), self.vocab.tokens[self.vocab.unk_id]

@@ -11,6 +11,8 @@ import tensorflow as tf
 from bert_tf import io_utils
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# Above this share of capitalised tokens a vocab is cased (bert-base-uncased: 0 of 30,522).
+CASED_VOCAB_SHARE = 0.01
 
 
 class VocabError(ValueError):
@@ -63,6 +65,14 @@ class Vocab:
         """The share of tokens that lower-casing changes: none in an uncased vocab (bar a
         rare symbol), a large part of a cased one."""
         return sum(token.lower() != token for token in self.tokens if token not in SPECIAL_TOKENS) / len(self)
+
+    def check_casing(self, do_lower_case: bool) -> None:
+        """Raises `VocabError` for a cased vocab with `do_lower_case`: lower-cased words would never
+        reach its capitalised tokens (google-research/bert refuses the same mismatch)."""
+        if do_lower_case and self.capitalized_share > CASED_VOCAB_SHARE:
+            raise VocabError(f"{self.path}: a cased vocab ({self.capitalized_share:.0%} of its tokens have "
+                             "capitals) with do_lower_case: lower-cased words would miss them; pass "
+                             "--do_lower_case=false")
 
     @property
     def pad_id(self) -> int:
