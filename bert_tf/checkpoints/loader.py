@@ -229,7 +229,8 @@ def load_checkpoint(path: str | os.PathLike, model) -> LoadReport:
     checkpoint_format, location = detect_format(path)
     config = _checked_config(checkpoint_format, location, model)
     report = _assign(_read(checkpoint_format, location, model), model, config)
-    classifier, labels = report.heads.get("classifier"), checkpoint_labels(location)
-    if classifier is not None and labels is not None and len(labels) == len(classifier["bias"]):
+    classifier = report.heads.get("classifier")
+    labels = None if classifier is None else checkpoint_labels(location)  # read only for a head to name
+    if labels is not None and len(labels) == len(classifier["bias"]):
         classifier["labels"] = labels
     return report
