@@ -177,6 +177,12 @@ def write_file(path, data: str | bytes) -> pathlib.Path:
     return path
 
 
+def assert_fails_with_line(result, line: str) -> None:
+    """A script run (`run_script`) failed with exit status 1, its stderr ending in `line`."""
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1] == line
+
+
 def run_script(script: str, *flags: str, timeout: float = 300):
     """Runs `script` (a `.py` file of the repository root, or a module for `python -m`) on `flags`
     in the repository root; returns the `subprocess.CompletedProcess`, its output as text.

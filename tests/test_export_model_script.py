@@ -11,14 +11,13 @@ from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.models import BertClassifier, BertPretrainer
 from bert_tf.pretraining.checkpoints import pretraining_checkpoint
-from bert_test_utils import (random_encoder_inputs, run_script, tiny_encoder, write_tiny_config,
+from bert_test_utils import (assert_fails_with_line, random_encoder_inputs, run_script, tiny_encoder, write_tiny_config,
                              write_word_vocab)
 from checkpoint_test_utils import randomize_weights
 
 
 def assert_one_line_error(result, message):
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == f"export_model.py: error: {message}"
+    assert_fails_with_line(result, f"export_model.py: error: {message}")
 
 
 def write_tf1_classifier(directory):

@@ -15,8 +15,8 @@ from bert_tf.pretraining import demo
 from bert_tf.pretraining.demo import majority_baselines, split_corpus
 from bert_tf.pretraining.run import PretrainingOptions, build_model
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import (REPO, random_pretraining_batch, run_script, tiny_config, write_pretraining_records,
-                             write_word_vocab)
+from bert_test_utils import (REPO, assert_fails_with_line, random_pretraining_batch, run_script, tiny_config,
+                             write_pretraining_records, write_word_vocab)
 
 
 def test_split_corpus_holds_out_every_tenth_article(tmp_path):
@@ -61,19 +61,17 @@ def test_output_dir_without_input_file_is_refused(tmp_path):
     # A real run that forgot --input_file must not train its --output_dir on the demo's data.
     result = run_script("run_pretraining.py", f"--output_dir={tmp_path / 'run'}", "--do_train",
                         "--bert_config_file=configs/tiny/bert_config.json", timeout=120)
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert_fails_with_line(result, (
         "run_pretraining.py: error: --input_file is required with --output_dir (without both, "
-        "run_pretraining.py runs the demo)")
+        "run_pretraining.py runs the demo)"))
     assert not (tmp_path / "run").exists()
 
 
 def test_the_demo_refuses_an_eval_file_it_would_not_use(tmp_path):
     result = run_script("run_pretraining.py", f"--eval_file={tmp_path / 'eval.tfrecord'}", timeout=120)
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert_fails_with_line(result, (
         "run_pretraining.py: error: --eval_file needs --input_file and --output_dir (the demo evaluates on its "
-        "own held-out articles)")
+        "own held-out articles)"))
 
 
 def demo_options(tmp_path, **overrides) -> PretrainingOptions:

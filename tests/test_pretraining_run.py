@@ -19,8 +19,8 @@ from bert_tf.pretraining import run
 from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
 from bert_tf.pretraining.runner import PretrainingRunner
 from bert_tf.training import distribution
-from bert_test_utils import (TINY, random_pretraining_batch, run_script, write_file, write_pretraining_records,
-                             write_tiny_config)
+from bert_test_utils import (TINY, assert_fails_with_line, random_pretraining_batch, run_script, write_file,
+                             write_pretraining_records, write_tiny_config)
 
 SEQ, PREDICTIONS = 16, 4
 
@@ -159,10 +159,9 @@ def test_config_defaults_to_the_resumed_output_dirs_then_the_init_checkpoints(tr
 def test_no_config_to_be_found_names_the_flag(tmp_path):
     result = run_script("run_pretraining.py", f"--input_file={tmp_path}/x", f"--output_dir={tmp_path}/out",
                         "--do_train", timeout=120)
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert_fails_with_line(result, (
         "run_pretraining.py: error: --bert_config_file is required without --init_checkpoint or an "
-        "--output_dir to resume")
+        "--output_dir to resume"))
     assert not (tmp_path / "out").exists()
 
 
