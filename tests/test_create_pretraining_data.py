@@ -16,7 +16,7 @@ from bert_tf.bert_config import ConfigError
 from bert_tf.data import cli, corpus, pretraining_features
 from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.tokenization import Vocab, VocabError
-from bert_test_utils import REPO, run_script, write_file, write_word_vocab
+from bert_test_utils import REPO, assert_fails_with_line, run_script, write_file, write_word_vocab
 
 SEQ, PREDICTIONS = 64, 10
 
@@ -196,8 +196,7 @@ def test_max_seq_length_against_bert_config(tmp_path, small_corpus, uncased_voca
 def test_script_reports_one_line_error_and_fails(tmp_path, uncased_vocab_file):
     result = run_script("create_pretraining_data.py", f"--input_file={tmp_path}/none.txt",
                         f"--output_file={tmp_path}/out.tfrecord", f"--vocab_file={uncased_vocab_file}")
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert_fails_with_line(result,
         f"create_pretraining_data.py: error: --input_file: no file matches {tmp_path}/none.txt")
     assert_no_output(tmp_path)
 

@@ -5,7 +5,7 @@ from absl import flags
 
 from bert_tf.data import cli, vocab_learner
 from bert_tf.tokenization import SPECIAL_TOKENS, BertTokenizer
-from bert_test_utils import run_script, write_file
+from bert_test_utils import assert_fails_with_line, run_script, write_file
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +52,7 @@ def test_a_vocab_learned_over_the_size_is_cut_to_it(tmp_path):
 def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
     output = tmp_path / "vocab.txt"
     result = run_script("create_vocab.py", f"--input_file={tmp_path}/missing*.txt", f"--output_file={output}")
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert_fails_with_line(result,
         f"create_vocab.py: error: --input_file: no file matches {tmp_path}/missing*.txt")
     empty = tmp_path / "empty.txt"
     empty.write_text("\n  \n\t\n", encoding="utf-8")

@@ -7,7 +7,7 @@ import csv
 
 import numpy as np
 
-from bert_test_utils import run_script, write_tiny_config
+from bert_test_utils import assert_fails_with_line, run_script, write_tiny_config
 
 POSITIVE = ["good", "great", "wonderful", "superb", "lovely", "brilliant"]
 NEGATIVE = ["bad", "awful", "terrible", "dull", "boring", "poor"]
@@ -69,7 +69,6 @@ def test_malformed_csv_row_exits_with_one_line_error(tmp_path):
     result = run_script("run_classifier.py", "--task_name=csv", "--text_a_column=review", "--label_column=verdict",
                             f"--data_dir={tmp_path}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
                             f"--output_dir={tmp_path / 'out'}", "--do_train", "--max_seq_length=16")
-    assert result.returncode == 1, result.stderr[-3000:]
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert_fails_with_line(result,
         f"run_classifier.py: error: {tmp_path}/train.csv:3: malformed CSV row: 2 columns, the header names 3")
     assert not (tmp_path / "out").exists()  # the data is checked before anything is written

@@ -10,7 +10,7 @@ from bert_tf.data.swag import SwagError
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.tasks.multiple_choice import MultipleChoiceTask
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import run_script, write_tiny_config, write_word_vocab
+from bert_test_utils import assert_fails_with_line, run_script, write_tiny_config, write_word_vocab
 
 HEADER = ["", "video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
           "ending0", "ending1", "ending2", "ending3", "label"]
@@ -91,8 +91,7 @@ def test_bad_data_is_a_one_line_error(swag_dir, tmp_path):
     result = run_script("run_multiple_choice.py", f"--data_dir={bad_dir}", f"--vocab_file={vocab}",
                         f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", "--do_train",
                         "--max_seq_length=24")
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert_fails_with_line(result,
         f"run_multiple_choice.py: error: {bad_dir / 'train.csv'}:8: label 4 is outside 0..3")
     assert not (tmp_path / "out").exists()  # the data is checked before anything is written
 
@@ -107,8 +106,7 @@ def test_train_and_val_files_need_labels(swag_dir, tmp_path):
     result = run_script("run_multiple_choice.py", f"--data_dir={unlabelled}", f"--vocab_file={vocab}",
                         f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", "--do_train",
                         "--do_eval", "--max_seq_length=24")
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert_fails_with_line(result,
         f"run_multiple_choice.py: error: {unlabelled / 'val.csv'}: no 'label' column "
         "(the train and val files need one)")
     assert not (tmp_path / "out").exists()  # the data is checked before anything is written

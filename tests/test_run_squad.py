@@ -13,7 +13,7 @@ from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.metrics import squad_metrics
 from bert_tf.tasks.question_answering import SquadTask
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import REPO, run_script, write_tiny_config, write_word_vocab
+from bert_test_utils import REPO, assert_fails_with_line, run_script, write_tiny_config, write_word_vocab
 
 FIXTURES = REPO / "tests" / "fixtures" / "squad"
 # 64 tokens a window and a stride of 16: the longer contexts take two or three windows.
@@ -103,8 +103,7 @@ def test_bad_answer_start_exits_with_one_line(tmp_path, model_files):
     bad.write_text(json.dumps(data), encoding="utf-8")
     result = run_script("run_squad.py", f"--data_dir={tmp_path}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
                        f"--output_dir={tmp_path / 'out'}", "--do_train", *WINDOWS)
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert_fails_with_line(result,
         f"run_squad.py: error: {bad}: question 1.1-20: answer_start 3 gives ' river Ostra r', "
         "not the answer text '212 kilometres'")
     assert not (tmp_path / "out").exists()  # the data is checked before anything is written
@@ -138,8 +137,7 @@ def test_answer_flags_must_be_positive(tmp_path, model_files):
     vocab, config = model_files
     result = run_script("run_squad.py", f"--data_dir={FIXTURES}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
                        f"--output_dir={tmp_path / 'out'}", "--do_train", "--n_best_size=0", *WINDOWS)
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == (
+    assert_fails_with_line(result,
         "run_squad.py: error: --n_best_size must be positive, got 0")
     assert not (tmp_path / "out").exists()
     options = FineTuningOptions(data_dir=str(FIXTURES), vocab_file=vocab, output_dir=str(tmp_path / "out"))
