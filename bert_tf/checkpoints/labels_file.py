@@ -20,8 +20,13 @@ def labels_path(checkpoint: str | os.PathLike) -> str | None:
         checkpoint_format, location = detect_format(checkpoint)
     except CheckpointError:
         return None
+    return labels_beside(location) if checkpoint_format is CheckpointFormat.BERT_TF else None
+
+
+def labels_beside(location: str) -> str | None:
+    """The `labels.json` in the directory of a bert_tf checkpoint's prefix `location`, or None."""
     path = os.path.join(os.path.dirname(location), LABELS_FILE)
-    return path if checkpoint_format is CheckpointFormat.BERT_TF and tf.io.gfile.exists(path) else None
+    return path if tf.io.gfile.exists(path) else None
 
 
 def read_labels(path: str) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWe
 from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
 from bert_tf.checkpoints.hugging_face_checkpoint import (read_hugging_face_checkpoint,
                                                          read_hugging_face_config, read_hugging_face_labels)
-from bert_tf.checkpoints.labels_file import labels_path, read_labels
+from bert_tf.checkpoints.labels_file import labels_beside, read_labels
 from bert_tf.checkpoints.model_garden_checkpoint import read_model_garden_checkpoint
 from bert_tf.checkpoints.tf1_checkpoint import read_tf1_checkpoint
 
@@ -86,7 +86,7 @@ def checkpoint_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
     """
     checkpoint_format, location = detect_format(path)
     if checkpoint_format is CheckpointFormat.BERT_TF:
-        saved = labels_path(location)
+        saved = labels_beside(location)
         return read_labels(saved) if saved else None
     config_file = _hugging_face_config_file(checkpoint_format, location)
     return read_hugging_face_labels(config_file) if config_file else None
