@@ -8,6 +8,8 @@ glob of the outputs, such as `--input_file='out/data.tfrecord*'`.
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import os
 import uuid
 
@@ -51,6 +53,14 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     with atomic_output(path) as tmp:
         with tf.io.gfile.GFile(tmp, "w") as f:
             f.write(text)
+
+
+def atomic_write_rows(path: str | os.PathLike, rows, delimiter: str = ",") -> None:
+    """Writes `rows` (sequences of values, header first) as a CSV file, or a TSV file with
+    `delimiter="\\t"`, atomically; lines end in `\\n`, fields are quoted where they need it."""
+    text = io.StringIO()
+    csv.writer(text, delimiter=delimiter, lineterminator="\n").writerows(rows)
+    atomic_write_text(path, text.getvalue())
 
 
 def replace_directory(tmp_dir: str | os.PathLike, final_dir: str | os.PathLike) -> None:

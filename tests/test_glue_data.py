@@ -189,6 +189,26 @@ def test_bad_glue_rows_name_file_and_line(tmp_path, task, text, split, error):
     assert str(caught.value) == error.format(dir=tmp_path)
 
 
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_label_in_the_training_file_is_refused(tmp_path, blank):
+    (tmp_path / "train.csv").write_text(f"text,label\na,pos\nb,{blank}\nc,neg\n", encoding="utf-8")
+    with pytest.raises(DataError) as caught:
+        get_processor("csv").labels(str(tmp_path))
+    assert str(caught.value) == f"{tmp_path}/train.csv:3: empty label in the column 'label' (--label_column)"
+
+
+def test_a_test_file_whose_label_column_is_empty_in_every_row_is_unlabelled(tmp_path):
+    # As pandas writes unlabelled data that kept its label column; no training file is read.
+    (tmp_path / "test.csv").write_text("text,label\nlovely,\nawful, \n", encoding="utf-8")
+    assert get_processor("csv").read(str(tmp_path), "test") == [InputExample("test-0", "lovely"),
+                                                                InputExample("test-1", "awful")]
+    (tmp_path / "train.csv").write_text("text,label\na,pos\nb,neg\n", encoding="utf-8")
+    (tmp_path / "test.csv").write_text("text,label\nlovely,pos\nawful,\n", encoding="utf-8")
+    with pytest.raises(DataError) as caught:  # some labels and some not: a mistake, not unlabelled data
+        get_processor("csv").read(str(tmp_path), "test")
+    assert str(caught.value) == f"{tmp_path}/test.csv:3: label '' is not in the label set neg, pos"
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(DataError, match=f"^{re.escape(str(tmp_path))}/dev_matched.tsv: no such file$"):
         get_processor("mnli").read(str(tmp_path), "dev_matched")

@@ -61,6 +61,9 @@ def test_learns_sst2_layout_and_writes_submission(tmp_path):
     assert {r[1] for r in rows[1:]} <= {"0", "1"}
     correct = np.mean([r[1] == str(label) for r, (_, label) in zip(rows[1:], test)])
     assert correct >= 0.8, rows
+    results = list(csv.reader((out / "test_results.tsv").open(), delimiter="\t"))  # as the csv/tsv tasks
+    assert results[0] == ["index", "prediction", "probability_0", "probability_1"]
+    assert [r[:2] for r in results[1:]] == [[str(i), r[1]] for i, r in enumerate(rows[1:])]
 
 
 def test_malformed_csv_row_exits_with_one_line_error(tmp_path):
@@ -72,3 +75,11 @@ def test_malformed_csv_row_exits_with_one_line_error(tmp_path):
     assert_fails_with_line(result,
         f"run_classifier.py: error: {tmp_path}/train.csv:3: malformed CSV row: 2 columns, the header names 3")
     assert not (tmp_path / "out").exists()  # the data is checked before anything is written
+
+
+def test_data_dir_is_required(tmp_path):
+    """run_classifier.py has no flag naming a split's file: every run reads --data_dir."""
+    vocab, config = model_files(tmp_path, ["a"])
+    result = run_script("run_classifier.py", "--task_name=SST-2", f"--vocab_file={vocab}",
+                        f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", "--do_predict")
+    assert_fails_with_line(result, "run_classifier.py: error: --data_dir is required")

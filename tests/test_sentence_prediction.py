@@ -7,6 +7,7 @@ import pathlib
 import keras
 import numpy as np
 import pytest
+import scipy.special
 
 from bert_tf.data import glue
 from bert_tf.finetuning.driver import run_finetuning
@@ -99,9 +100,16 @@ def test_mnli_evaluates_both_dev_sets_and_writes_both_submissions(tmp_path, voca
     assert task.evaluate("dev_mismatched", dev, {"logits": logits}) == {"accuracy": 0.5}
     written = [task.write_predictions(split, task.encode(split), {"logits": logits[:len(task.encode(split))]},
                                       str(tmp_path)) for split in task.predict_splits]
-    assert written == [[str(tmp_path / "MNLI-m.tsv")], [str(tmp_path / "MNLI-mm.tsv")]]
+    assert written == [[str(tmp_path / "test_matched_results.tsv"), str(tmp_path / "MNLI-m.tsv")],
+                       [str(tmp_path / "test_mismatched_results.tsv"), str(tmp_path / "MNLI-mm.tsv")]]
     assert (tmp_path / "MNLI-m.tsv").read_text() == "index\tprediction\n0\tcontradiction\n"
     assert (tmp_path / "MNLI-mm.tsv").read_text() == "index\tprediction\n0\tcontradiction\n1\tentailment\n"
+    # Every classification task also writes the csv/tsv tasks' results file: row, label, probabilities.
+    rows = [line.split("\t") for line in (tmp_path / "test_mismatched_results.tsv").read_text().splitlines()]
+    assert rows[0] == ["index", "prediction", "probability_contradiction", "probability_entailment",
+                       "probability_neutral"]
+    assert [row[:2] for row in rows[1:]] == [["0", "contradiction"], ["1", "entailment"]]
+    np.testing.assert_allclose([float(p) for p in rows[2][2:]], scipy.special.softmax(logits[1]), atol=1e-6)
 
 
 def test_sts_b_submission_holds_scores(tmp_path, vocab):
@@ -110,6 +118,7 @@ def test_sts_b_submission_holds_scores(tmp_path, vocab):
     assert test.labels is None and [e.guid for e in test.metadata] == ["0"]
     task.write_predictions("test", test, {"logits": np.array([[3.14159]], np.float32)}, str(tmp_path))
     assert (tmp_path / "STS-B.tsv").read_text() == "index\tprediction\n0\t3.142\n"
+    assert (tmp_path / "test_results.tsv").read_text() == "index\tprediction\n0\t3.141590\n"
 
 
 def test_load_head_assigns_a_fitting_tf1_classifier(vocab):

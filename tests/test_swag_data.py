@@ -60,7 +60,7 @@ def test_encodes_context_choice_pairs(tmp_path, tokenizer):
     ("5,v,1,s,ctx,start,gold,a,b,c,d,4\n", "label 4 is outside 0..3"),
     ("5,v,1,s,ctx,start,gold,a,b,c,d,-1\n", "label -1 is outside 0..3"),
     ("5,v,1,s,ctx,start,gold,a,b,c,d,one\n", "label 'one' is not an integer"),
-    ('5,v,1,s,"ctx"x,start,gold,a,b,c,d,1\n', "malformed CSV record: ',' expected after '\"'"),
+    ('5,v,1,s,"ctx"x,start,gold,a,b,c,d,1\n', "malformed row (',' expected after '\"')"),
 ])
 def test_bad_rows_name_file_and_line(tmp_path, row, message):
     path = write_file(tmp_path / "train.csv", HEADER + ROWS + "\n" + row)  # a blank line, then line 6

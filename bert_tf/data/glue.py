@@ -20,7 +20,6 @@ from __future__ import annotations
 import abc
 import csv
 import dataclasses
-import io
 import math
 import sys
 from collections.abc import Sequence
@@ -122,7 +121,7 @@ class GlueProcessor(DataProcessor):
         path = _split_path(data_dir, self.file_name(split))
         columns = self.test if split in self.predict_splits else self.labeled
         label_set = self.label_list if labels is None else tuple(labels)
-        rows = _read_rows(path, dict(delimiter="\t", quoting=csv.QUOTE_NONE))
+        rows = text_files.read_rows(path, DataError, delimiter="\t", quoting=csv.QUOTE_NONE)
         if columns.header:
             rows = rows[1:]
         examples = []
@@ -143,8 +142,8 @@ class GlueProcessor(DataProcessor):
 class DelimitedFileProcessor(DataProcessor):
     """Users' own data: `train`/`dev`/`test` files with a header row naming the columns.
 
-    The label set is the sorted set of the training file's labels. The test file
-    may lack the label column.
+    The label set is the sorted set of the training file's labels, none of them blank.
+    The test file may lack the label column, or leave it empty in every row.
 
     Example:
     >>> processor = DelimitedFileProcessor("csv", text_a_column="review", label_column="stars")
@@ -178,8 +177,8 @@ class DelimitedFileProcessor(DataProcessor):
         path = _split_path(data_dir, self.file_name(split))
         # Fields may be quoted, as pandas and spreadsheets write them when they hold a quote,
         # a delimiter or a line break (GLUE's own TSV files are read unquoted: GlueProcessor).
-        dialect = dict(delimiter="," if self.extension == "csv" else "\t", strict=True)
-        rows = _read_rows(path, dialect)
+        rows = text_files.read_rows(path, DataError, delimiter="," if self.extension == "csv" else "\t",
+                                   strict=True)
         if not rows:
             raise DataError(f"{path}:1: empty file; the first row must name the columns")
         header_line, header = rows[0]
@@ -195,15 +194,21 @@ class DelimitedFileProcessor(DataProcessor):
         text_a = position("--text_a_column", self.text_a_column)
         text_b = position("--text_b_column", self.text_b_column)
         label = position("--label_column", self.label_column, required=split not in self.predict_splits)
+        data = rows[1:]
+        for line, row in data:
+            if len(row) != len(header):
+                raise DataError(f"{path}:{line}: malformed {self.extension.upper()} row: {len(row)} columns, "
+                                f"the header names {len(header)}")
+        if split in self.predict_splits and label is not None and all(not row[label].strip() for _, row in data):
+            label = None  # a label column left empty in every row, as pandas writes unlabelled data
         label_set = None
         if split != "train" and label is not None:
             label_set = self.labels(data_dir) if labels is None else tuple(labels)
         examples = []
-        for row_number, (line, row) in enumerate(rows[1:]):
-            if len(row) != len(header):
-                raise DataError(f"{path}:{line}: malformed {self.extension.upper()} row: {len(row)} columns, "
-                                f"the header names {len(header)}")
+        for row_number, (line, row) in enumerate(data):
             value = None if label is None else row[label]
+            if split == "train" and not value.strip():
+                raise DataError(f"{path}:{line}: empty label in the column {self.label_column!r} (--label_column)")
             if label_set is not None:
                 value = _check_label(value, label_set, path, line)
             examples.append(InputExample(f"{split}-{row_number}", row[text_a],
@@ -284,20 +289,6 @@ def encode_examples(tokenizer, examples: list[InputExample], label_list: tuple[s
 
 def _split_path(data_dir: str, file_name: str) -> str:
     return f"{data_dir.rstrip('/')}/{file_name}"
-
-
-def _read_rows(path: str, dialect: dict) -> list[tuple[int, list[str]]]:
-    """(1-based line where the row starts, fields) for each row of a UTF-8 file."""
-    reader = csv.reader(io.StringIO(text_files.read_utf8(path, DataError), newline=""), **dialect)
-    rows, line = [], 1
-    try:
-        for row in reader:
-            if row:  # blank lines (a trailing newline) hold no example
-                rows.append((line, row))
-            line = reader.line_num + 1
-    except csv.Error as e:
-        raise DataError(f"{path}:{line}: malformed row ({e})") from None
-    return rows
 
 
 def _check_label(label: str, label_set: tuple[str, ...] | None, path: str, line: int) -> str | float:

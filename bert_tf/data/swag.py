@@ -16,9 +16,7 @@ Example:
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
 import os
 
 import numpy as np
@@ -73,33 +71,26 @@ def read_swag(path: str | os.PathLike) -> list[SwagExample]:
             from the header's, an unparsable CSV record, a label that is not an integer in 0..3.
     """
     path = os.fspath(path)
-    reader = csv.reader(io.StringIO(text_files.read_utf8(path, SwagError), newline=""), strict=True)
-    examples, line = [], 1
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise SwagError(f"{path}:1: empty file, expected a header row")
-        missing = [name for name in REQUIRED_COLUMNS if name not in header]
-        if missing:
-            raise SwagError(f"{path}:1: header lacks the column(s) {', '.join(missing)}")
-        column = {name: header.index(name) for name in header}
-        has_labels = LABEL_COLUMN in column
-        line = reader.line_num + 1  # where the next record starts (records may span lines)
-        for row in reader:
-            where, line = f"{path}:{line}", reader.line_num + 1
-            if not row:  # a blank line
-                continue
-            if len(row) != len(header):
-                raise SwagError(f"{where}: malformed row: {len(row)} fields, the header has "
-                                f"{len(header)}")
-            examples.append(SwagExample(
-                example_id=row[0] if row[0] else str(len(examples)),
-                context=row[column["sent1"]],
-                start=row[column["sent2"]],
-                endings=tuple(row[column[name]] for name in ENDING_COLUMNS),
-                label=_parse_label(row[column[LABEL_COLUMN]], where) if has_labels else None))
-    except csv.Error as error:
-        raise SwagError(f"{path}:{line}: malformed CSV record: {error}") from None
+    rows = text_files.read_rows(path, SwagError, strict=True)
+    if not rows:
+        raise SwagError(f"{path}:1: empty file, expected a header row")
+    header_line, header = rows[0]
+    missing = [name for name in REQUIRED_COLUMNS if name not in header]
+    if missing:
+        raise SwagError(f"{path}:{header_line}: header lacks the column(s) {', '.join(missing)}")
+    column = {name: header.index(name) for name in header}
+    has_labels = LABEL_COLUMN in column
+    examples = []
+    for line, row in rows[1:]:
+        where = f"{path}:{line}"
+        if len(row) != len(header):
+            raise SwagError(f"{where}: malformed row: {len(row)} fields, the header has {len(header)}")
+        examples.append(SwagExample(
+            example_id=row[0] if row[0] else str(len(examples)),
+            context=row[column["sent1"]],
+            start=row[column["sent2"]],
+            endings=tuple(row[column[name]] for name in ENDING_COLUMNS),
+            label=_parse_label(row[column[LABEL_COLUMN]], where) if has_labels else None))
     return examples
 
 

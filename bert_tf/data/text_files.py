@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 
 import tensorflow as tf
@@ -24,3 +26,21 @@ def read_utf8(path: str | os.PathLike, error: type[Exception]) -> str:
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
         raise error(f"{path}:{line}: not UTF-8 ({e.reason})") from None
+
+
+def read_rows(path: str, error: type[Exception], **dialect) -> list[tuple[int, list[str]]]:
+    """(1-based line where the row starts, fields) for each non-blank row of a UTF-8 CSV/TSV file.
+
+    `dialect` goes to `csv.reader`; a missing file, bytes that are not UTF-8 or an unparsable
+    row raise `error` naming `file:line`.
+    """
+    reader = csv.reader(io.StringIO(read_utf8(path, error), newline=""), **dialect)
+    rows, line = [], 1
+    try:
+        for row in reader:
+            if row:  # blank lines (a trailing newline) hold no example
+                rows.append((line, row))
+            line = reader.line_num + 1  # where the next row starts (a quoted field may span lines)
+    except csv.Error as e:
+        raise error(f"{path}:{line}: malformed row ({e})") from None
+    return rows

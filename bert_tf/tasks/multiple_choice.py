@@ -16,8 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 
 import keras
@@ -28,7 +26,7 @@ from sklearn import metrics
 from bert_tf.data import swag
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
-from bert_tf.io_utils import atomic_write_text
+from bert_tf.io_utils import atomic_write_rows
 from bert_tf.models import BertMultipleChoice
 
 OUTPUT = "logits"
@@ -77,8 +75,6 @@ class MultipleChoiceTask(FineTuningTask):
         rows = [("id", *(f"prob{i}" for i in range(swag.NUM_CHOICES)), "label")]
         rows += [(example.example_id, *(f"{p:.6f}" for p in probs), int(np.argmax(probs)))
                  for example, probs in zip(encoded.metadata, probabilities)]
-        text = io.StringIO()
-        csv.writer(text, lineterminator="\n").writerows(rows)
         path = os.path.join(output_dir, f"{split}_predictions.csv")
-        atomic_write_text(path, text.getvalue())
+        atomic_write_rows(path, rows)
         return [path]

@@ -15,8 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 
 import keras
@@ -28,7 +26,7 @@ from bert_tf.data import glue
 from bert_tf.finetuning.best_checkpoint import task_labels
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
-from bert_tf.io_utils import atomic_write_text
+from bert_tf.io_utils import atomic_write_rows
 from bert_tf.metrics import classification_metrics
 from bert_tf.models import BertClassifier
 
@@ -113,28 +111,37 @@ class SentencePredictionTask(FineTuningTask):
             self.task, encoded.labels[OUTPUT], self._predictions(outputs[OUTPUT]))
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
-        """A GLUE submission file (`index<TAB>prediction`), or csv/tsv's `test_results.tsv`.
+        """`<split>_results.tsv` (`test_results.tsv`) and, for a GLUE task, its submission file.
 
-        `test_results.tsv` has the 0-based row of each test example, the predicted
-        label, and one `probability_<label>` column per label.
+        `<split>_results.tsv` has the 0-based row of each example, the predicted label and
+        one `probability_<label>` column per label (regression: the row and the score). A
+        GLUE submission file (`MRPC.tsv`) is `index<TAB>prediction` with the file's own index.
         """
         logits = outputs[OUTPUT]  # [n, num_classes]
-        predictions = self._predictions(logits)
+        paths = [os.path.join(output_dir, f"{split}_results.tsv")]
+        atomic_write_rows(paths[0], self._results_rows(logits), delimiter="\t")
         if isinstance(self.processor, glue.GlueProcessor):
-            path = os.path.join(output_dir, self.processor.submission_name(split))
-            values = ([f"{score:.3f}" for score in predictions] if self.processor.is_regression
-                      else [self.label_list[i] for i in predictions])
-            rows = [("index", "prediction")] + [(e.guid, v) for e, v in zip(encoded.metadata, values)]
-        else:
-            path = os.path.join(output_dir, "test_results.tsv")
-            probabilities = special.softmax(logits.astype(np.float64), axis=-1)
-            rows = [("index", "prediction", *(f"probability_{label}" for label in self.label_list))]
-            rows += [(i, self.label_list[p], *(f"{x:.6f}" for x in probs))
-                     for i, (p, probs) in enumerate(zip(predictions, probabilities))]
-        text = io.StringIO()
-        csv.writer(text, delimiter="\t", lineterminator="\n").writerows(rows)
-        atomic_write_text(path, text.getvalue())
-        return [path]
+            paths.append(os.path.join(output_dir, self.processor.submission_name(split)))
+            atomic_write_rows(paths[1], self._submission_rows(encoded.metadata, logits), delimiter="\t")
+        return paths
+
+    def _results_rows(self, logits: np.ndarray) -> list[tuple]:
+        """`<split>_results.tsv`'s rows, header first, for `[n, num_classes]` logits."""
+        predictions = self._predictions(logits)  # [n]
+        if self.processor.is_regression:
+            return [("index", "prediction"), *((i, f"{score:.6f}") for i, score in enumerate(predictions))]
+        probabilities = special.softmax(logits.astype(np.float64), axis=-1)  # [n, num_classes]
+        return [("index", "prediction", *(f"probability_{label}" for label in self.label_list)),
+                *((i, self.label_list[p], *(f"{x:.6f}" for x in probs))
+                  for i, (p, probs) in enumerate(zip(predictions, probabilities)))]
+
+    def _submission_rows(self, examples: list[glue.InputExample], logits: np.ndarray) -> list[tuple]:
+        """A GLUE submission file's rows, header first: each example's index and predicted label (STS-B:
+        its score, 3 decimals)."""
+        predictions = self._predictions(logits)  # [n]
+        values = ([f"{score:.3f}" for score in predictions] if self.processor.is_regression
+                  else [self.label_list[i] for i in predictions])
+        return [("index", "prediction"), *((e.guid, v) for e, v in zip(examples, values))]
 
     def export_options(self) -> dict:
         return {} if self.processor.is_regression else {"labels": list(self.label_list)}
