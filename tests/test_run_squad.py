@@ -33,15 +33,16 @@ def model_files(tmp_path_factory):
 
 
 def test_learns_squad_v1_through_windows(tmp_path, model_files):
+    """As google-research/bert's README runs it: --train_file and --predict_file, no --data_dir."""
     vocab, config = model_files
     train = FIXTURES / "train-v1.1.json"
     out = tmp_path / "out"
-    result = run_script("run_squad.py", f"--data_dir={FIXTURES}", f"--predict_file={train}", f"--vocab_file={vocab}",
+    result = run_script("run_squad.py", f"--train_file={train}", f"--predict_file={train}", f"--vocab_file={vocab}",
                        f"--bert_config_file={config}", f"--output_dir={out}", "--do_train", "--do_eval",
                        "--do_predict", *WINDOWS, "--train_batch_size=2", "--learning_rate=2e-3",
                        "--num_train_epochs=6")
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "Fine-tuning on 32 examples" in result.stdout  # 16 questions in 32 windows
+    assert "Fine-tuning on 32 windows from 16 examples" in result.stdout
 
     examples = read_squad_examples(str(train))
     predictions = json.loads((out / "predictions.json").read_text(encoding="utf-8"))
@@ -95,6 +96,17 @@ def test_squad_v2_writes_null_odds_and_official_scores(tmp_path, model_files, mo
     assert np.isfinite(list(null_odds.values())).all()
 
 
+def test_a_training_set_smaller_than_a_batch_is_counted_in_windows(tmp_path, model_files):
+    vocab, config = model_files
+    options = FineTuningOptions(data_dir=str(FIXTURES), vocab_file=vocab, bert_config_file=config,
+                                output_dir=str(tmp_path / "out"), do_train=True, max_seq_length=64,
+                                train_batch_size=1000)
+    task = SquadTask(options, BertTokenizer(vocab), doc_stride=16, max_query_length=16)
+    with pytest.raises(ValueError, match=r"^the training set has 32 windows from 16 examples, fewer than "
+                                         r"--train_batch_size=1000$"):
+        run_finetuning(task, options)
+
+
 def test_bad_answer_start_exits_with_one_line(tmp_path, model_files):
     vocab, config = model_files
     data = json.loads((FIXTURES / "train-v1.1.json").read_text(encoding="utf-8"))
@@ -128,21 +140,59 @@ def test_predict_file_may_leave_out_answers_unless_evaluated(tmp_path, model_fil
     examples, features = task(do_predict=True).encode("dev").metadata
     assert len(examples) == 16 and all(e.answers == () for e in examples)
     assert len(features) == 32 and not features.start_positions.any()  # 16 questions in 32 windows
-    with pytest.raises(SquadDataError, match=r"question 1\.1-00: missing field 'answers'$"):
+    with pytest.raises(SquadDataError, match=r"question 1\.1-00: missing field 'answers' \(training and --do_eval "
+                                             r"need the gold answers\)$"):
         task(do_eval=True, do_predict=True).encode("dev")
 
 
-def test_answer_flags_must_be_positive(tmp_path, model_files):
-    """With no candidate span every answer would silently be empty: the flags are refused up front."""
+def test_answer_start_is_checked_in_the_training_file_only(tmp_path, model_files):
+    """The dev file is only scored, on the answer texts (as the official evaluators): an answer_start that
+    is off (here by a doubled space in the answer) does not stop it; in the training file it does."""
+    vocab, config = model_files
+    data = json.loads((FIXTURES / "train-v1.1.json").read_text(encoding="utf-8"))
+    answer = data["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]
+    answer["text"] = answer["text"].replace(" ", "  ")
+    squad_file = tmp_path / "squad.json"
+    squad_file.write_text(json.dumps(data), encoding="utf-8")
+    options = FineTuningOptions(data_dir=None, vocab_file=vocab, bert_config_file=config,
+                                output_dir=str(tmp_path / "out"), max_seq_length=64, do_train=True, do_eval=True)
+    task = SquadTask(options, BertTokenizer(vocab), train_file=str(squad_file), predict_file=str(squad_file),
+                     doc_stride=16, max_query_length=16)
+    examples, _ = task.encode("dev").metadata
+    assert examples[0].answers == ((answer["text"], answer["answer_start"]),)
+    with pytest.raises(SquadDataError, match=r"question 1\.1-00: answer_start 108 gives 'Marguerite Oléron,', "
+                                             r"not the answer text 'Marguerite  Oléron'$"):
+        task.encode("train")
+
+
+@pytest.mark.parametrize("flag", ["--n_best_size=0", "--max_answer_length=0", "--doc_stride=0"])
+def test_answer_flags_must_be_positive(tmp_path, model_files, flag):
+    """With no candidate span every answer would silently be empty: the flags are refused as they are parsed."""
     vocab, config = model_files
     result = run_script("run_squad.py", f"--data_dir={FIXTURES}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
-                       f"--output_dir={tmp_path / 'out'}", "--do_train", "--n_best_size=0", *WINDOWS)
-    assert_fails_with_line(result,
-        "run_squad.py: error: --n_best_size must be positive, got 0")
+                       f"--output_dir={tmp_path / 'out'}", "--do_train", *WINDOWS, flag)
+    assert result.returncode == 1
+    assert f"flag {flag}: 0 is not a positive integer" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_squad_task_refuses_answer_settings_that_are_not_positive(tmp_path, model_files):
+    """SquadTask is also built without flags (FineTuningOptions): it checks what absl checks for the script."""
+    vocab, _ = model_files
     options = FineTuningOptions(data_dir=str(FIXTURES), vocab_file=vocab, output_dir=str(tmp_path / "out"))
     with pytest.raises(ValueError, match=r"^--max_answer_length must be positive, got -1$"):
         SquadTask(options, BertTokenizer(vocab), max_answer_length=-1)
+
+
+@pytest.mark.parametrize("flags, missing", [
+    (["--do_train", f"--predict_file={FIXTURES / 'train-v1.1.json'}"], "--data_dir is required without --train_file"),
+    (["--do_predict", f"--train_file={FIXTURES / 'train-v1.1.json'}"], "--data_dir is required without --predict_file"),
+])
+def test_data_dir_is_required_only_for_a_file_left_unnamed(tmp_path, model_files, flags, missing):
+    vocab, config = model_files
+    result = run_script("run_squad.py", f"--vocab_file={vocab}", f"--bert_config_file={config}",
+                        f"--output_dir={tmp_path / 'out'}", *flags, *WINDOWS)
+    assert_fails_with_line(result, f"run_squad.py: error: {missing}")
 
 
 def test_task_name_is_no_flag_of_squad():

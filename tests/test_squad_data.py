@@ -85,7 +85,20 @@ def test_questions_without_an_answers_field_need_answers_not_required(tmp_path):
             {"text": "b", "answer_start": 2}]}]}]}]}), encoding="utf-8")
     examples = read_squad_examples(str(path), require_answers=False)
     assert [(e.qas_id, e.answers) for e in examples] == [("q1", ()), ("q2", (("b", 2),))]
-    with pytest.raises(SquadDataError, match=rf"^{path}: question q1: missing field 'answers'$"):
+    with pytest.raises(SquadDataError, match=rf"^{path}: question q1: missing field 'answers' \(training and "
+                                             r"--do_eval need the gold answers\)$"):
+        read_squad_examples(str(path))
+
+
+def test_answer_start_is_checked_only_where_asked(tmp_path):
+    """A file that is only scored keeps an answer whose answer_start is off: the evaluators use the text."""
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a  b c", "qas": [
+        {"id": "q1", "question": "a?", "answers": [{"text": "a b", "answer_start": 0}]}]}]}]}), encoding="utf-8")
+    examples = read_squad_examples(str(path), check_answer_start=False)
+    assert examples[0].answers == (("a b", 0),)
+    with pytest.raises(SquadDataError, match=rf"^{path}: question q1: answer_start 0 gives 'a  ', not the answer "
+                                             r"text 'a b'$"):
         read_squad_examples(str(path))
 
 

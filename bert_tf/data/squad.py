@@ -73,11 +73,13 @@ class SquadFeatures:
         return len(self.example_index)
 
 
-def read_squad_examples(path: str, version_2_with_negative: bool = False,
-                        require_answers: bool = True) -> list[SquadExample]:
+def read_squad_examples(path: str, version_2_with_negative: bool = False, require_answers: bool = True,
+                        check_answer_start: bool = True) -> list[SquadExample]:
     """Reads a SQuAD JSON file (`{"data": [{"paragraphs": [{"context", "qas"}]}]}`).
 
-    Every answer must be the slice of the context at its `answer_start`. A
+    With `check_answer_start` (a training file, whose answers become token positions),
+    every answer must be the slice of the context at its `answer_start`; a file that is
+    only scored is not checked, as the official evaluators read only the answer texts. A
     question marked `is_impossible` needs `version_2_with_negative`; with
     `require_answers`, any other question needs at least one answer, without
     it a question may have no `answers` field at all.
@@ -100,7 +102,7 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False,
                     raise SquadDataError(f"{path}: question {qas_id}: duplicate id (also in {seen[qas_id]})")
                 seen[qas_id] = where
                 examples.append(_read_question(qa, qas_id, context, path, version_2_with_negative,
-                                               require_answers))
+                                               require_answers, check_answer_start))
     return examples
 
 
@@ -121,7 +123,7 @@ def _field(record, key, path, where, types, default=None):
     return value
 
 
-def _read_question(qa, qas_id, context, path, version_2_with_negative, require_answers):
+def _read_question(qa, qas_id, context, path, version_2_with_negative, require_answers, check_answer_start):
     where = f"question {qas_id}"
     question = _field(qa, "question", path, where, str)
     is_impossible = _field(qa, "is_impossible", path, where, bool, default=False)
@@ -131,6 +133,9 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
     if is_impossible:
         raw_answers = []
     elif require_answers:
+        if "answers" not in qa:
+            raise SquadDataError(f"{path}: {where}: missing field 'answers' (training and --do_eval need the "
+                                 "gold answers)")
         raw_answers = _field(qa, "answers", path, where, list)
     else:  # as google-research/bert, which reads answers only for training
         raw_answers = _field(qa, "answers", path, where, list, default=[])
@@ -139,15 +144,21 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
         text, start = _field(answer, "text", path, where, str), _field(answer, "answer_start", path, where, int)
         if not text.strip():
             raise SquadDataError(f"{path}: {where}: empty answer text {text!r}")
-        if start < 0:
-            raise SquadDataError(f"{path}: {where}: answer_start {start!r} is not a character offset")
-        if context[start:start + len(text)] != text:
-            raise SquadDataError(f"{path}: {where}: answer_start {start} gives "
-                                 f"{context[start:start + len(text)]!r}, not the answer text {text!r}")
+        if check_answer_start:
+            _check_answer_start(text, start, context, f"{path}: {where}")
         answers.append((text, start))
     if require_answers and not is_impossible and not answers:
         raise SquadDataError(f"{path}: {where} has no answers and is not is_impossible")
     return SquadExample(qas_id, question, context, tuple(answers), is_impossible)
+
+
+def _check_answer_start(text: str, start: int, context: str, where: str) -> None:
+    """Raises `SquadDataError` unless `text` is the slice of `context` at `start`."""
+    if start < 0:
+        raise SquadDataError(f"{where}: answer_start {start!r} is not a character offset")
+    if context[start:start + len(text)] != text:
+        raise SquadDataError(f"{where}: answer_start {start} gives {context[start:start + len(text)]!r}, "
+                             f"not the answer text {text!r}")
 
 
 def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,

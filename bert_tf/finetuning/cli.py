@@ -8,7 +8,7 @@ from absl import flags
 
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.finetuning.driver import run_finetuning
-from bert_tf.finetuning.flags import REQUIRED
+from bert_tf.finetuning.flags import check_required_flags
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.finetuning.task import FineTuningTask
 from bert_tf.tokenization import BertTokenizer
@@ -27,9 +27,7 @@ def finetuning_main(build_task: TaskBuilder):
     """
     def _main(argv) -> None:
         reject_arguments(argv)
-        for name in REQUIRED:
-            if FLAGS[name].value is None:
-                raise flags.ValidationError(f"--{name} is required")
+        check_required_flags(FLAGS)
         options = runtime_flags.options_from_flags(FineTuningOptions, FLAGS)
         strategy = runtime_flags.strategy_from_flags(FLAGS)
         tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case)

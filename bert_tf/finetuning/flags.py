@@ -6,7 +6,10 @@ from absl import flags
 
 from bert_tf.training import runtime_flags
 
-REQUIRED = ("data_dir", "vocab_file", "output_dir")
+REQUIRED = ("vocab_file", "output_dir")
+# Flags that name one split's file (run_squad.py's), with the --do_* flags that read the split:
+# a script that has them needs --data_dir only for a split that the run reads and they leave unnamed.
+SPLIT_FILE_FLAGS = {"train_file": ("do_train",), "predict_file": ("do_eval", "do_predict")}
 
 
 def define_finetuning_flags(**defaults) -> None:
@@ -53,3 +56,20 @@ def define_finetuning_flags(**defaults) -> None:
     flags.DEFINE_string("export_dir", None, "Export the fine-tuned model as a SavedModel here.")
     flags.DEFINE_integer("random_seed", 12345, "Seed for initialisation, shuffling and dropout.")
     runtime_flags.define_runtime_flags()
+
+
+def check_required_flags(flag_values: flags.FlagValues) -> None:
+    """Raises `flags.ValidationError` naming a required flag that was left out.
+
+    `--data_dir` is required unless the script names each split's file with its own flag
+    (`SPLIT_FILE_FLAGS`) and the run gives the file of every split it reads.
+    """
+    if flag_values["data_dir"].value is None:
+        for file_flag, do_flags in SPLIT_FILE_FLAGS.items():
+            if file_flag not in flag_values:
+                raise flags.ValidationError("--data_dir is required")
+            if flag_values[file_flag].value is None and any(flag_values[name].value for name in do_flags):
+                raise flags.ValidationError(f"--data_dir is required without --{file_flag}")
+    for name in REQUIRED:
+        if flag_values[name].value is None:
+            raise flags.ValidationError(f"--{name} is required")

@@ -12,7 +12,7 @@ class FineTuningOptions:
     The defaults are the paper's: batch 32, learning rate 5e-5, 3 epochs, 10% warmup.
     """
 
-    data_dir: str
+    data_dir: str | None  # None where the task's files are named otherwise (run_squad.py's --train_file)
     vocab_file: str
     output_dir: str
     bert_config_file: str | None = None  # default: the config stored with --init_checkpoint

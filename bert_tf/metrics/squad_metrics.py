@@ -133,7 +133,11 @@ def evaluate(examples, predictions: dict[str, str], null_odds: dict[str, float] 
 
     SQuAD 1.1: `exact_match`, `f1`. SQuAD 2.0 adds `HasAns_*`/`NoAns_*` and, with
     `null_odds`, `best_f1` and `best_f1_thresh` (the `null_score_diff_threshold`
-    that would have scored best).
+    that would have scored best). SQuAD 2.0's `exact_match`, `f1`, `HasAns_*` and
+    `NoAns_*` equal the official evaluate-v2.0.py's run on `predictions` without
+    `--na-prob-file`: given `null_odds` (null_odds.json) as `--na-prob-file`, that script
+    also answers "" wherever the odds exceed its own `--na-prob-thresh` of 1.0, so its
+    figures differ when `--null_score_diff_threshold` is above 1.
     """
     dataset = [{"paragraphs": [{"qas": [
         {"id": ex.qas_id, "answers": [{"text": text} for text, _ in ex.answers]} for ex in examples]}]}]

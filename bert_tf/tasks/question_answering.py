@@ -1,7 +1,9 @@
 """Extractive question answering (SQuAD v1.1 / v2.0) for the fine-tuning driver; `run_squad.py` runs it.
 
 Data: `--train_file` and `--predict_file`, by default `train-v1.1.json` and
-`dev-v1.1.json` (`-v2.0` with `--version_2_with_negative`) in `--data_dir`.
+`dev-v1.1.json` (`-v2.0` with `--version_2_with_negative`) in `--data_dir`, which is
+needed only for a file they leave unnamed. Only the training file's `answer_start`s
+must give their answer texts: the predict file is scored on the texts alone.
 The model is `BertSpanLabeler`; the loss is the mean of the start and end
 cross-entropies; the dev metric is the official SQuAD F1.
 
@@ -42,10 +44,10 @@ def define_flags() -> None:
                         "--data_dir).")
     flags.DEFINE_bool("version_2_with_negative", False,
                       "SQuAD 2.0: some questions have no answer in the context.")
-    flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of a long context's windows.")
+    flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of a long context's windows.", lower_bound=1)
     flags.DEFINE_integer("max_query_length", 64, "Question tokens kept; longer questions are cut.", lower_bound=1)
-    flags.DEFINE_integer("n_best_size", 20, "Candidates per question in nbest_predictions.json.")
-    flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in WordPiece tokens.")
+    flags.DEFINE_integer("n_best_size", 20, "Candidates per question in nbest_predictions.json.", lower_bound=1)
+    flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in WordPiece tokens.", lower_bound=1)
     flags.DEFINE_float("null_score_diff_threshold", 0.0,
                        "SQuAD 2.0: answer \"\" when the null score beats the best span by more than this.")
 
@@ -72,8 +74,9 @@ class SquadTask(FineTuningTask):
             if value < 1:
                 raise ValueError(f"--{flag} must be positive, got {value}")
         version = "v2.0" if version_2_with_negative else "v1.1"
-        self.files = {"train": train_file or os.path.join(options.data_dir, f"train-{version}.json"),
-                      "dev": predict_file or os.path.join(options.data_dir, f"dev-{version}.json")}
+        in_data_dir = {split: options.data_dir and os.path.join(options.data_dir, f"{split}-{version}.json")
+                       for split in ("train", "dev")}  # None without --data_dir
+        self.files = {"train": train_file or in_data_dir["train"], "dev": predict_file or in_data_dir["dev"]}
         self.version_2_with_negative = version_2_with_negative
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length
@@ -93,13 +96,13 @@ class SquadTask(FineTuningTask):
         """The split's windows; metadata is `(examples, SquadFeatures)` for post-processing."""
         examples = squad.read_squad_examples(
             self.files[split], self.version_2_with_negative,
-            require_answers=split == "train" or self.options.do_eval)
+            require_answers=split == "train" or self.options.do_eval, check_answer_start=split == "train")
         if not examples:
             raise ValueError(f"{self.files[split]}: no questions")
         features = squad.convert_examples_to_features(examples, self.tokenizer, self.options.max_seq_length,
                                                       self.doc_stride, self.max_query_length)
         labels = {"start_logits": features.start_positions, "end_logits": features.end_positions}
-        return EncodedSplit(features.inputs, labels, metadata=(examples, features))
+        return EncodedSplit(features.inputs, labels, metadata=(examples, features), num_examples=len(examples))
 
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:
         examples, _ = encoded.metadata
