@@ -4,7 +4,7 @@
         --vocab_file=uncased_L-12_H-768_A-12/vocab.txt \
         --bert_config_file=uncased_L-12_H-768_A-12/bert_config.json \
         --init_checkpoint=uncased_L-12_H-768_A-12/bert_model.ckpt \
-        --layers=-1,-2,-3,-4 --max_seq_length=128 --batch_size=8 [--pooling=mean]
+        --layers=-1,-2,-3,-4 --max_seq_length=128 --batch_size=32 [--pooling=mean]
 
 Each input line is a text or `text_a ||| text_b`. The logic is in
 `bert_tf/tasks/feature_extraction.py`.

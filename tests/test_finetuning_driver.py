@@ -230,13 +230,28 @@ def test_an_eval_only_run_refuses_a_checkpoint_without_the_tasks_head(tmp_path, 
                                              r"a checkpoint fine-tuned for this task$"):
             run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     assert not (tmp_path / "eval").exists()
-
-    # Fine-tuning from it starts the head fresh.
-    options = _options(tmp_path, init_checkpoint=three_way, num_train_epochs=1, output_dir=str(tmp_path / "train"))
-    with caplog.at_level(logging.INFO, logger="absl"):  # absl's own level may be WARNING after other tests
+    # An output_dir that holds a fine-tuned best/ is what the run likely meant: the error says so.
+    fine_tuned = tmp_path / "fine_tuned"
+    _fine_tuned(fine_tuned / "best", BertClassifier(tiny_encoder(vocab_size=vocab_size), 2))
+    options = _options(tmp_path, do_train=False, init_checkpoint=pretrained, output_dir=str(fine_tuned))
+    with pytest.raises(ValueError, match=rf"^--init_checkpoint={re.escape(pretrained)}: {no_head}, so this run "
+                                         r"would score an untrained head; fine-tune it with --do_train, use a "
+                                         r"checkpoint fine-tuned for this task, or leave out --init_checkpoint to "
+                                         rf"use {re.escape(str(fine_tuned / 'best'))}$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
-    assert "its classifier head has shapes [(64, 3), (3,)], the model needs [(64, 2), (2,)]; the head starts " \
-           "fresh" in caplog.text
+
+    # Fine-tuning from it starts the head fresh: with a warning for a head that does not fit, while no head
+    # at all (a pretrained checkpoint, the usual start) is only noted.
+    for checkpoint, level, problem in ((three_way, logging.WARNING, "its classifier head has shapes [(64, 3), "
+                                                                    "(3,)], the model needs [(64, 2), (2,)]"),
+                                       (pretrained, logging.INFO, "no classifier head")):
+        options = _options(tmp_path, init_checkpoint=checkpoint, num_train_epochs=1,
+                           output_dir=str(tmp_path / "train"))
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="absl"):  # absl's own level may be WARNING after other tests
+            run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
+        (record,) = [r for r in caplog.records if r.getMessage().endswith("; the head starts fresh")]
+        assert record.getMessage().startswith(f"--init_checkpoint: {problem}") and record.levelno == level
 
 
 @pytest.mark.parametrize("model_class, arguments", [(BertClassifier, (3,)), (BertTokenClassifier, (3,)),
@@ -388,6 +403,7 @@ def test_a_crashed_run_resumes_from_its_last_epoch(tmp_path, capsys):
     capsys.readouterr()
     run_finetuning(task, options)
     printed = capsys.readouterr().out
+    assert "Fine-tuning on 512 examples: 2 epoch(s) of 8 steps" in printed  # one row per example: no windows
     # Epoch 1 is not trained again, but its evaluation, which the crash cut short, is run.
     assert "at step 8 of 16 (epoch 2)" in printed
     assert "Epoch 1 eval" in printed and "Epoch 2 eval" in printed

@@ -1,6 +1,7 @@
 """run_ner.py end to end on a small CoNLL fixture, the token loss's reduction, and a bad-data run."""
 
 import pathlib
+import re
 import shutil
 
 import numpy as np
@@ -84,6 +85,7 @@ def test_task_scores_words_decoded_from_windows(tmp_path, column, main_metric, m
     assert task.main_metric == main_metric
     encoded = task.encode("test")
     assert len(encoded) > len(encoded.metadata.sentences)  # its long sentence spans several windows
+    assert encoded.size_text() == f"{len(encoded)} windows from {len(encoded.metadata.sentences)} examples"
     # Logits right only where each word is read from, wrong at its copies in the other windows.
     labels, classes = encoded.labels["logits"], len(task.label_list)
     assert (encoded.sample_weight > encoded.metadata.best).any()  # some words do have copies
@@ -115,6 +117,7 @@ def test_learns_the_fixture_and_writes_conll_predictions(tmp_path):
                      "--learning_rate=3e-3", "--num_train_epochs=5", "--eval_batch_size=32",
                      "--predict_batch_size=32")
     assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"^Fine-tuning on \d+ windows from \d+ examples: ", result.stdout, re.M), result.stdout
     results = {k: float(v) for k, v in
                (line.split(" = ") for line in (out / "eval_results.txt").read_text().splitlines())}
     assert set(results) == {"accuracy", "precision", "recall", "f1"}

@@ -130,7 +130,7 @@ def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[i
     if not options.num_train_epochs > 0:  # NaN too
         raise ValueError(f"--num_train_epochs must be positive, got {options.num_train_epochs}")
     if len(train) < options.train_batch_size:
-        raise ValueError(f"the training set has {len(train)} examples, fewer than "
+        raise ValueError(f"the training set has {train.size_text()}, fewer than "
                          f"--train_batch_size={options.train_batch_size}")
     epochs = max(1, math.ceil(options.num_train_epochs))
     total = len(train) * options.num_train_epochs / options.train_batch_size
@@ -145,21 +145,31 @@ def _resume_settings(options: FineTuningOptions, train: EncodedSplit) -> dict[st
 def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOptions) -> None:
     """Loads --init_checkpoint into `model`, and the task's head where the checkpoint has one that fits.
 
-    Training then starts the head fresh; a run without --do_train would score an untrained
-    head, so it is refused.
+    Otherwise training starts the head fresh, with a warning where the checkpoint has a head
+    that does not fit (none at all is the usual pretrained checkpoint); a run without
+    --do_train would score an untrained head, so it is refused.
     """
     if not options.init_checkpoint:
         return
     report = load_init_checkpoint(options.init_checkpoint, model)
-    problem = task.load_head(task_model, checkpoint_heads(report))
+    heads = checkpoint_heads(report)
+    problem = task.load_head(task_model, heads)
     if problem is None:
         logging.info("--init_checkpoint: loaded its %s head", task_model_type(task_model))
         return
     if not options.do_train:
-        raise ValueError(f"--init_checkpoint={options.init_checkpoint}: {problem}, so this run would score an "
-                         "untrained head; fine-tune it with --do_train, or use a checkpoint fine-tuned for "
-                         "this task")
-    logging.info("--init_checkpoint: %s; the head starts fresh", problem)
+        raise ValueError(_untrained_head_error(options, problem))
+    log = logging.warning if task_model_type(task_model) in heads else logging.info
+    log("--init_checkpoint: %s; the head starts fresh", problem)
+
+
+def _untrained_head_error(options: FineTuningOptions, problem: str) -> str:
+    """Why a run without --do_train refuses an --init_checkpoint whose head it cannot use, and what to do."""
+    remedies = ["fine-tune it with --do_train", "use a checkpoint fine-tuned for this task"]
+    if best_checkpoint_prefix(options.output_dir):
+        remedies.append(f"leave out --init_checkpoint to use {os.path.join(options.output_dir, BEST_DIR)}")
+    return (f"--init_checkpoint={options.init_checkpoint}: {problem}, so this run would score an untrained head; "
+            f"{', '.join(remedies[:-1])}, or {remedies[-1]}")
 
 
 def _main_metric_name(task: FineTuningTask) -> str:
@@ -224,7 +234,7 @@ def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_p
     if evaluate is not None:
         best = BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task), resume, labels)
         callbacks.append(best)
-    print(f"Fine-tuning on {len(train):,} examples: {epochs} epoch(s) of {steps_per_epoch} steps, "
+    print(f"Fine-tuning on {train.size_text()}: {epochs} epoch(s) of {steps_per_epoch} steps, "
           f"batch {options.train_batch_size}")
     if backup.step:
         print(f"Resuming the interrupted run saved in {backup.directory} at step {backup.step} of "

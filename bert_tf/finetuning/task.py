@@ -24,15 +24,25 @@ class EncodedSplit:
             the split has no labels (a test set).
         sample_weight: loss weights, per example `[n]` or per token `[n, seq]`.
         metadata: whatever the task needs to turn outputs back into predictions.
+        num_examples: where the rows are windows of longer examples (SQuAD, NER), how many
+            examples they come from; None when each row is one example.
     """
 
     features: dict[str, np.ndarray]
     labels: np.ndarray | dict[str, np.ndarray] | None
     sample_weight: np.ndarray | None = None
     metadata: Any = None
+    num_examples: int | None = None
 
     def __len__(self) -> int:
+        """The rows: examples, or windows of them."""
         return len(next(iter(self.features.values())))
+
+    def size_text(self) -> str:
+        """What the rows are, for messages: `"160 examples"` or `"38 windows from 22 examples"`."""
+        if self.num_examples is None:
+            return f"{len(self):,} examples"
+        return f"{len(self):,} windows from {self.num_examples:,} examples"
 
 
 class FineTuningTask(abc.ABC):

@@ -87,7 +87,7 @@ class TaggingTask(FineTuningTask):
         windows = conll.encode_sentences(sentences, self.tokenizer, self.label_list,
                                          self.options.max_seq_length)
         return EncodedSplit(windows.features, {OUTPUT: windows.label_ids}, windows.label_weights,
-                            metadata=windows)
+                            metadata=windows, num_examples=len(sentences))
 
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:
         gold, predicted = self._gold_and_predicted(encoded, outputs)
