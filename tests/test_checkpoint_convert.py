@@ -9,13 +9,15 @@ import pytest
 import tensorflow as tf
 
 from bert_test_utils import assert_fails_with_line, random_encoder_inputs, run_script, tiny_encoder, write_tiny_config
-from checkpoint_test_utils import GOOGLE_CONFIG, google_variable_shapes, random_tensors, write_google_tf1_checkpoint
+from checkpoint_test_utils import (GOOGLE_CONFIG, google_variable_shapes, random_tensors, randomize_weights,
+                                   write_google_tf1_checkpoint)
 
 from bert_tf import BertConfig, BertEncoder
 from bert_tf.checkpoints import CheckpointFormat, detect_format, load_checkpoint
 from bert_tf.checkpoints.convert import convert
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.models import BertClassifier, BertSpanLabeler
+
 
 def run_convert(*flags):
     """Runs convert_checkpoint.py on `flags`; returns the `subprocess.CompletedProcess`."""
@@ -77,15 +79,26 @@ def test_encoder_only_input_writes_no_made_up_heads(tmp_path):
     assert sorted(read_all(back / "bert_model.ckpt")) == sorted(shapes)
 
 
+def saved_as_checkpoint(model, directory):
+    save_model_checkpoint(model, str(directory / "best"), {})
+    return directory / "best" / "ckpt"
+
+
+def saved_as_keras_file(model, directory):
+    model.save(directory / "model.keras")
+    return directory / "model.keras"
+
+
+@pytest.mark.parametrize("save", [saved_as_checkpoint, saved_as_keras_file])
 @pytest.mark.parametrize("model_class, head, names", [
     (lambda encoder: BertClassifier(encoder, num_classes=3), "classifier", ("output_weights", "output_bias")),
     (BertSpanLabeler, "span_classifier", ("cls/squad/output_weights", "cls/squad/output_bias")),
 ])
-def test_a_fine_tuned_head_goes_to_tf1_under_googles_names(tmp_path, model_class, head, names):
+def test_a_fine_tuned_head_goes_to_tf1_under_googles_names(tmp_path, model_class, head, names, save):
     model = model_class(tiny_encoder())
     model.build_with_dummy_inputs()
-    save_model_checkpoint(model, str(tmp_path / "best"), {})
-    convert(str(tmp_path / "best" / "ckpt"), str(tmp_path / "tf1"))
+    randomize_weights(model)
+    convert(str(save(model, tmp_path)), str(tmp_path / "tf1"))
     restored = read_all(tmp_path / "tf1" / "bert_model.ckpt")
     layer = getattr(model, head)
     np.testing.assert_array_equal(restored[names[0]], layer.kernel.numpy().T)  # TF1: [outputs, hidden]
@@ -128,3 +141,54 @@ def test_tf1_output_refuses_an_activation_google_research_bert_cannot_compute(tm
         "convert_checkpoint.py: error: --to=tf1: hidden_act 'silu' has no google-research/bert name "
         "(its modeling.get_activation knows linear, relu, gelu, tanh): use --to bert_tf")
     assert not (tmp_path / "tf1").exists()
+
+
+def test_tf1_output_warns_that_class_names_are_not_carried(tmp_path, caplog):
+    model = BertClassifier(tiny_encoder(), num_classes=2)
+    model.build_with_dummy_inputs()
+    save_model_checkpoint(model, str(tmp_path / "best"), {}, labels=["neg", "pos"])  # best/labels.json
+    with caplog.at_level(logging.WARNING, logger="absl"):
+        convert(str(tmp_path / "best"), str(tmp_path / "tf1"))
+    assert "the class names are not carried" in caplog.text and "--labels=neg,pos" in caplog.text
+
+
+def encoder_checkpoint(directory):
+    """A bert_tf encoder checkpoint with its config and a vocab beside it; returns its directory."""
+    directory.mkdir()
+    write_tiny_config(directory)
+    (directory / "vocab.txt").write_text("[PAD]\n")
+    tf.train.Checkpoint(encoder=tiny_encoder()).write(str(directory / "ckpt"))
+    return directory
+
+
+def test_the_output_replaces_an_earlier_conversion_whole(tmp_path):
+    source, output = encoder_checkpoint(tmp_path / "source"), tmp_path / "out"
+    convert(str(source), str(output), "bert_tf")
+    assert convert(str(source), str(output)) == f"{output}/bert_model.ckpt"
+    assert sorted(p.name for p in output.iterdir()) == [  # no ckpt.* of the bert_tf conversion left
+        "bert_config.json", "bert_model.ckpt.data-00000-of-00001", "bert_model.ckpt.index", "vocab.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "source"]  # no temporary directory left
+
+
+def test_a_failed_conversion_writes_nothing(tmp_path):
+    source = encoder_checkpoint(tmp_path / "source")
+    (source / "vocab.txt").unlink()
+    (source / "vocab.txt").mkdir()  # copying it fails, after bert_config.json would be written
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        convert(str(source), str(tmp_path / "out"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["source"]
+
+
+@pytest.mark.parametrize("output, message", [
+    ("source", "holds the input checkpoint, which the conversion would replace; choose another directory"),
+    ("other", "holds files a conversion does not write (notes.txt), which it would replace; choose an empty "
+              "or new directory"),
+])
+def test_an_output_dir_the_conversion_would_wrongly_replace_is_refused(tmp_path, output, message):
+    source = encoder_checkpoint(tmp_path / "source")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("keep me\n")
+    before = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
+    result = run_convert(f"--input_checkpoint={source}", f"--output_dir={tmp_path / output}", "--to=bert_tf")
+    assert_fails_with_line(result, f"convert_checkpoint.py: error: --output_dir={tmp_path / output}: {message}")
+    assert {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()} == before

@@ -121,6 +121,13 @@ def test_a_directory_of_several_checkpoints_without_a_checkpoint_file(google_dir
         "pass the prefix of the one to read")
 
 
+def test_a_directory_of_several_keras_files(tmp_path):
+    for name in ("tagger.keras", "classifier.keras"):  # named only: the error comes before reading either
+        (tmp_path / name).write_bytes(b"")
+    assert error_of(tmp_path, tiny_encoder()) == (
+        f"{tmp_path}: 2 .keras files (classifier.keras, tagger.keras): pass the one to read")
+
+
 def test_truncated_safetensors(tmp_path):
     path = tmp_path / "model.safetensors"
     save_file({"bert.embeddings.word_embeddings.weight": np.zeros((97, 64), "float32")}, path)

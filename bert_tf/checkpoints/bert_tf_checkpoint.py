@@ -41,33 +41,60 @@ def _match(graph: ObjectGraph, node: int, obj) -> dict[str, object]:
     return pairs
 
 
-# The head layers of our task models that google-research/bert has names for, by role.
-_TF1_HEAD_LAYERS = {"classifier": "classifier", "squad": "span_classifier"}
+# The head layer of each bert_tf task model by model type (`task_heads.TASK_MODELS`): the model's
+# attribute, and its child in a checkpoint's `model` part.
+HEAD_LAYERS = {"classifier": "classifier", "span": "span_classifier", "token": "token_classifier",
+               "multiple_choice": "choice_scorer"}
+# The model types whose heads google-research/bert has names for, and their roles (`tf1_names.TASK_HEADS`).
+_TF1_ROLES = {"classifier": "classifier", "span": "squad"}
 
 
-def _read_unmatched_heads(reader, prefix: str, graph: ObjectGraph, part: str, read: set[str],
-                          tensors: dict) -> list[str]:
-    """Adds to `tensors`, under their TF1 names, the sentence-classifier and span heads of a
-    fine-tuned model that the model being filled has no place for (so that `LoadReport.heads`
-    holds them, as for a TF1 checkpoint); returns their checkpoint keys."""
-    keys = []
-    for role, layer in _TF1_HEAD_LAYERS.items():
-        path = f"{part}/{layer}"
-        variables = graph.variable_paths(path) if graph.child(0, path) is not None else {}
-        if variables and not read.intersection(variables):
-            tensors.update(tf1_names.task_head_tensors(role, layer_weights(reader, prefix, graph, path)))
-            keys.extend(variables)
-    return keys
+def _tf1_head_tensors(heads: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The sentence-classifier and span heads among `heads` (by model type) under their TF1 names,
+    so that `LoadReport.heads` holds them, as for a TF1 checkpoint."""
+    tensors = {}
+    for name, role in _TF1_ROLES.items():
+        if name in heads:
+            tensors.update(tf1_names.task_head_tensors(role, heads[name]))
+    return tensors
 
 
-def layer_weights(reader, prefix: str, graph: ObjectGraph, path: str) -> dict[str, np.ndarray] | None:
-    """The weights of the Keras layer at object path `path`, by name (`kernel`, `bias`); None if
-    the checkpoint has no such layer."""
-    if graph.child(0, path) is None:
-        return None
+def _checkpoint_head_paths(graph: ObjectGraph, part: str) -> dict[str, str]:
+    """The object path of the head layer (with weights) of the task model saved as `part`, by model
+    type; empty for an encoder or a pretrainer."""
+    paths = {name: f"{part}/{layer}" for name, layer in HEAD_LAYERS.items()}
+    return {name: path for name, path in paths.items()
+            if graph.child(0, path) is not None and graph.variable_paths(path)}
+
+
+def _layer_weights(reader, prefix: str, graph: ObjectGraph, path: str) -> dict[str, np.ndarray]:
+    """The weights of the Keras layer at object path `path`, by name (`kernel`, `bias`)."""
     # Keras' Dense keeps its kernel as `_kernel`.
     return {name.rsplit("/", 1)[1].lstrip("_"): read_tensor(reader, prefix, key)
             for key, name in graph.variable_paths(path).items()}
+
+
+def _keras_head_layers(model) -> dict[str, keras.layers.Layer]:
+    """The head layer of a loaded bert_tf task model, by model type; empty for an encoder or a pretrainer."""
+    return {name: getattr(model, layer) for name, layer in HEAD_LAYERS.items() if hasattr(model, layer)}
+
+
+def _keras_layer_weights(layer: keras.layers.Layer) -> dict[str, np.ndarray]:
+    """The weights of a loaded Keras layer, by name (`kernel`, `bias`)."""
+    return {variable.name: variable.numpy() for variable in layer.weights}
+
+
+def saved_heads(location: str, keras_file: bool) -> dict[str, dict[str, np.ndarray]]:
+    """The head layer's weights, by name (`kernel`, `bias`), of the bert_tf task model saved at
+    `location` (a checkpoint prefix, or a `.keras` file), keyed by its model type; empty for an
+    encoder or a pretrainer."""
+    if keras_file:
+        layers = _keras_head_layers(_load_keras_file(location))
+        return {name: _keras_layer_weights(layer) for name, layer in layers.items()}
+    reader = open_reader(location)
+    graph = ObjectGraph(reader)
+    paths = _checkpoint_head_paths(graph, encoder_paths(graph)[0])
+    return {name: _layer_weights(reader, location, graph, path) for name, path in paths.items()}
 
 
 def read_bert_tf_checkpoint(prefix: str, model) -> CheckpointWeights:
@@ -93,7 +120,10 @@ def read_bert_tf_checkpoint(prefix: str, model) -> CheckpointWeights:
         if name is not None:
             weights.tensors[name] = table[name].to_tf1(read_tensor(reader, prefix, key))
     read = {key for key, obj in pairs.items() if id(obj) in names}
-    read.update(_read_unmatched_heads(reader, prefix, graph, part, read, weights.tensors))
+    head_paths = {name: path for name, path in _checkpoint_head_paths(graph, part).items() if name in _TF1_ROLES}
+    weights.tensors.update(_tf1_head_tensors({name: _layer_weights(reader, prefix, graph, path)
+                                              for name, path in head_paths.items()}))
+    read.update(key for path in head_paths.values() for key in graph.variable_paths(path))
     weights.unexpected, weights.unused, weights.skipped = unread_variables(graph, read, part, encoder)
     return weights
 
@@ -107,12 +137,16 @@ def _load_keras_file(path: str):
 
 
 def read_keras_file(path: str) -> CheckpointWeights:
-    """Reads a bert_tf model saved with `model.save("....keras")`."""
+    """Reads a bert_tf model saved with `model.save("....keras")`, a sentence-classifier or span
+    head under its TF1 names."""
     model = _load_keras_file(path)
     table = tf1_names.tf1_variables(model)
-    mapped = {id(entry.variable) for entry in table.values()}
-    return CheckpointWeights(path, CheckpointFormat.KERAS.value,
-                             tensors={name: entry.numpy() for name, entry in table.items()},
+    heads = {name: layer for name, layer in _keras_head_layers(model).items() if name in _TF1_ROLES}
+    tensors = {name: entry.numpy() for name, entry in table.items()}
+    tensors.update(_tf1_head_tensors({name: _keras_layer_weights(layer) for name, layer in heads.items()}))
+    mapped = ({id(entry.variable) for entry in table.values()}
+              | {id(variable) for layer in heads.values() for variable in layer.weights})
+    return CheckpointWeights(path, CheckpointFormat.KERAS.value, tensors=tensors,
                              unused=[v.path for v in model.weights if id(v) not in mapped])
 
 

@@ -7,7 +7,8 @@ directory then holds `bert_config.json`, `vocab.txt` (copied when the input dire
 one) and the checkpoint, to pass as `--bert_config_file`, `--vocab_file` and
 `--init_checkpoint`: `DIR/bert_model.ckpt` (tf1, Google's names) or `DIR/ckpt` (bert_tf,
 `tf.train.Checkpoint(model=BertPretrainer)`, or `encoder=` when the input has no
-pretraining heads).
+pretraining heads). The directory is written whole, then renamed into place; a new one, or
+an earlier conversion's, is replaced.
 
 The TF1 `bert_config.json` names `hidden_act` as google-research/bert's
 `modeling.get_activation` reads it (see `tf1_config`): its "gelu" is the tanh approximation,
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 
 import tensorflow as tf
 from absl import logging
@@ -26,7 +28,7 @@ from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig, ConfigError
 from bert_tf.checkpoints.checkpoint_flags import resolve_bert_config
 from bert_tf.checkpoints.formats import CheckpointFormat
-from bert_tf.checkpoints.loader import load_checkpoint
+from bert_tf.checkpoints.loader import LoadReport, load_checkpoint
 from bert_tf.checkpoints.tf1_checkpoint import write_tf1_checkpoint
 from bert_tf.checkpoints.tf1_names import tf1_variables
 from bert_tf.models import BertEncoder, BertPretrainer
@@ -40,6 +42,8 @@ _TANH_GELUS = ("gelu_approximate", "gelu_new", "gelu_pytorch_tanh")
 _GELU_FORMS_DIFFER_BY = "4.7e-4"  # max |exact erf GELU - its tanh approximation|, at x = 2.7
 # Formats whose config is google-research/bert's own, "gelu" meaning the tanh approximation already.
 _GOOGLE_FORMATS = (CheckpointFormat.TF1, CheckpointFormat.MODEL_GARDEN)
+# What a conversion writes into its output directory.
+_OUTPUT_FILE = re.compile(r"bert_config\.json|vocab\.txt|(bert_model\.ckpt|ckpt)\.(index|data-\d{5}-of-\d{5})")
 
 
 def tf1_config(config: BertConfig, input_format: str) -> BertConfig:
@@ -73,26 +77,58 @@ def tf1_config(config: BertConfig, input_format: str) -> BertConfig:
 def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config_file: str | None = None) -> str:
     """Converts the checkpoint at `input_checkpoint` into `output_dir`; returns the checkpoint prefix.
 
-    Raises `ConfigError` for a TF1 output whose `hidden_act` google-research/bert cannot
-    compute (see `tf1_config`), before writing anything.
+    The output is written to a temporary directory beside `output_dir`, then renamed onto it
+    at once: a failed conversion leaves no `bert_config.json` without its checkpoint. An
+    `output_dir` holding the input, or files a conversion does not write, is refused
+    (`_check_output_dir`), as is a TF1 output whose `hidden_act` google-research/bert cannot
+    compute (see `tf1_config`), both before writing anything.
     """
     config = resolve_bert_config(bert_config_file, input_checkpoint, checkpoint_flag="input_checkpoint")
     pretrainer = BertPretrainer(BertEncoder.from_bert_config(config))
     report = load_checkpoint(input_checkpoint, pretrainer)
     if to == "tf1":
         config = tf1_config(config, report.format)
+    output_dir = os.fspath(output_dir).rstrip("/")
+    _check_output_dir(output_dir, report.path)
+    with io_utils.atomic_directory(output_dir) as tmp:
+        config.to_json_file(os.path.join(tmp, "bert_config.json"))
+        vocab = os.path.join(os.path.dirname(report.path), "vocab.txt")
+        if tf.io.gfile.exists(vocab):
+            tf.io.gfile.copy(vocab, os.path.join(tmp, "vocab.txt"))
+        prefix = _write_tf1(pretrainer, report, tmp) if to == "tf1" else _write_bert_tf(pretrainer, report, tmp)
+    return os.path.join(output_dir, os.path.basename(prefix))
 
-    tf.io.gfile.makedirs(output_dir)
-    config.to_json_file(os.path.join(output_dir, "bert_config.json"))
-    vocab = os.path.join(os.path.dirname(report.path), "vocab.txt")
-    if tf.io.gfile.exists(vocab):
-        with io_utils.atomic_output(os.path.join(output_dir, "vocab.txt")) as tmp:
-            tf.io.gfile.copy(vocab, tmp, overwrite=True)
 
-    if to == "tf1":
-        # Exactly what the input had, task heads included.
-        return write_tf1_checkpoint(pretrainer, os.path.join(output_dir, "bert_model.ckpt"),
-                                    heads=report.heads, names=report.loaded)
+def _check_output_dir(output_dir: str, input_location: str) -> None:
+    """Raises ValueError naming `--output_dir` unless it is absent, or a directory holding only what a
+    conversion writes and not the input `input_location`: the conversion replaces the directory."""
+    if not tf.io.gfile.exists(output_dir):
+        return
+    if not tf.io.gfile.isdir(output_dir):
+        raise ValueError(f"--output_dir={output_dir}: is a file, not a directory")
+    real_output = os.path.realpath(output_dir)
+    if os.path.commonpath([real_output, os.path.realpath(input_location)]) == real_output:
+        raise ValueError(f"--output_dir={output_dir}: holds the input checkpoint, which the conversion would "
+                         "replace; choose another directory")
+    others = sorted(name for name in tf.io.gfile.listdir(output_dir) if not _OUTPUT_FILE.fullmatch(name))
+    if others:
+        raise ValueError(f"--output_dir={output_dir}: holds files a conversion does not write "
+                         f"({', '.join(name.rstrip('/') for name in others)}), which it would replace; choose an "
+                         "empty or new directory")
+
+
+def _write_tf1(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:
+    """Exactly what the input had, task heads included; warns that class names are not carried."""
+    labels = report.heads.get("classifier", {}).get("labels")
+    if labels:
+        logging.warning("%s: the class names are not carried: a TF1 checkpoint has no place for them; "
+                        "export the output with --labels=%s", report.path, ",".join(labels))
+    return write_tf1_checkpoint(pretrainer, os.path.join(output_dir, "bert_model.ckpt"),
+                                heads=report.heads, names=report.loaded)
+
+
+def _write_bert_tf(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:
+    """The pretrainer, or its encoder alone when the input has no pretraining heads; task heads are dropped."""
     has_heads = not any(name.startswith("cls/") for name in report.missing)
     model = pretrainer if has_heads else pretrainer.encoder
     initialised = [name for name in tf1_variables(model) if name not in report.loaded]

@@ -73,9 +73,12 @@ def _detect_in_directory(directory: str) -> tuple[CheckpointFormat, str]:
     for prefix in candidates:
         if tf.io.gfile.exists(prefix + ".index"):
             return _tf_format(prefix), prefix
-    keras_files = tf.io.gfile.glob(os.path.join(directory, "*.keras"))
+    keras_files = sorted(tf.io.gfile.glob(os.path.join(directory, "*.keras")))
     if len(keras_files) == 1:
         return CheckpointFormat.KERAS, keras_files[0]
+    if keras_files:
+        names = ", ".join(os.path.basename(path) for path in keras_files)
+        raise CheckpointError(f"{directory}: {len(keras_files)} .keras files ({names}): pass the one to read")
     data_files = tf.io.gfile.glob(os.path.join(directory, "*.data-*"))
     if data_files:
         _tf_prefix(data_files[0])  # raises: the index file is missing

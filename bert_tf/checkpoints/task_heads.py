@@ -10,16 +10,16 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.checkpoints.bert_tf_checkpoint import layer_weights
+from bert_tf.checkpoints.bert_tf_checkpoint import HEAD_LAYERS, saved_heads
 from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.checkpoints.loader import LoadReport, checkpoint_labels
-from bert_tf.checkpoints.tf_checkpoint_reader import ObjectGraph, encoder_paths, open_reader
 from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 
 # By model type: the task model and its head layer's attribute (a bert_tf checkpoint's `model/<attribute>`).
-TASK_MODELS = {"classifier": (BertClassifier, "classifier"), "span": (BertSpanLabeler, "span_classifier"),
-               "token": (BertTokenClassifier, "token_classifier"),
-               "multiple_choice": (BertMultipleChoice, "choice_scorer")}
+TASK_MODELS = {"classifier": (BertClassifier, HEAD_LAYERS["classifier"]),
+               "span": (BertSpanLabeler, HEAD_LAYERS["span"]),
+               "token": (BertTokenClassifier, HEAD_LAYERS["token"]),
+               "multiple_choice": (BertMultipleChoice, HEAD_LAYERS["multiple_choice"])}
 # What each model type's head is called in the formats, for the errors naming a missing head.
 HEAD_NAMES = {"classifier": "output_weights, Hugging Face classifier or a bert_tf classifier",
               "span": "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model",
@@ -43,27 +43,13 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
     a classifier head; a bert_tf task model (checkpoint or `.keras` file) has its own head.
     """
     if report.format in (CheckpointFormat.BERT_TF.value, CheckpointFormat.KERAS.value):
-        heads, labels = _bert_tf_heads(report), checkpoint_labels(report.path)  # no labels for a `.keras` file
+        heads = saved_heads(report.path, keras_file=report.format == CheckpointFormat.KERAS.value)
+        labels = checkpoint_labels(report.path)  # none for a `.keras` file
         return {name: {**head, "labels": labels} for name, head in heads.items()} if labels else heads
     heads = {"span": report.heads["squad"]} if "squad" in report.heads else {}
     if "classifier" in report.heads:
         heads["token" if _is_hugging_face_tagger(report) else "classifier"] = report.heads["classifier"]
     return heads
-
-
-def _bert_tf_heads(report: LoadReport) -> dict[str, dict]:
-    """The head layer's weights, by name (`kernel`, `bias`), of the bert_tf task model saved at
-    `report.path`, keyed by its model type; empty for an encoder or a pretrainer."""
-    if report.format == CheckpointFormat.KERAS.value:
-        saved = keras.saving.load_model(report.path, compile=False)
-        return {name: {v.name: v.numpy() for v in getattr(saved, layer).weights}
-                for name, (model_class, layer) in TASK_MODELS.items() if type(saved) is model_class}
-    reader = open_reader(report.path)
-    graph = ObjectGraph(reader)
-    part = encoder_paths(graph)[0]
-    heads = {name: layer_weights(reader, report.path, graph, f"{part}/{layer}")
-             for name, (_, layer) in TASK_MODELS.items()}
-    return {name: head for name, head in heads.items() if head}
 
 
 def _is_hugging_face_tagger(report: LoadReport) -> bool:
