@@ -2,6 +2,7 @@
 builds the model it is given and checks its sequence length."""
 
 import json
+import logging
 import re
 
 import numpy as np
@@ -14,7 +15,7 @@ from bert_tf.checkpoints.tf1_names import tf1_variables
 from bert_tf.export import export_hub_pair, export_task_model
 from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
-from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
+from bert_tf.models import BertClassifier, BertEncoder, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import TINY, random_encoder_inputs, tiny_config, tiny_encoder, write_word_vocab
 from checkpoint_test_utils import randomize_weights
@@ -39,9 +40,11 @@ def assert_same_outputs(got, expected, leading_shape=(2,)):
         np.testing.assert_allclose(got(inputs)[name], value, atol=1e-5)
 
 
-def no_head(checkpoint, model_type, looked_for):
-    return (rf"^{re.escape(str(checkpoint))}: no {model_type} head \({re.escape(looked_for)}\); "
-            r"export it with the --model_type it was fine-tuned for$")
+def no_head(checkpoint, model_type, looked_for, holds=None):
+    """The error for a checkpoint without a `model_type` head, holding a head of type `holds` (or none)."""
+    advice = (f"it holds a {holds} head: export it with --model_type={holds}" if holds
+              else "export it with the --model_type it was fine-tuned for")
+    return rf"^{re.escape(str(checkpoint))}: no {model_type} head \({re.escape(looked_for)}\); {re.escape(advice)}$"
 
 
 def test_a_fine_tuned_classifier_gives_its_head_and_its_width(tmp_path):
@@ -57,7 +60,7 @@ def test_a_fine_tuned_classifier_gives_its_head_and_its_width(tmp_path):
                                    ("multiple_choice", "a bert_tf multiple-choice model"),
                                    ("token", "Hugging Face BertForTokenClassification or a bert_tf token "
                                              "classifier")):
-        with pytest.raises(ValueError, match=no_head(prefix, model_type, looked_for)):
+        with pytest.raises(ValueError, match=no_head(prefix, model_type, looked_for, holds="classifier")):
             model_from_checkpoint(prefix, model_type, tiny_config())
 
 
@@ -69,7 +72,7 @@ def test_a_fine_tuned_span_or_choice_model_gives_its_head_and_no_classifier(tmp_
     prefix = fine_tuned(tmp_path / "best", model)
     assert_same_outputs(model_from_checkpoint(prefix, model_type, tiny_config()), model, leading_shape)
     looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
-    with pytest.raises(ValueError, match=no_head(prefix, "classifier", looked_for)):
+    with pytest.raises(ValueError, match=no_head(prefix, "classifier", looked_for, holds=model_type)):
         model_from_checkpoint(prefix, "classifier", tiny_config(), num_classes=2)
 
 
@@ -78,7 +81,7 @@ def test_a_fine_tuned_token_classifier_is_not_a_sentence_classifier(tmp_path):
     prefix = fine_tuned(tmp_path / "best", model)
     assert_same_outputs(model_from_checkpoint(prefix, "token", tiny_config()), model)
     looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
-    with pytest.raises(ValueError, match=no_head(prefix, "classifier", looked_for)):
+    with pytest.raises(ValueError, match=no_head(prefix, "classifier", looked_for, holds="token")):
         model_from_checkpoint(prefix, "classifier", tiny_config())
 
 
@@ -101,7 +104,7 @@ def test_a_tf1_sentence_classifier_is_not_a_token_classifier(tmp_path):
                                                               "bias": model.classifier.bias.numpy()}})
     assert_same_outputs(model_from_checkpoint(str(prefix), "classifier", tiny_config()), model)
     looked_for = "Hugging Face BertForTokenClassification or a bert_tf token classifier"
-    with pytest.raises(ValueError, match=no_head(prefix, "token", looked_for)):
+    with pytest.raises(ValueError, match=no_head(prefix, "token", looked_for, holds="classifier")):
         model_from_checkpoint(str(prefix), "token", tiny_config())
 
 
@@ -127,13 +130,16 @@ def test_a_hugging_face_classifier_is_a_token_head_only_from_a_token_classifier(
     tagger = with_random_weights(BertTokenClassifier(tiny_encoder(), num_classes=3))
     write_hugging_face(tmp_path / "tagger", tagger, "BertForTokenClassification")
     assert_same_outputs(model_from_checkpoint(str(tmp_path / "tagger"), "token", tiny_config()), tagger)
+    looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
+    with pytest.raises(ValueError, match=no_head(tmp_path / "tagger", "classifier", looked_for, holds="token")):
+        model_from_checkpoint(str(tmp_path / "tagger"), "classifier", tiny_config())
 
     classifier = with_random_weights(BertClassifier(tiny_encoder(), num_classes=3))
     write_hugging_face(tmp_path / "classifier", classifier, "BertForSequenceClassification")
     assert_same_outputs(model_from_checkpoint(str(tmp_path / "classifier"), "classifier", tiny_config()),
                         classifier)
     looked_for = "Hugging Face BertForTokenClassification or a bert_tf token classifier"
-    with pytest.raises(ValueError, match=no_head(tmp_path / "classifier", "token", looked_for)):
+    with pytest.raises(ValueError, match=no_head(tmp_path / "classifier", "token", looked_for, holds="classifier")):
         model_from_checkpoint(str(tmp_path / "classifier"), "token", tiny_config())
 
 
@@ -142,7 +148,7 @@ def test_a_keras_file_gives_the_head_of_its_own_model_type(tmp_path):
     model.save(tmp_path / "tagger.keras")
     assert_same_outputs(model_from_checkpoint(str(tmp_path / "tagger.keras"), "token", tiny_config()), model)
     looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
-    with pytest.raises(ValueError, match=no_head(tmp_path / "tagger.keras", "classifier", looked_for)):
+    with pytest.raises(ValueError, match=no_head(tmp_path / "tagger.keras", "classifier", looked_for, holds="token")):
         model_from_checkpoint(str(tmp_path / "tagger.keras"), "classifier", tiny_config())
 
 
@@ -192,3 +198,62 @@ def test_a_vocab_beyond_the_model_is_refused(tmp_path):
         export_task_model(BertClassifier(tiny_encoder(), 2), tmp_path / "task", tokenizer=big, seq_length=16)
     with pytest.raises(ValueError, match=message):
         export_hub_pair(tiny_encoder(), tmp_path / "hub", tokenizer=big, seq_length=16)
+
+
+def classifier_checkpoint(directory) -> tuple[BertEncoder, str]:
+    """A fine-tuned classifier's checkpoint: (its encoder, the prefix)."""
+    model = with_random_weights(BertClassifier(tiny_encoder(), 2))
+    return model.encoder, fine_tuned(directory / "best", model)
+
+
+def tf1_encoder_checkpoint(directory) -> tuple[BertEncoder, str]:
+    """An encoder-only TF1 checkpoint: (the encoder, the prefix)."""
+    encoder = tiny_encoder()  # built with its variables
+    randomize_weights(encoder)
+    return encoder, write_tf1_checkpoint(encoder, directory / "tf1" / "bert_model.ckpt")
+
+
+@pytest.mark.parametrize("write", [classifier_checkpoint, tf1_encoder_checkpoint])
+def test_a_checkpoint_without_masked_lm_weights_exports_no_mlm(tmp_path, tokenizer, caplog, write):
+    encoder, checkpoint = write(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="absl"):
+        model = model_from_checkpoint(checkpoint, "hub", tiny_config())
+    assert f"{checkpoint} has no masked-LM weights (cls/predictions/...): exporting the encoder without mlm" \
+        in caplog.messages
+    loaded = tf.saved_model.load(export_hub_pair(model, tmp_path / "hub", tokenizer=tokenizer,
+                                                 seq_length=16)["encoder"])
+    assert not hasattr(loaded, "mlm")  # rather than one with random weights
+    inputs = random_encoder_inputs(2, 8, TINY["vocab_size"])
+    np.testing.assert_allclose(loaded(inputs)["pooled_output"], encoder(inputs)["pooled_output"], atol=1e-5)
+
+
+def test_a_hub_export_refused_for_one_part_writes_neither(tmp_path, tokenizer):
+    (tmp_path / "export" / "encoder").mkdir(parents=True)
+    (tmp_path / "export" / "encoder" / "notes.txt").write_text("not an export\n")
+    message = (rf"^--export_dir={re.escape(str(tmp_path / 'export'))}: its encoder/ holds files that are not "
+               "a SavedModel, which the export would replace; choose an empty or new directory$")
+    with pytest.raises(ValueError, match=message):
+        export_hub_pair(tiny_encoder(), tmp_path / "export", tokenizer=tokenizer, seq_length=16)
+    assert [p.name for p in (tmp_path / "export").iterdir()] == ["encoder"]  # no preprocessing/ beside it
+
+
+@pytest.mark.parametrize("model_type, make", [
+    ("classifier", lambda: BertClassifier(tiny_encoder(), 2)),  # its text_pair signature packs two texts
+    ("span", lambda: BertSpanLabeler(tiny_encoder())),
+    ("multiple_choice", lambda: BertMultipleChoice(tiny_encoder())),
+    ("hub", tiny_encoder),  # bert_pack_inputs takes two texts
+])
+def test_a_seq_length_too_short_for_two_texts_names_the_flag(tmp_path, tokenizer, model_type, make):
+    export = export_hub_pair if model_type == "hub" else export_task_model
+    message = (rf"^--max_seq_length=3 is too short for --model_type={model_type}: it packs two texts into a "
+               r"sequence, which needs at least 4 \(\[CLS\], a \[SEP\] per text and one token\)$")
+    with pytest.raises(ValueError, match=message):
+        export(make(), tmp_path / "export", tokenizer=tokenizer, seq_length=3)
+    assert not (tmp_path / "export").exists()
+
+
+def test_a_token_classifier_exports_with_a_seq_length_of_3(tmp_path, tokenizer):
+    path = export_task_model(BertTokenClassifier(tiny_encoder(), 2), tmp_path / "export", tokenizer=tokenizer,
+                             seq_length=3)
+    out = tf.saved_model.load(path).signatures["text"](text=tf.constant(["a fine"]))
+    assert out["tokens"].numpy().tolist() == [[b"a"]]  # one token fits beside [CLS] and [SEP]

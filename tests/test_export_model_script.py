@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the TF Text ops the export uses)
 
@@ -9,7 +10,7 @@ from bert_tf.checkpoints import write_tf1_checkpoint
 from bert_tf.checkpoints import resolve_bert_config
 from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
-from bert_tf.models import BertClassifier, BertPretrainer
+from bert_tf.models import BertClassifier, BertPretrainer, BertSpanLabeler
 from bert_tf.pretraining.checkpoints import pretraining_checkpoint
 from bert_test_utils import (assert_fails_with_line, random_encoder_inputs, run_script, tiny_encoder, write_tiny_config,
                              write_word_vocab)
@@ -160,3 +161,35 @@ def test_a_fine_tuned_checkpoint_exports_with_its_saved_labels(tmp_path):
     np.testing.assert_allclose(probabilities[("--labels=pos,neg",)], probabilities[()][::-1], rtol=1e-6)
     assert_one_line_error(export("--labels=a,b,c"), f"--num_classes=3 (or the number of --labels) does not fit "
                                                     f"{tmp_path / 'best'}: its classifier head has 2 classes")
+
+
+@pytest.mark.parametrize("flags, message", [
+    (("--model_type=span", "--labels=a,b"), "--labels applies to --model_type=classifier or token, not "
+                                            "--model_type=span"),
+    (("--model_type=hub", "--labels=a,b", "--num_classes=2"), "--labels, --num_classes apply to "
+                                                             "--model_type=classifier or token, not --model_type=hub"),
+    (("--model_type=classifier", "--doc_stride=64", "--noversion_2_with_negative"),
+     "--doc_stride, --version_2_with_negative apply to --model_type=span, not --model_type=classifier"),
+    (("--model_type=token", "--null_score_diff_threshold=-3"), "--null_score_diff_threshold applies to "
+                                                              "--model_type=span, not --model_type=token"),
+    (("--model_type=span", "--null_score_diff_threshold=-3"), "--null_score_diff_threshold applies with "
+                                                             "--version_2_with_negative (SQuAD 2.0) only"),
+])
+def test_flags_the_model_type_does_not_use_are_refused(tmp_path, flags, message):
+    result = run_script("export_model.py", *flags, f"--init_checkpoint={tmp_path / 'none'}",
+                        f"--vocab_file={tmp_path / 'vocab.txt'}", f"--export_dir={tmp_path / 'export'}")
+    assert_one_line_error(result, message)
+    assert not (tmp_path / "export").exists()
+
+
+def test_a_squad_2_export_stores_the_null_score_threshold(tmp_path):
+    vocab = write_word_vocab(tmp_path / "vocab.txt", ["who wrote it", "Ann wrote it"])
+    model = BertSpanLabeler(tiny_encoder(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8"))))
+    model.build_with_dummy_inputs()
+    save_model_checkpoint(model, str(tmp_path / "best"), {})
+    result = run_script("export_model.py", "--model_type=span", f"--init_checkpoint={tmp_path / 'best'}",
+                        f"--vocab_file={vocab}", "--max_seq_length=16", "--max_query_length=4",
+                        "--version_2_with_negative", "--null_score_diff_threshold=-3",
+                        f"--export_dir={tmp_path / 'export'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert float(tf.saved_model.load(str(tmp_path / "export")).null_score_diff_threshold) == -3.0

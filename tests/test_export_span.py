@@ -1,5 +1,6 @@
 """export_task_model on a BertSpanLabeler: a quickly trained model answers from a two-window context."""
 
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -7,6 +8,7 @@ import tensorflow as tf
 
 from bert_tf.export import export_task_model
 from bert_tf.export.span_export import SpanExport
+from bert_tf.metrics.squad_metrics import postprocess
 from bert_tf.models import BertSpanLabeler
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import random_encoder_inputs, tiny_encoder, write_word_vocab, run_without_bert_tf
@@ -148,6 +150,39 @@ def test_version_2_null_answer(trained):
         question=question, context=context)
     assert (out["answer"].numpy()[0] == b"") == (null > float(span["score"][0]))
     assert out["answer"].numpy()[0] == b""  # the model learned [CLS] for contexts without the answer
+
+
+def test_version_2_threshold_decides_as_run_squad(trained, tmp_path):
+    """run_squad.py's post-processing answers "" when null score - best span score exceeds
+    --null_score_diff_threshold; the export, which stores the threshold, decides the same."""
+    model, tokenizer, _, _ = trained
+    question, context = "who built it ?", "Ada built the bridge ."  # one window
+    q, pieces = len(tokenizer.tokenize(question)) + 2, len(tokenizer.tokenize(context))
+    logits = model(tokenizer.pack_inputs([tokenizer.tokenize([question]), tokenizer.tokenize([context])],
+                                         SEQ_LENGTH))
+    _, starts, ends = tokenizer.tokenize_with_offsets([context], unit="UTF8_CHAR")
+    char_start, char_end = np.full([1, SEQ_LENGTH], -1), np.full([1, SEQ_LENGTH], -1)  # [windows, seq]
+    char_start[0, q:q + pieces], char_end[0, q:q + pieces] = starts[0], ends[0]
+    features = SimpleNamespace(example_index=np.array([0]), token_char_start=char_start, token_char_end=char_end,
+                               token_is_max_context=char_start >= 0)
+
+    def run_squad_answer(threshold):
+        return postprocess([SimpleNamespace(qas_id="q", context=context)], features, logits["start_logits"],
+                           logits["end_logits"], n_best_size=SEQ_LENGTH, max_answer_length=5,
+                           version_2_with_negative=True, null_score_diff_threshold=threshold)
+
+    odds = run_squad_answer(0.0).null_odds["q"]  # null score - best span score
+    answers = []
+    for i, threshold in enumerate((odds - 0.5, odds + 0.5)):
+        path = export_task_model(model, tmp_path / str(i), tokenizer=tokenizer, seq_length=SEQ_LENGTH,
+                                 max_query_length=MAX_QUERY, doc_stride=STRIDE, max_answer_length=5,
+                                 version_2_with_negative=True, null_score_diff_threshold=threshold)
+        loaded = tf.saved_model.load(path)
+        assert float(loaded.null_score_diff_threshold) == pytest.approx(threshold)
+        out = loaded.signatures["text"](question=tf.constant([question]), context=tf.constant([context]))
+        answers.append(out["answer"].numpy()[0].decode())
+        assert answers[-1] == run_squad_answer(threshold).predictions["q"]
+    assert answers[0] == "" and answers[1]  # the threshold decides
 
 
 @pytest.mark.parametrize("options, message", [

@@ -6,6 +6,7 @@ import shutil
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from bert_tf.data.squad import SquadDataError, read_squad_examples
 from bert_tf.finetuning.driver import run_finetuning
@@ -74,7 +75,7 @@ def test_squad_v2_writes_null_odds_and_official_scores(tmp_path, model_files, mo
     options = FineTuningOptions(
         data_dir=str(tmp_path), vocab_file=vocab, bert_config_file=config, output_dir=str(tmp_path / "out"),
         do_train=True, do_eval=True, do_predict=True, max_seq_length=64, train_batch_size=8,
-        num_train_epochs=1, verbose=0)  # one short epoch: the files are the point
+        num_train_epochs=1, verbose=0, export_dir=str(tmp_path / "export"))  # one short epoch: the files matter
     task = SquadTask(options, BertTokenizer(vocab), version_2_with_negative=True, doc_stride=16,
                      max_query_length=16, null_score_diff_threshold=0.5)
     results = run_finetuning(task, options)
@@ -94,6 +95,8 @@ def test_squad_v2_writes_null_odds_and_official_scores(tmp_path, model_files, mo
     assert results == pytest.approx(scores)
     assert {"HasAns_f1", "NoAns_f1", "best_f1", "best_f1_thresh"} <= set(results)
     assert np.isfinite(list(null_odds.values())).all()
+    # The export answers "" by the run's threshold too.
+    assert float(tf.saved_model.load(str(tmp_path / "export")).null_score_diff_threshold) == 0.5
 
 
 def test_a_training_set_smaller_than_a_batch_is_counted_in_windows(tmp_path, model_files):

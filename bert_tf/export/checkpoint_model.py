@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from absl import logging
+
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import CheckpointFormat, load_checkpoint
 from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, label_order, load_task_head, missing_head
 from bert_tf.models import BertEncoder, BertPretrainer
 
 MODEL_TYPES = (*TASK_MODELS, "hub")
+_MASKED_LM = "cls/predictions/"  # the TF1 names of the masked-LM head's weights
 
 
 def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, num_classes: int | None = None,
                           labels: list[str] | None = None):
-    """A model of `model_type` (one of `MODEL_TYPES`; "hub" is a `BertPretrainer`) filled from `checkpoint`.
+    """A model of `model_type` (one of `MODEL_TYPES`) filled from `checkpoint`.
+
+    "hub" is a `BertPretrainer`, or its `BertEncoder` alone when the checkpoint has no
+    masked-LM weights (a classifier, an encoder-only release): the export then has no `mlm`.
 
     The head comes from the checkpoint: google-research/bert's `output_weights` or
     `cls/squad/...` (any format `load_checkpoint` reads), or the head layer of a
@@ -38,13 +44,13 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     if model_type not in MODEL_TYPES:
         raise ValueError(f"--model_type={model_type!r}: expected one of {', '.join(MODEL_TYPES)}")
     if model_type == "hub":
-        return _pretrainer_from_checkpoint(checkpoint, config)
+        return _hub_model_from_checkpoint(checkpoint, config)
     encoder = BertEncoder.from_bert_config(config)
     report = load_checkpoint(checkpoint, encoder)
-    head = checkpoint_heads(report).get(model_type)
+    heads = checkpoint_heads(report)
+    head = heads.get(model_type)
     if head is None:
-        raise ValueError(f"{checkpoint}: {missing_head(model_type)}; export it with "
-                         "the --model_type it was fine-tuned for")
+        raise ValueError(f"{checkpoint}: {missing_head(model_type)}; {_what_to_export(heads)}")
     if labels and report.format == CheckpointFormat.BERT_TF.value and label_order(head.get("labels") or (),
                                                                                   labels) is None:
         head = {**head, "labels": None}  # other names than labels.json's: a renaming
@@ -60,11 +66,25 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     return model
 
 
-def _pretrainer_from_checkpoint(checkpoint: str, config: BertConfig) -> BertPretrainer:
+def _hub_model_from_checkpoint(checkpoint: str, config: BertConfig) -> BertPretrainer | BertEncoder:
+    """The pretrainer filled from `checkpoint`; its encoder alone if the checkpoint lacks masked-LM weights."""
     model = BertPretrainer(BertEncoder.from_bert_config(config))
     model.build_with_dummy_inputs()
-    load_checkpoint(checkpoint, model)
+    report = load_checkpoint(checkpoint, model)
+    if any(name.startswith(_MASKED_LM) for name in report.missing):
+        logging.warning("%s has no masked-LM weights (%s...): exporting the encoder without mlm",
+                        checkpoint, _MASKED_LM)
+        return model.encoder
     return model
+
+
+def _what_to_export(heads: dict) -> str:
+    """The advice for a checkpoint without the head asked for: the --model_type of the heads it has."""
+    if not heads:
+        return "export it with the --model_type it was fine-tuned for"
+    found = list(heads)
+    return (f"it holds a {' and a '.join(found)} head: export it with "
+            f"{' or '.join(f'--model_type={name}' for name in found)}")
 
 
 def _num_classes(checkpoint: str, model_type: str, head: dict, num_classes: int | None) -> int:

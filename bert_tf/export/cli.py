@@ -13,6 +13,10 @@ from bert_tf.tokenization import BertTokenizer
 
 FLAGS = flags.FLAGS
 REQUIRED = ("model_type", "init_checkpoint", "vocab_file", "export_dir")
+# Flags that only some model types use, with those types: given for another, they are refused, not dropped.
+_FLAGS_FOR = ((("labels", "num_classes"), ("classifier", "token")),
+              (("max_answer_length", "doc_stride", "max_query_length", "version_2_with_negative",
+                "null_score_diff_threshold"), ("span",)))
 
 
 def define_flags() -> None:
@@ -27,12 +31,15 @@ def define_flags() -> None:
                       "Hugging Face id2label).")
     flags.DEFINE_integer("num_classes", None, "Classes; default: the checkpoint head's width (another "
                          "number is an error).", lower_bound=1)
-    flags.DEFINE_integer("max_seq_length", 128, "Longest packed sequence of the text signatures.",
+    flags.DEFINE_integer("max_seq_length", 128, "Longest packed sequence of the text signatures: at least 4, "
+                         "or 3 for token, which packs one text (one [SEP]) where the others pack two.",
                          lower_bound=3)
     flags.DEFINE_integer("max_answer_length", 30, "Span: longest answer in tokens.")
     flags.DEFINE_integer("doc_stride", 128, "Span: tokens between the starts of context windows.")
     flags.DEFINE_integer("max_query_length", 64, "Span: question tokens kept.", lower_bound=1)
     flags.DEFINE_bool("version_2_with_negative", False, "Span: SQuAD 2.0, an empty answer when [CLS] wins.")
+    flags.DEFINE_float("null_score_diff_threshold", 0.0, "Span, SQuAD 2.0: an empty answer when the [CLS] null "
+                       "score exceeds the best span's by more than this, as run_squad.py's flag.")
     flags.DEFINE_bool("jit_compile", False, "Compile serving_default with XLA (faster on CPU; TF Serving then "
                       "needs --xla_cpu_compilation_enabled). Task models only.")
     for name in REQUIRED:
@@ -49,6 +56,7 @@ def _export_task(model, tokenizer: BertTokenizer, labels: list[str] | None) -> N
                             labels=labels, max_answer_length=FLAGS.max_answer_length,
                             doc_stride=FLAGS.doc_stride, max_query_length=FLAGS.max_query_length,
                             version_2_with_negative=FLAGS.version_2_with_negative,
+                            null_score_diff_threshold=FLAGS.null_score_diff_threshold,
                             jit_compile=FLAGS.jit_compile))
 
 
@@ -57,6 +65,7 @@ def _main(argv) -> None:
     hub = FLAGS.model_type == "hub"
     if FLAGS.jit_compile and hub:
         raise ValueError("--jit_compile applies to task models (their serving_default), not --model_type=hub")
+    _check_flags_apply()
     config = resolve_bert_config(FLAGS.bert_config_file, FLAGS.init_checkpoint)
     tokenizer = BertTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
     if hub:
@@ -66,6 +75,17 @@ def _main(argv) -> None:
         num_classes = FLAGS.num_classes or (len(labels) if labels else None)
         _export_task(model_from_checkpoint(FLAGS.init_checkpoint, FLAGS.model_type, config, num_classes, labels),
                      tokenizer, labels)
+
+
+def _check_flags_apply() -> None:
+    """Refuses a flag given for a --model_type that does not use it, which would drop it silently."""
+    for names, model_types in _FLAGS_FOR:
+        given = [f"--{name}" for name in names if FLAGS[name].present]
+        if given and FLAGS.model_type not in model_types:
+            raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --model_type="
+                             f"{' or '.join(model_types)}, not --model_type={FLAGS.model_type}")
+    if FLAGS["null_score_diff_threshold"].present and not FLAGS.version_2_with_negative:
+        raise ValueError("--null_score_diff_threshold applies with --version_2_with_negative (SQuAD 2.0) only")
 
 
 def _labels() -> list[str] | None:

@@ -9,20 +9,28 @@ import tensorflow as tf
 from bert_tf.io_utils import atomic_directory
 
 
-def check_export_dir(export_dir: str | os.PathLike) -> None:
-    """Raises ValueError unless `export_dir` is absent, empty or an earlier SavedModel.
+def export_dir_problem(path: str) -> str | None:
+    """Why an export may not be written to `path`, or None: it is absent, empty or an earlier SavedModel.
 
     An export replaces what is there: a directory of anything else (say a run's
     `--output_dir`, or the checkpoint's own directory) would be deleted.
     """
-    path = os.fspath(export_dir).rstrip("/")
     if not tf.io.gfile.exists(path):
-        return
+        return None
     if not tf.io.gfile.isdir(path):
-        raise ValueError(f"--export_dir={path}: is a file, not a directory")
+        return "is a file, not a directory"
     if tf.io.gfile.listdir(path) and not tf.saved_model.contains_saved_model(path):
-        raise ValueError(f"--export_dir={path}: holds files that are not a SavedModel, which the export "
-                         "would replace; choose an empty or new directory")
+        return ("holds files that are not a SavedModel, which the export would replace; "
+                "choose an empty or new directory")
+    return None
+
+
+def check_export_dir(export_dir: str | os.PathLike) -> None:
+    """Raises ValueError naming `--export_dir` unless `export_dir` may take an export (`export_dir_problem`)."""
+    path = os.fspath(export_dir).rstrip("/")
+    problem = export_dir_problem(path)
+    if problem:
+        raise ValueError(f"--export_dir={path}: {problem}")
 
 
 def save_atomically(module: tf.Module, export_dir: str | os.PathLike, signatures: dict) -> str:

@@ -25,8 +25,10 @@ class SpanExport(TaskExport):
     tokens, a long context is split into doc-stride windows, an answer starts in the
     window where its first token has the most context, and the best span has
     start <= end and at most `max_answer_length` tokens, over all windows. No answer
-    (always possible with `version_2_with_negative`, when the `[CLS]` null score is
-    higher; or when no span fits) is `answer` "", offsets -1 and the null score.
+    (always possible with `version_2_with_negative`, when the `[CLS]` null score exceeds
+    the best span's score by more than `null_score_diff_threshold`, as run_squad.py
+    decides; or when no span fits) is `answer` "", offsets -1 and the null score. The
+    threshold is stored in the export as the variable `null_score_diff_threshold`.
 
     Example:
     >>> from bert_tf.export import export_task_model
@@ -44,7 +46,8 @@ class SpanExport(TaskExport):
     """
 
     def __init__(self, model, tokenizer, seq_length: int, max_answer_length: int = 30,
-                 doc_stride: int = 128, max_query_length: int = 64, version_2_with_negative: bool = False):
+                 doc_stride: int = 128, max_query_length: int = 64, version_2_with_negative: bool = False,
+                 null_score_diff_threshold: float = 0.0):
         super().__init__(model, tokenizer, seq_length)
         if max_query_length + 4 > seq_length:
             raise ValueError(f"--max_query_length={max_query_length} leaves no room for the context "
@@ -56,6 +59,8 @@ class SpanExport(TaskExport):
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length
         self.version_2_with_negative = version_2_with_negative
+        self.null_score_diff_threshold = tf.Variable(float(null_score_diff_threshold), trainable=False,
+                                                     name="null_score_diff_threshold")
 
     def serve(self, inputs):
         outputs = self._logits(inputs)
@@ -102,8 +107,8 @@ class SpanExport(TaskExport):
         score = tf.gather(best_score, chosen)
         null_score = tf.math.unsorted_segment_min(start_logits[:, 0] + end_logits[:, 0], windows.example, batch)
         has_answer = score > -float("inf")
-        if self.version_2_with_negative:
-            has_answer &= score >= null_score
+        if self.version_2_with_negative:  # squad_metrics.postprocess: "" when null - best > threshold
+            has_answer &= null_score - score <= self.null_score_diff_threshold
         start_char = _offset_or_minus_one(starts, tf.gather(best_start, chosen), has_answer)
         end_char = _offset_or_minus_one(ends, tf.gather(best_end, chosen), has_answer)
         answer = tf.strings.substr(context, tf.cast(tf.maximum(start_char, 0), tf.int32),

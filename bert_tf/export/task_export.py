@@ -18,14 +18,15 @@ from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, tokenizer: BertTokenizer,
                       seq_length: int, labels=None, max_answer_length: int = 30, doc_stride: int = 128,
                       max_query_length: int = 64, version_2_with_negative: bool = False,
-                      jit_compile: bool = False) -> str:
+                      null_score_diff_threshold: float = 0.0, jit_compile: bool = False) -> str:
     """Writes `model` to `export_dir` as a SavedModel; returns the directory.
 
     `serving_default` takes the three int32 id tensors (stock TF Serving); the text
     signatures tokenize in-graph with tensorflow-text (see each head's export class):
     `BertClassifier` -> `text`, `text_pair`; `BertSpanLabeler`, `BertTokenClassifier`,
     `BertMultipleChoice` -> `text`. `labels` names the classes (classifier, tagger);
-    the span options are run_squad.py's. The vocab file is stored as an asset.
+    the span options are run_squad.py's (`null_score_diff_threshold`, stored in the
+    export, applies with `version_2_with_negative`). The vocab file is stored as an asset.
     `jit_compile` compiles `serving_default` with XLA (faster on CPU; TF Serving
     needs `--xla_cpu_compilation_enabled` for it). A model not built yet is built
     first; `seq_length` beyond its `max_position_embeddings`, or a vocab beyond its
@@ -51,7 +52,7 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
         module = ClassifierExport(model, tokenizer, seq_length, labels)
     elif model_type == "span":
         module = SpanExport(model, tokenizer, seq_length, max_answer_length, doc_stride, max_query_length,
-                            version_2_with_negative)
+                            version_2_with_negative, null_score_diff_threshold)
     elif model_type == "token":
         module = TokenClassifierExport(model, tokenizer, seq_length, labels)
     else:

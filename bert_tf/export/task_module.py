@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from bert_tf.checkpoints.task_heads import task_model_type
 from bert_tf.export.keras_tracking import KerasModelRef
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
@@ -30,6 +31,16 @@ def label_names(labels, num_classes: int, head: str) -> tf.Tensor:
     return tf.constant(names)
 
 
+def check_packable(seq_length: int, texts: int, model_type: str) -> None:
+    """Raises ValueError naming --max_seq_length if `seq_length` cannot pack `texts` texts (1 or 2) into
+    one sequence: `BertTokenizer.pack_inputs` needs [CLS], a [SEP] per text and one token."""
+    shortest = texts + 2
+    if seq_length < shortest:
+        raise ValueError(f"--max_seq_length={seq_length} is too short for --model_type={model_type}: it packs "
+                         f"{'one text' if texts == 1 else 'two texts'} into a sequence, which needs at least "
+                         f"{shortest} ([CLS], a [SEP] per text and one token)")
+
+
 def with_batch_checked(first: tf.Tensor, batch_size: tf.Tensor, message: str) -> tf.Tensor:
     """`first` behind an assert that its batch size is `batch_size` (another input's).
 
@@ -50,8 +61,11 @@ class TaskExport(tf.Module):
     `tf.saved_model.save` does not trace them again.
     """
 
+    texts_packed = 2  # the most texts a text signature packs into one sequence
+
     def __init__(self, model: keras.Model, tokenizer: BertTokenizer, seq_length: int):
         super().__init__()
+        check_packable(seq_length, self.texts_packed, task_model_type(model))
         self._model = KerasModelRef(model)
         self.model_variables = [v.value for v in model.variables]  # the tf.Variables
         self._tokenizer = tokenizer

@@ -31,6 +31,8 @@ class TokenClassifierExport(TaskExport):
     TensorShape([1, 4])
     """
 
+    texts_packed = 1
+
     def __init__(self, model, tokenizer, seq_length: int, labels=None):
         super().__init__(model, tokenizer, seq_length)
         self.labels = label_names(labels, model.num_classes, "tagger")
