@@ -7,13 +7,14 @@ import functools
 import keras
 from keras import ops
 
+from bert_tf.training.lamb import Lamb
 from bert_tf.training.layerwise_adamw import LayerwiseAdamW
 
 # google-research/bert excludes LayerNorm and bias variables from weight decay. Keras
 # matches these patterns against the variable's short name: LayerNorm's `gamma` and
 # `beta`, and every `bias`/`output_bias`.
 NO_DECAY_PATTERNS = ("gamma", "beta", "bias")
-_OPTIMIZER_CLASSES = {"adamw": keras.optimizers.AdamW, "lamb": keras.optimizers.Lamb}
+_OPTIMIZER_CLASSES = {"adamw": keras.optimizers.AdamW, "lamb": Lamb}
 OPTIMIZERS = tuple(_OPTIMIZER_CLASSES)  # --optimizer's values
 
 
@@ -64,8 +65,9 @@ def bert_adam(optimizer_class, learning_rate: float, num_train_steps: int, num_w
               weight_decay: float, loss_scale: bool) -> keras.optimizers.Optimizer:
     """`optimizer_class` (an AdamW-like Keras optimizer) with BERT's settings, as in the paper.
 
-    β1 0.9, β2 0.999, ε 1e-6, decoupled weight decay but not on LayerNorm or biases,
-    and the warmup + linear-decay schedule. No gradient clipping: the training
+    β1 0.9, β2 0.999, ε 1e-6, weight decay (decoupled for AdamW, inside the trust ratio
+    for `Lamb`) but not on LayerNorm or biases, and the warmup + linear-decay schedule.
+    No gradient clipping: the training
     step clips the gradients of the whole global batch (`bert_tf.training.gradients`).
     `loss_scale` wraps the optimizer in dynamic loss scaling, for float16.
     """
@@ -78,7 +80,7 @@ def bert_adam(optimizer_class, learning_rate: float, num_train_steps: int, num_w
 
 def create_optimizer(name: str, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
                      weight_decay: float = 0.01, loss_scale: bool = False) -> keras.optimizers.Optimizer:
-    """BERT's pretraining optimizer: adamw, or lamb (layer-wise adaptive, You et al.), see `bert_adam`."""
+    """BERT's pretraining optimizer: adamw, or lamb (layer-wise adaptive, You et al.: `Lamb`), see `bert_adam`."""
     if name not in _OPTIMIZER_CLASSES:
         raise ValueError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}; got {name!r}")
     return bert_adam(_OPTIMIZER_CLASSES[name], learning_rate, num_train_steps, num_warmup_steps,

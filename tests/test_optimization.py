@@ -1,0 +1,71 @@
+"""The pretraining optimizers take the steps their papers define, on a Dense layer and a LayerNorm."""
+
+import keras
+import numpy as np
+import pytest
+
+from bert_tf.training import optimization
+
+LEARNING_RATE, WEIGHT_DECAY, EPSILON = 1e-2, 0.1, 1e-6
+
+
+def _layers_and_gradients(seed: int = 0):
+    """A built Dense (kernel, bias) and LayerNorm (gamma, beta) with random weights, and random gradients."""
+    rng = np.random.default_rng(seed)
+    dense, norm = keras.layers.Dense(3), keras.layers.LayerNormalization()
+    dense.build((None, 4))
+    norm.build((None, 3))
+    variables = dense.weights + norm.weights
+    for variable in variables:
+        variable.assign(rng.normal(size=variable.shape).astype("float32"))
+    gradients = [rng.normal(size=v.shape).astype("float32") for v in variables]
+    return variables, gradients
+
+
+def _adam_direction(moments, gradient, step, epsilon_hat: bool):
+    """Adam's bias-corrected step direction m̂ / (sqrt(v̂) + ε), updating `moments` (m, v) in place;
+    with `epsilon_hat` the paper's cheaper form, ε added before the correction (Keras's Adam)."""
+    m, v = moments
+    m[:] = 0.9 * m + 0.1 * gradient
+    v[:] = 0.999 * v + 0.001 * gradient**2
+    if epsilon_hat:
+        return np.sqrt(1 - 0.999**step) / (1 - 0.9**step) * m / (np.sqrt(v) + EPSILON)
+    return (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + EPSILON)
+
+
+def _reference_steps(name, weights, gradients, steps):
+    """The weights after `steps` updates by the paper's AdamW (decoupled decay) or LAMB (decay inside the
+    trust ratio, Model Garden's layer adaptation only for decayed weights); kernels decay, the rest not."""
+    weights = [w.copy() for w in weights]
+    moments = [(np.zeros_like(w), np.zeros_like(w)) for w in weights]
+    for step in range(1, steps + 1):
+        for index, (w, g) in enumerate(zip(weights, gradients)):
+            update = _adam_direction(moments[index], g, step, epsilon_hat=name == "adamw")
+            if index == 0:  # the kernel: the only variable BERT decays
+                if name == "lamb":
+                    update = update + WEIGHT_DECAY * w
+                    update = np.linalg.norm(w) / np.linalg.norm(update) * update
+                else:
+                    update = update + WEIGHT_DECAY * w  # AdamW: lr * wd * w, beside the Adam step
+            w -= LEARNING_RATE * update
+    return weights
+
+
+@pytest.mark.parametrize("name", ["adamw", "lamb"])
+def test_steps_follow_the_paper_and_spare_layer_norm_and_biases(name):
+    variables, gradients = _layers_and_gradients()
+    expected = _reference_steps(name, [v.numpy() for v in variables], gradients, steps=3)
+    optimizer = optimization.create_optimizer(name, LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0,
+                                              weight_decay=WEIGHT_DECAY)  # decays by 3e-9 in 3 steps
+    for _ in range(3):
+        optimizer.apply(gradients, variables)
+    for variable, want in zip(variables, expected):
+        np.testing.assert_allclose(variable.numpy(), want, rtol=2e-5, atol=2e-6, err_msg=variable.path)
+
+
+def test_lamb_round_trips_through_its_config():
+    optimizer = optimization.create_optimizer("lamb", 1e-3, num_train_steps=100, num_warmup_steps=10,
+                                              weight_decay=0.01)
+    restored = type(optimizer).from_config(optimizer.get_config())
+    assert restored.get_config() == optimizer.get_config()
+    assert restored.lamb_weight_decay == 0.01 and restored.weight_decay is None
