@@ -70,8 +70,8 @@ def test_output_dir_without_input_file_is_refused(tmp_path):
 def test_the_demo_refuses_an_eval_file_it_would_not_use(tmp_path):
     result = run_script("run_pretraining.py", f"--eval_file={tmp_path / 'eval.tfrecord'}", timeout=120)
     assert_fails_with_line(result, (
-        "run_pretraining.py: error: --eval_file needs --input_file and --output_dir (the demo evaluates on its "
-        "own held-out articles)"))
+        "run_pretraining.py: error: --eval_file needs --output_dir (the demo evaluates on its own held-out "
+        "articles)"))
 
 
 def demo_options(tmp_path, **overrides) -> PretrainingOptions:

@@ -104,6 +104,58 @@ def test_multi_worker_mirrored_keeps_workers_identical(tmp_path):
         np.testing.assert_array_equal(first[name], second[name], err_msg=name)
 
 
+def test_max_eval_steps_counts_global_batches(tmp_path):
+    (out,) = _finish(_worker("mirrored_eval", tmp_path))
+    examples = json.loads(out.strip().splitlines()[-1])
+    # --max_eval_steps=3 global batches of --eval_batch_size=8, on 1 replica and on 2.
+    assert examples == {"records": [24, 24], "dynamic_masking": [24, 24]}
+
+
+def test_multi_worker_run_writes_only_the_chiefs_files(tmp_path):
+    from bert_test_utils import TINY, write_pretraining_records
+
+    # One file for two workers: each reads it and keeps its share of the records.
+    records = write_pretraining_records(tmp_path / "train.tfrecord", 64, SEQ, PREDICTIONS, TINY["vocab_size"])
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in _free_ports(2)]}
+    workers = [_worker("multi_worker_run", tmp_path, records,
+                       json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})) for i in range(2)]
+    results = [json.loads(out.strip().splitlines()[-1]) for out in _finish(*workers)]
+    assert results[0] == results[1] and results[0]["global_step"] == STEPS
+    # Each worker was given its own --output_dir: the chief's holds the run, the other's nothing.
+    assert sorted(p.name for p in (tmp_path / "out0").iterdir()) == [
+        "bert_config.json", "checkpoint", f"ckpt-{STEPS // 2}.data-00000-of-00001", f"ckpt-{STEPS // 2}.index",
+        f"ckpt-{STEPS}.data-00000-of-00001", f"ckpt-{STEPS}.index", "eval", "eval_results.txt", "train"]
+    assert not (tmp_path / "out1").exists()
+
+
+def _one_worker_tf_config() -> str:
+    """A TF_CONFIG of one worker on a free 127.0.0.1 port: a multi-worker cluster of one."""
+    (port,) = _free_ports(1)
+    return json.dumps({"cluster": {"worker": [f"127.0.0.1:{port}"]}, "task": {"type": "worker", "index": 0}})
+
+
+def test_multi_worker_mirrored_from_the_command_line(tmp_path):
+    from bert_test_utils import TINY, write_pretraining_records, write_tiny_config
+
+    records = write_pretraining_records(tmp_path / "train.tfrecord", 32, SEQ, PREDICTIONS, TINY["vocab_size"])
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, str(REPO / "run_pretraining.py"), "--distribution_strategy=multi_worker_mirrored",
+         f"--input_file={records}", f"--bert_config_file={write_tiny_config(tmp_path)}", f"--output_dir={out}",
+         "--do_train", f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PREDICTIONS}",
+         "--train_batch_size=8", "--num_train_steps=2", "--num_warmup_steps=0"],
+        cwd=REPO, env=dict(_env(), TF_CONFIG=_one_worker_tf_config()), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Strategy CollectiveAllReduceStrategy with 1 replicas" in result.stderr
+    assert (out / "ckpt-2.index").exists()
+
+
+def test_a_strategy_the_runtime_refuses_is_a_distribution_error(tmp_path):
+    (out,) = _finish(_worker("runtime_started", tmp_path, _one_worker_tf_config()))
+    assert out.strip().splitlines()[-1] == ("--distribution_strategy=multi_worker_mirrored: "
+                                            "Collective ops must be configured at program startup")
+
+
 def _train_events(out_dir: pathlib.Path) -> dict[str, dict[int, float]]:
     import tensorflow as tf
 
@@ -274,9 +326,72 @@ def _multi_worker(workdir: pathlib.Path, tf_config: str):
     print(json.dumps({"replicas": strategy.num_replicas_in_sync, "step": step}))
 
 
+def _mirrored_eval_worker(workdir: pathlib.Path):
+    """Prints the examples the eval input holds on 1 and 2 replicas, from records and from text."""
+    import tensorflow as tf
+
+    (cpu,) = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    from bert_test_utils import TINY, write_pretraining_records, write_word_vocab
+    from bert_tf.pretraining.run import _distributed_dataset
+
+    records = write_pretraining_records(workdir / "eval.tfrecord", 64, SEQ, PREDICTIONS, TINY["vocab_size"])
+    sentences = [f"sentence {i} of document {i // 5} has some words ." for i in range(200)]
+    text = "".join(s + ("\n\n" if i % 5 == 4 else "\n") for i, s in enumerate(sentences))
+    (workdir / "corpus.txt").write_text(text, encoding="utf-8")
+    opts = dataclasses.replace(_options(workdir, [records]), eval_batch_size=8, max_eval_steps=3,
+                               vocab_file=write_word_vocab(workdir / "vocab.txt", sentences))
+    inputs = {"records": (opts, [records]),
+              "dynamic_masking": (dataclasses.replace(opts, dynamic_masking=True), [str(workdir / "corpus.txt")])}
+    strategies = (tf.distribute.OneDeviceStrategy("/cpu:0"), tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+    examples = {}
+    for name, (options, files) in inputs.items():
+        for strategy in strategies:
+            dataset = _distributed_dataset(strategy, files, 8, options, is_training=False, vocab_size=None)
+            examples.setdefault(name, []).append(sum(
+                int(labels.shape[0]) for batch in dataset
+                for labels in strategy.experimental_local_results(batch["next_sentence_labels"])))
+    print(json.dumps(examples))
+
+
+def _multi_worker_run(workdir: pathlib.Path, records: str, tf_config: str):
+    """run_pretraining under MultiWorkerMirroredStrategy, into --output_dir out<task index>."""
+    os.environ["TF_CONFIG"] = tf_config
+    from bert_tf.pretraining.run import run_pretraining
+    from bert_tf.training import distribution
+
+    strategy = distribution.create_strategy("multi_worker_mirrored")
+    index = json.loads(tf_config)["task"]["index"]
+    (workdir / f"config{index}").mkdir()
+    opts = dataclasses.replace(_options(workdir / f"config{index}", [records]), output_dir=str(workdir / f"out{index}"),
+                               do_eval=True, max_eval_steps=2, num_train_steps=STEPS,
+                               save_checkpoints_steps=STEPS // 2, log_every=STEPS // 2)
+    print(json.dumps(run_pretraining(opts, strategy)))
+
+
+def _runtime_started(tf_config: str):
+    """Starts TensorFlow's runtime, then asks for MultiWorkerMirroredStrategy; prints the error."""
+    os.environ["TF_CONFIG"] = tf_config
+    import tensorflow as tf
+
+    from bert_tf.training import distribution
+
+    tf.constant(0)  # the runtime starts: collective ops can no longer be configured
+    try:
+        distribution.create_strategy("multi_worker_mirrored")
+    except distribution.DistributionError as e:
+        print(e)
+
+
 if __name__ == "__main__":
     mode, workdir = sys.argv[1], pathlib.Path(sys.argv[2])
     if mode == "mirrored":
         _mirrored_worker(workdir)
     elif mode == "multi_worker":
         _multi_worker(workdir, sys.argv[3])
+    elif mode == "multi_worker_run":
+        _multi_worker_run(workdir, sys.argv[3], sys.argv[4])
+    elif mode == "mirrored_eval":
+        _mirrored_eval_worker(workdir)
+    elif mode == "runtime_started":
+        _runtime_started(sys.argv[3])

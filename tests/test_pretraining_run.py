@@ -13,9 +13,10 @@ import tensorflow as tf
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import write_tf1_checkpoint
 from bert_tf.data.corpus import CorpusError
-from bert_tf.data.pretraining_dataset import InputError
+from bert_tf.data.pretraining_dataset import InputError, pretraining_dataset
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.pretraining import run
+from bert_tf.data import pretraining_features
+from bert_tf.pretraining import checkpoints, run
 from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
 from bert_tf.pretraining.runner import PretrainingRunner
 from bert_tf.training import distribution
@@ -74,6 +75,48 @@ def test_mixed_precision_trains_with_finite_loss(tmp_path, dtype):
         # float16 needs loss scaling against underflowing gradients; bfloat16 has float32's range.
         assert isinstance(runner.optimizer, keras.optimizers.LossScaleOptimizer) == (dtype == "float16")
         assert int(runner.optimizer.iterations.numpy()) == 3
+    finally:
+        distribution.set_precision("float32")
+
+
+def stored_step(checkpoint: str) -> int:
+    """The optimizer's `iterations` saved in `checkpoint` (a loss-scaled optimizer's: its inner one's)."""
+    return int(tf.train.load_variable(checkpoint, "optimizer/inner_optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"))
+
+
+def test_float16_steps_the_loss_scaler_skips_are_made_up(tmp_path):
+    opts = options(tmp_path, dtype="float16")
+    strategy = tf.distribute.get_strategy()
+    try:
+        distribution.set_precision("float16")
+        model, optimizer = build_model(distribution_config(opts), opts, strategy)
+        optimizer.dynamic_scale.assign(2.0 ** 30)  # the first steps' float16 gradients overflow
+        manager = tf.train.CheckpointManager(checkpoints.pretraining_checkpoint(model, optimizer), opts.output_dir,
+                                             max_to_keep=None)
+        dataset = run._distributed_dataset(strategy, [opts.input_file], 8, opts, is_training=True, vocab_size=None)
+        run._train(PretrainingRunner(strategy, model, optimizer, 8), iter(dataset), manager, opts)
+    finally:
+        distribution.set_precision("float32")
+    assert float(optimizer.dynamic_scale.numpy()) < 2.0 ** 30  # steps were skipped
+    assert int(optimizer.iterations.numpy()) == opts.num_train_steps
+    assert [(int(path.rsplit("-", 1)[1]), stored_step(path)) for path in manager.checkpoints] == [(3, 3), (6, 6)]
+
+
+def test_float16_run_whose_loss_is_never_finite_stops(tmp_path):
+    batch = random_pretraining_batch(16, SEQ, PREDICTIONS, TINY["vocab_size"])
+    batch["masked_lm_weights"][:, 0] = np.nan  # a NaN loss, whatever the loss scale
+    path = tmp_path / "nan.tfrecord"
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for i in range(16):
+            values = {name: np.atleast_1d(value[i]).tolist() for name, value in batch.items()}
+            writer.write(pretraining_features.to_example(values).SerializeToString())
+    try:
+        distribution.set_precision("float16")
+        with pytest.raises(ValueError, match=r"^--dtype=float16: the last 100 steps all had non-finite gradients "
+                                             r"\(at step 0\); the loss is not finite whatever the loss scale$"):
+            run_pretraining(options(tmp_path, input_file=str(path), dtype="float16", num_train_steps=1000,
+                                    iterations_per_loop=20, log_every=100, save_checkpoints_steps=100),
+                            tf.distribute.get_strategy())
     finally:
         distribution.set_precision("float32")
 
@@ -148,6 +191,20 @@ def test_a_resumed_run_draws_a_new_data_order(tmp_path):
     assert not np.array_equal(first_batch(0), first_batch(3))
 
 
+def test_eval_only_run_needs_no_input_file(trained, tmp_path):
+    output_dir = shutil.copytree(trained.output_dir, tmp_path / "resumed")
+    result = run_script("run_pretraining.py", "--do_eval", f"--eval_file={trained.input_file}",
+                        f"--output_dir={output_dir}", f"--max_seq_length={SEQ}",
+                        f"--max_predictions_per_seq={PREDICTIONS}", "--max_eval_steps=2", timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "global_step = 6\n" in (output_dir / "eval_results.txt").read_text()
+
+
+def test_eval_file_is_read_only_with_do_eval(tmp_path):
+    opts = options(tmp_path, eval_file=str(tmp_path / "nothing-*"), num_train_steps=1)
+    assert run_pretraining(opts, tf.distribute.get_strategy())["loss"] > 0
+
+
 def test_config_defaults_to_the_resumed_output_dirs_then_the_init_checkpoints(trained, tmp_path):
     assert run_pretraining(resumed(trained, tmp_path, bert_config_file=None),
                            tf.distribute.get_strategy())["loss"] > 0
@@ -180,9 +237,21 @@ def test_resuming_with_another_architecture_is_refused(trained, tmp_path):
 def test_resuming_with_other_shapes_and_no_saved_config_is_one_line(trained, tmp_path):
     opts = resumed(trained, tmp_path, bert_config_file=write_tiny_config(tmp_path, intermediate_size=48))
     pathlib.Path(opts.output_dir, "bert_config.json").unlink()  # nothing to compare the config with
-    with pytest.raises(ValueError, match=r"^--bert_config_file: .*ckpt-6 was written by another architecture "
+    with pytest.raises(ValueError, match=r"^--bert_config_file=\S+: .*ckpt-6 was written by another architecture "
                                          r"\([^\n]*shape[^\n]*\); resume with the config it was written with, "
                                          r"or start a new --output_dir$"):
+        run_pretraining(opts, tf.distribute.get_strategy())
+
+
+def test_an_architecture_mismatch_names_where_the_config_came_from(trained, tmp_path):
+    (tmp_path / "other").mkdir()
+    other = dataclasses.replace(options(tmp_path / "other"), num_train_steps=1,
+                                bert_config_file=write_tiny_config(tmp_path, intermediate_size=48))
+    run_pretraining(other, tf.distribute.get_strategy())
+    opts = resumed(trained, tmp_path, bert_config_file=None, init_checkpoint=other.output_dir)
+    pathlib.Path(opts.output_dir, "bert_config.json").unlink()  # the config comes from --init_checkpoint
+    with pytest.raises(ValueError, match=r"^--init_checkpoint=\S+/other/out's config \(no --bert_config_file\): "
+                                         r".*ckpt-6 was written by another architecture"):
         run_pretraining(opts, tf.distribute.get_strategy())
 
 
@@ -207,6 +276,19 @@ def test_output_dir_of_another_tool_is_refused(tmp_path):
                                          r"with a new --output_dir$"):
         run_pretraining(opts, tf.distribute.get_strategy())
     assert not pathlib.Path(opts.output_dir, "bert_config.json").exists()  # the directory is left as it was
+
+
+def test_fewer_files_than_input_pipelines_share_the_records(tmp_path):
+    path = write_pretraining_records(tmp_path / "one.tfrecord", 16, SEQ, PREDICTIONS, TINY["vocab_size"])
+
+    def rows(input_context=None):  # the examples a pipeline reads, as tuples of input_ids
+        dataset = pretraining_dataset([path], 4, SEQ, PREDICTIONS, is_training=False, input_context=input_context)
+        return [tuple(row) for batch in dataset.as_numpy_iterator() for row in batch["input_ids"]]
+
+    shares = [rows(tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=i, num_replicas_in_sync=2))
+              for i in range(2)]
+    assert [len(share) for share in shares] == [8, 8]
+    assert sorted(shares[0] + shares[1]) == sorted(rows())
 
 
 # -- bad input ------------------------------------------------------------------------------
@@ -296,6 +378,16 @@ def test_unreachable_tpu_fails_within_bounded_time(tmp_path, tpu_flags):
     assert_fails_with_line(result, f"run_pretraining.py: error: {flag}: no TPU answered within 5 s")
     assert not (tmp_path / "out").exists()
     assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("tpu_flag", ["--tpu_name=grpc://127.0.0.1:9", "--master=grpc://127.0.0.1:9"])
+def test_explicit_use_tpu_false_ignores_the_tpu_flags(tmp_path, tpu_flag):
+    result = run_script("run_pretraining.py", "--use_tpu=false", tpu_flag, "--tpu_timeout=5",
+                        f"--input_file={tmp_path}/x", "--bert_config_file=configs/tiny/bert_config.json",
+                        f"--output_dir={tmp_path}/out", "--do_train", timeout=120)
+    assert_fails_with_line(result, f"run_pretraining.py: error: --input_file: no file matches {tmp_path}/x")
+    flag = tpu_flag.split("=")[0].replace("_name", "")
+    assert f"--use_tpu=false: {flag}=grpc://127.0.0.1:9 is ignored" in result.stderr
 
 
 def test_num_tpu_cores_must_be_the_tpus():

@@ -45,15 +45,35 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
                              f"makes it {length}")
 
 
+def read_pipeline_share(files: list[str], read, input_context: tf.distribute.InputContext | None
+                        ) -> tf.data.Dataset:
+    """What this input pipeline reads of `files`, `read` mapping a dataset of file names to what is read
+    from them (records, blocks of lines).
+
+    With at least as many files as pipelines, each pipeline reads its own files; with fewer,
+    every pipeline reads them all and keeps every n-th element read, so that none is left
+    without input. The shares are disjoint when `read` reads in the same order in every
+    pipeline (in file order, or shuffled with a seed).
+    """
+    file_names = tf.data.Dataset.from_tensor_slices(list(files))
+    if input_context is None or input_context.num_input_pipelines == 1:
+        return read(file_names)
+    pipelines, pipeline = input_context.num_input_pipelines, input_context.input_pipeline_id
+    if len(files) >= pipelines:
+        return read(file_names.shard(pipelines, pipeline))
+    return read(file_names).shard(pipelines, pipeline)
+
+
 def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
                         max_predictions_per_seq: int, vocab_size: int | None = None,
                         is_training: bool = True, input_context: tf.distribute.InputContext | None = None,
                         shuffle_buffer: int = 10_000, seed: int | None = None) -> tf.data.Dataset:
     """Batches of pretraining features from TFRecord files, with static shapes.
 
-    For training: files are sharded per input pipeline (`input_context`), read
-    with a parallel interleave, shuffled and repeated. `batch_size` is the batch
-    of this pipeline: with `strategy.distribute_datasets_from_function`, pass
+    For training: files are sharded per input pipeline (`input_context`,
+    `read_pipeline_share`), read with a parallel interleave, shuffled and
+    repeated. `batch_size` is the batch of this pipeline: with
+    `strategy.distribute_datasets_from_function`, pass
     `input_context.get_per_replica_batch_size(global_batch_size)`. Batches drop
     the remainder so every shape is static (TPU, XLA).
 
@@ -62,16 +82,16 @@ def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
     id out of range fails with a clear error instead of a gather error deep in
     the model.
     """
-    dataset = tf.data.Dataset.from_tensor_slices(files)
-    if input_context and input_context.num_input_pipelines > 1:
-        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    def read(file_names: tf.data.Dataset) -> tf.data.Dataset:
+        if not is_training:
+            return tf.data.TFRecordDataset(file_names)
+        return file_names.shuffle(len(files), seed=seed).repeat().interleave(
+            tf.data.TFRecordDataset, cycle_length=min(len(files), 8), num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=seed is not None)
+
+    dataset = read_pipeline_share(files, read, input_context)
     if is_training:
-        dataset = dataset.shuffle(len(files), seed=seed).repeat()
-        dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=min(len(files), 8),
-                                     num_parallel_calls=tf.data.AUTOTUNE, deterministic=seed is not None)
         dataset = dataset.shuffle(shuffle_buffer, seed=seed)
-    else:
-        dataset = tf.data.TFRecordDataset(dataset)
     dataset = dataset.batch(batch_size, drop_remainder=True)
     dataset = dataset.map(
         lambda records: pretraining_features.parse_examples(records, max_seq_length, max_predictions_per_seq),

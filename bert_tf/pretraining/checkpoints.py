@@ -21,16 +21,17 @@ def pretraining_checkpoint(model: BertPretrainer, optimizer) -> tf.train.Checkpo
     return tf.train.Checkpoint(model=model, encoder=model.encoder, optimizer=optimizer)
 
 
-def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, bert_config_file: str) -> None:
+def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, config_source: str) -> None:
     """Refuses to resume the manager's newest checkpoint with another architecture than the
-    bert_config.json beside it, or across --dtype=float16 and the other dtypes."""
+    bert_config.json beside it, or across --dtype=float16 and the other dtypes. `config_source`
+    names where the model's config comes from (`--bert_config_file=...`), for the error."""
     latest = manager.latest_checkpoint
     if not latest:
         return
     try:
         check_stored_config(latest, model)
     except CheckpointError as e:
-        raise ValueError(f"--bert_config_file={bert_config_file}: {e}") from None
+        raise ValueError(f"{config_source}: {e}") from None
     loss_scaled = isinstance(manager.checkpoint.optimizer, keras.optimizers.LossScaleOptimizer)
     if tf.train.load_checkpoint(latest).has_tensor(_LOSS_SCALE) != loss_scaled:
         written = "with" if not loss_scaled else "without"
@@ -39,11 +40,11 @@ def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, 
 
 
 def restore_or_initialize(manager: tf.train.CheckpointManager, model: BertPretrainer,
-                          init_checkpoint: str | None) -> None:
+                          init_checkpoint: str | None, config_source: str = "--bert_config_file") -> None:
     """Resumes from the newest checkpoint in the manager's directory; failing that,
     loads `init_checkpoint` (weights only, any format `bert_tf.checkpoints.load_checkpoint`
     reads: Google TF1, Model Garden TF2, Hugging Face, bert_tf); failing that, keeps the
-    fresh weights."""
+    fresh weights. `config_source` names where the model's config comes from, for the error."""
     latest = manager.latest_checkpoint
     if latest:
         try:
@@ -54,7 +55,7 @@ def restore_or_initialize(manager: tf.train.CheckpointManager, model: BertPretra
                              "--output_dir") from None
         except ValueError as e:  # shapes of another architecture, its bert_config.json gone
             detail = str(e).strip().splitlines()[0]
-            raise ValueError(f"--bert_config_file: {latest} was written by another architecture ({detail}); "
+            raise ValueError(f"{config_source}: {latest} was written by another architecture ({detail}); "
                              "resume with the config it was written with, or start a new --output_dir") from None
         logging.info("Resumed from %s", latest)
     elif init_checkpoint:

@@ -16,12 +16,13 @@ def _main(argv) -> None:
     reject_arguments(argv)
     if FLAGS.input_file is None and FLAGS.output_dir is None:
         if FLAGS.eval_file is not None:  # the demo would evaluate on its held-out articles instead
-            raise flags.ValidationError("--eval_file needs --input_file and --output_dir (the demo evaluates "
-                                        "on its own held-out articles)")
+            raise flags.ValidationError("--eval_file needs --output_dir (the demo evaluates on its own held-out "
+                                        "articles)")
         from bert_tf.pretraining import demo  # only the demo fetches data
         demo.run_demo(FLAGS)
         return
-    if FLAGS.input_file is None:  # a real run's --output_dir must not be filled by the demo
+    evaluates_only = FLAGS.do_eval and not FLAGS.do_train and FLAGS.eval_file is not None  # reads no --input_file
+    if FLAGS.input_file is None and not evaluates_only:  # a real run's --output_dir must not get the demo's data
         raise flags.ValidationError("--input_file is required with --output_dir (without both, "
                                     "run_pretraining.py runs the demo)")
     if FLAGS.output_dir is None:

@@ -13,10 +13,12 @@ def define_pretraining_flags() -> None:
                         "bert_config.json of the model. Default: the one of the --output_dir being resumed, "
                         "else the one stored with --init_checkpoint; the embedded demo's is configs/tiny.")
     flags.DEFINE_string("input_file", None,
-                        "Comma-separated globs of pretraining TFRecords. Without it, the embedded "
-                        "demo fetches the public Wikipedia sample and builds them.")
+                        "Comma-separated globs of pretraining TFRecords. Without it and --output_dir, the "
+                        "embedded demo fetches the public Wikipedia sample and builds them. An eval-only run "
+                        "(--do_eval without --do_train) with --eval_file needs none.")
     flags.DEFINE_string("eval_file", None,
-                        "Comma-separated globs of held-out TFRecords for --do_eval (default: --input_file).")
+                        "Comma-separated globs of held-out TFRecords for --do_eval (default: --input_file); "
+                        "read only with --do_eval.")
     flags.DEFINE_string("output_dir", None, "Checkpoints, TensorBoard logs and eval_results.txt.")
     flags.DEFINE_string("init_checkpoint", None,
                         "Initial weights when --output_dir holds no checkpoint yet: Google TF1, Model Garden "
@@ -34,9 +36,11 @@ def define_pretraining_flags() -> None:
     flags.DEFINE_integer("num_warmup_steps", 10000, "Linear warmup steps.", lower_bound=0)
     flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.", lower_bound=1)
     flags.DEFINE_integer("iterations_per_loop", 1000,
-                         "Train steps per host call (one tf.function running a loop of steps).",
+                         "Train steps per host call (one tf.function running a loop of steps). A call also "
+                         "ends at each multiple of --log_every and --save_checkpoints_steps.",
                          lower_bound=1)
-    flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval batches.", lower_bound=1)
+    flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval batches (global batches of "
+                         "--eval_batch_size, whatever the replica count).", lower_bound=1)
     # Additions.
     flags.DEFINE_enum("optimizer", "adamw", optimization.OPTIMIZERS, "AdamW (the paper) or LAMB.")
     flags.DEFINE_bool("dynamic_masking", False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import tempfile
 import time
 
 import keras
@@ -29,7 +30,7 @@ class PretrainingOptions:
     """What run_pretraining.py's flags say, as one value (tests build it directly)."""
 
     bert_config_file: str | None  # None: the resumed output_dir's, else init_checkpoint's (`resolve_config`)
-    input_file: str
+    input_file: str | None  # None: an eval-only run on eval_file
     output_dir: str
     eval_file: str | None = None
     init_checkpoint: str | None = None
@@ -58,23 +59,30 @@ class PretrainingOptions:
 
 
 def _distributed_dataset(strategy, files, global_batch_size, options, is_training, vocab_size, step=0):
-    """The input of `strategy`. For training, the seed is --random_seed plus the global `step`
-    it starts at, so that a resumed run draws a new order instead of replaying the first batches."""
+    """The input of `strategy`; for eval, --max_eval_steps global batches. For training, the seed is
+    --random_seed plus the global `step` it starts at, so that a resumed run draws a new order instead
+    of replaying the first batches."""
     seed = None if options.random_seed is None else options.random_seed + (step if is_training else 0)
 
     def dataset_fn(context):
         if options.dynamic_masking:  # `files` are text corpora; an endless stream
-            return dynamic_masking.dynamic_masking_dataset(
+            dataset = dynamic_masking.dynamic_masking_dataset(
                 files, options.vocab_file, options.do_lower_case, global_batch_size, options.max_seq_length,
-                options.max_predictions_per_seq, seed=seed, input_context=context
-            ).take(-1 if is_training else options.max_eval_steps)
-        dataset = pretraining_dataset.pretraining_dataset(
-            files, context.get_per_replica_batch_size(global_batch_size), options.max_seq_length,
-            options.max_predictions_per_seq, vocab_size=vocab_size, is_training=is_training,
-            input_context=context, seed=seed)
-        return dataset if is_training else dataset.take(options.max_eval_steps)
+                options.max_predictions_per_seq, seed=seed, input_context=context)
+        else:
+            dataset = pretraining_dataset.pretraining_dataset(
+                files, context.get_per_replica_batch_size(global_batch_size), options.max_seq_length,
+                options.max_predictions_per_seq, vocab_size=vocab_size, is_training=is_training,
+                input_context=context, seed=seed)
+        return dataset if is_training else dataset.take(_pipeline_batches(context, options.max_eval_steps))
 
     return strategy.distribute_datasets_from_function(dataset_fn)
+
+
+def _pipeline_batches(context: tf.distribute.InputContext, global_batches: int) -> int:
+    """The per-replica batches one input pipeline yields for `global_batches` global batches:
+    each global batch takes one from every replica the pipeline feeds."""
+    return global_batches * context.num_replicas_in_sync // context.num_input_pipelines
 
 
 def build_model(config: BertConfig, options: PretrainingOptions, strategy):
@@ -91,23 +99,25 @@ def build_model(config: BertConfig, options: PretrainingOptions, strategy):
     return model, optimizer
 
 
-def resolve_config(options: PretrainingOptions) -> BertConfig:
-    """--bert_config_file; without it, the bert_config.json of the --output_dir being resumed,
-    else the config stored with --init_checkpoint (as the fine-tuning scripts do)."""
+def resolve_config(options: PretrainingOptions) -> tuple[BertConfig, str]:
+    """(config, where it comes from, for errors): --bert_config_file; without it, the bert_config.json
+    of the --output_dir being resumed, else the config stored with --init_checkpoint (as the
+    fine-tuning scripts do)."""
     if options.bert_config_file:
-        return BertConfig.from_json_file(options.bert_config_file)
+        return BertConfig.from_json_file(options.bert_config_file), f"--bert_config_file={options.bert_config_file}"
     saved = os.path.join(options.output_dir, "bert_config.json")
     if tf.train.latest_checkpoint(options.output_dir) and tf.io.gfile.exists(saved):
-        return BertConfig.from_json_file(saved)
+        return BertConfig.from_json_file(saved), f"{saved} (no --bert_config_file: the resumed --output_dir's)"
     if not options.init_checkpoint:
         raise ValueError("--bert_config_file is required without --init_checkpoint or an --output_dir "
                          "to resume")
-    return resolve_bert_config(None, options.init_checkpoint)
+    return (resolve_bert_config(None, options.init_checkpoint),
+            f"--init_checkpoint={options.init_checkpoint}'s config (no --bert_config_file)")
 
 
 def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strategy) -> dict[str, float]:
     """Trains and/or evaluates; returns the eval metrics (or the last train metrics)."""
-    config = resolve_config(options)
+    config, config_source = resolve_config(options)
     config.check_seq_length(options.max_seq_length)
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of --do_train and --do_eval must be set")
@@ -116,8 +126,7 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
                          f"{options.output_dir} has no checkpoint")
     distribution.check_global_batch("train_batch_size", options.train_batch_size, strategy)
     distribution.check_global_batch("eval_batch_size", options.eval_batch_size, strategy)
-    train_files = corpus.expand_input_files(options.input_file)
-    eval_files = (corpus.expand_input_files(options.eval_file, "eval_file") if options.eval_file else train_files)
+    train_files, eval_files = _expand_inputs(options)
     if options.dynamic_masking:
         if not options.vocab_file:
             raise ValueError("--dynamic_masking needs --vocab_file")
@@ -136,8 +145,20 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     if options.do_eval and not options.dynamic_masking:  # the text stream is endless
         _check_one_eval_batch(options, eval_files)
 
-    with _removed_on_failure_without_checkpoint(options.output_dir):
-        return _train_and_evaluate(config, options, strategy, train_files, eval_files)
+    chief = strategy.extended.should_checkpoint  # false on the other workers of MultiWorkerMirroredStrategy
+    with _removed_on_failure_without_checkpoint(options.output_dir) if chief else contextlib.nullcontext():
+        return _train_and_evaluate(config, config_source, options, strategy, train_files, eval_files)
+
+
+def _expand_inputs(options: PretrainingOptions) -> tuple[list[str], list[str]]:
+    """(train files, eval files), each `[]` when that part does not run: a flag the run does not
+    read is not expanded (an eval-only run with --eval_file needs no --input_file)."""
+    eval_flag = _eval_flag(options)
+    read = [flag for flag, runs in (("input_file", options.do_train), (eval_flag, options.do_eval)) if runs]
+    if "input_file" in read and not options.input_file:
+        raise ValueError("--input_file is required to train, and to evaluate without --eval_file")
+    files = {flag: corpus.expand_input_files(getattr(options, flag), flag) for flag in read}
+    return (files["input_file"] if options.do_train else []), (files[eval_flag] if options.do_eval else [])
 
 
 def _eval_flag(options: PretrainingOptions) -> str:
@@ -169,17 +190,20 @@ def _removed_on_failure_without_checkpoint(output_dir: str):
         raise
 
 
-def _train_and_evaluate(config: BertConfig, options: PretrainingOptions, strategy, train_files: list[str],
-                        eval_files: list[str]) -> dict[str, float]:
-    tf.io.gfile.makedirs(options.output_dir)
+def _train_and_evaluate(config: BertConfig, config_source: str, options: PretrainingOptions, strategy,
+                        train_files: list[str], eval_files: list[str]) -> dict[str, float]:
+    """Every worker resumes from --output_dir; only the chief writes there (`_saving_manager`)."""
+    chief = strategy.extended.should_checkpoint
+    if chief:
+        tf.io.gfile.makedirs(options.output_dir)
     model, optimizer = build_model(config, options, strategy)
     manager = tf.train.CheckpointManager(
         checkpoints.pretraining_checkpoint(model, optimizer), options.output_dir,
         max_to_keep=options.keep_checkpoint_max, step_counter=optimizer.iterations)
-    checkpoints.check_resumable(manager, model, options.bert_config_file)
-    checkpoints.restore_or_initialize(manager, model, options.init_checkpoint)
-    # Beside the checkpoints, so that they load with no --bert_config_file (export_model.py, convert).
-    config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
+    checkpoints.check_resumable(manager, model, config_source)
+    checkpoints.restore_or_initialize(manager, model, options.init_checkpoint, config_source)
+    if chief:  # beside the checkpoints, so that they load with no --bert_config_file (export_model.py, convert)
+        config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
     runner = PretrainingRunner(strategy, model, optimizer, options.train_batch_size,
                                jit_compile=options.jit_compile)
 
@@ -187,7 +211,8 @@ def _train_and_evaluate(config: BertConfig, options: PretrainingOptions, strateg
     if options.do_train:
         dataset = _distributed_dataset(strategy, train_files, options.train_batch_size, options, is_training=True,
                                        vocab_size=config.vocab_size, step=int(optimizer.iterations.numpy()))
-        results = _train(runner, iter(dataset), manager, options)
+        with _saving_manager(manager, chief) as saver:
+            results = _train(runner, iter(dataset), saver, options)
     if options.do_eval:
         dataset = _distributed_dataset(strategy, eval_files, options.eval_batch_size, options,
                                        is_training=False, vocab_size=config.vocab_size)
@@ -195,38 +220,63 @@ def _train_and_evaluate(config: BertConfig, options: PretrainingOptions, strateg
         results = pretraining_dataset.input_errors_named(lambda: runner.evaluate(dataset), flag,
                                                          getattr(options, flag))
         results["global_step"] = int(optimizer.iterations.numpy())
-        write_eval_results(options.output_dir, results)
-        _write_scalars(tf.summary.create_file_writer(os.path.join(options.output_dir, "eval")),
-                       results, results["global_step"])
+        if chief:
+            write_eval_results(options.output_dir, results)
+            _write_scalars(tf.summary.create_file_writer(os.path.join(options.output_dir, "eval")),
+                           results, results["global_step"])
         logging.info("Eval results: %s", results)
     return results
 
 
+@contextlib.contextmanager
+def _saving_manager(manager: tf.train.CheckpointManager, chief: bool):
+    """The manager this worker saves with: `manager` on the chief. The other workers of
+    MultiWorkerMirroredStrategy must save too, so they save to a temporary directory of their
+    own, removed afterwards (TF's guidance), and --output_dir holds the chief's checkpoints only."""
+    if chief:
+        yield manager
+        return
+    with tempfile.TemporaryDirectory(prefix="bert_tf-worker-checkpoints-") as directory:
+        yield tf.train.CheckpointManager(manager.checkpoint, directory, max_to_keep=1)
+
+
+# Consecutive steps skipped for non-finite gradients after which a --dtype=float16 run stops: the
+# loss scale has then been halved as many times, so the loss itself is not finite.
+_MAX_SKIPPED_STEPS = 100
+
+
 def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOptions) -> dict:
+    """Trains to --num_train_steps optimizer updates, logging and checkpointing on the way."""
     optimizer = runner.optimizer
     step = int(optimizer.iterations.numpy())
     if step >= options.num_train_steps:
         logging.info("Already trained to step %d", step)
         return {}
-    writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
+    writer = (tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
+              if runner.strategy.extended.should_save_summary else tf.summary.create_noop_writer())
     progress = keras.utils.Progbar(options.num_train_steps, verbose=1 if options.verbose else 0,
                                    stateful_metrics=["loss", "masked_lm_accuracy", "next_sentence_accuracy",
                                                      "masked_lm_loss", "next_sentence_loss", "learning_rate",
                                                      "examples_per_second"])
     progress.update(step)
     results = {}
-    window_start, window_steps = time.perf_counter(), 0
+    window_start, window_steps, skipped = time.perf_counter(), 0, 0
     while step < options.num_train_steps:
-        boundaries = [options.num_train_steps, _next_multiple(step, options.log_every),
-                      _next_multiple(step, options.save_checkpoints_steps),
-                      step + options.iterations_per_loop]
-        num_steps = min(boundaries) - step
+        log_at = _next_multiple(step, options.log_every)
+        save_at = _next_multiple(step, options.save_checkpoints_steps)
+        num_steps = min(options.num_train_steps, log_at, save_at, step + options.iterations_per_loop) - step
         pretraining_dataset.input_errors_named(lambda: runner.train(iterator, num_steps), "input_file",
                                                options.input_file)
-        step += num_steps
+        # The optimizer's count, not num_steps: a step the loss scaler skips (--dtype=float16) updates nothing.
+        updated = int(optimizer.iterations.numpy())
+        skipped = 0 if updated > step else skipped + num_steps
+        if skipped >= _MAX_SKIPPED_STEPS:
+            raise ValueError(f"--dtype={options.dtype}: the last {skipped} steps all had non-finite gradients "
+                             f"(at step {step}); the loss is not finite whatever the loss scale")
+        step = updated
         window_steps += num_steps
         done = step == options.num_train_steps
-        if step % options.log_every == 0 or done:
+        if step == log_at or done:
             elapsed = time.perf_counter() - window_start
             results = runner.metric_results()
             results["learning_rate"] = float(optimization.current_learning_rate(optimizer))
@@ -235,7 +285,7 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
             progress.update(step, [(k, v) for k, v in results.items()])
             runner.reset_metrics()
             window_start, window_steps = time.perf_counter(), 0
-        if step % options.save_checkpoints_steps == 0 or done:
+        if step == save_at or done:
             manager.save(checkpoint_number=step)
     return results
 

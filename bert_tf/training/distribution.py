@@ -26,7 +26,8 @@ def create_strategy(distribution_strategy: str = "default", tpu: str | None = No
     grpc:// address) implies the TPU strategy. Connecting to a TPU that does not
     answer fails with `DistributionError` after `tpu_timeout_s` seconds rather
     than hanging; its message names `--<tpu_flag>`. `num_gpus` defaults to the GPUs
-    TensorFlow sees (0: the CPU).
+    TensorFlow sees (0: the CPU). A strategy the runtime refuses (`RuntimeError`) raises
+    `DistributionError`.
     """
     if tpu:
         distribution_strategy = "tpu"
@@ -45,8 +46,13 @@ def create_strategy(distribution_strategy: str = "default", tpu: str | None = No
 
         return _with_timeout(connect, tpu_timeout_s, f"--{tpu_flag}={tpu}")
     if num_gpus is None:
-        num_gpus = len(tf.config.list_logical_devices("GPU"))
-    return distribute_utils.get_distribution_strategy(distribution_strategy, num_gpus=num_gpus)
+        # Physical, not logical: listing logical devices starts the runtime, after which
+        # MultiWorkerMirroredStrategy can no longer configure its collective ops.
+        num_gpus = len(tf.config.list_physical_devices("GPU"))
+    try:
+        return distribute_utils.get_distribution_strategy(distribution_strategy, num_gpus=num_gpus)
+    except RuntimeError as e:  # TensorFlow's runtime refusing the strategy: one line, not a traceback
+        raise DistributionError(f"--distribution_strategy={distribution_strategy}: {e}") from e
 
 
 def _with_timeout(build, timeout_s: float, what: str):

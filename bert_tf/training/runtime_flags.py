@@ -15,7 +15,9 @@ def define_runtime_flags() -> None:
     plus --distribution_strategy, --dtype, --jit_compile."""
     flags.DEFINE_enum("distribution_strategy", "default", distribution.STRATEGIES,
                       "tf.distribute strategy. --tpu implies tpu.")
-    flags.DEFINE_bool("use_tpu", False, "Whether to use a TPU (needs --tpu_name or --master).")
+    flags.DEFINE_bool("use_tpu", False,
+                      "Whether to use a TPU (needs --tpu_name or --master, which imply it). "
+                      "--use_tpu=false, given explicitly, ignores them (google-research/bert's behaviour).")
     flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use: a name, or a grpc:// address.")
     flags.DEFINE_alias("tpu", "tpu_name")
     flags.DEFINE_string("master", None,
@@ -36,9 +38,15 @@ def define_runtime_flags() -> None:
 
 
 def strategy_from_flags(flag_values: flags.FlagValues):
-    """Sets the precision policy and builds the strategy the runtime flags ask for."""
+    """Sets the precision policy and builds the strategy the runtime flags ask for.
+
+    --tpu_name (or --master) implies the TPU unless --use_tpu=false is given explicitly.
+    """
     tpu_flag = "tpu" if flag_values.tpu_name or not flag_values.master else "master"
     tpu = flag_values[tpu_flag].value
+    if tpu and flag_values["use_tpu"].present and not flag_values.use_tpu:  # as google-research/bert: no TPU
+        logging.warning("--use_tpu=false: --%s=%s is ignored", tpu_flag, tpu)
+        tpu = None
     if flag_values.use_tpu and not tpu:
         raise flags.ValidationError("--use_tpu needs --tpu_name (or --tpu, or --master)")
     distribution.set_precision(flag_values.dtype)
