@@ -156,6 +156,18 @@ def test_corpus_without_tokens_leaves_no_partial_shard(tmp_path, uncased_vocab_f
     assert_no_output(tmp_path)
 
 
+def test_a_failed_run_removes_the_output_directories_it_created(tmp_path, uncased_vocab_file):
+    controls = str(write_file(tmp_path / "controls.txt", "\u0001\u0002\n\n\u0003\n".encode()))
+    (tmp_path / "existing").mkdir()
+    outputs = [str(tmp_path / "new" / "deeper" / "a.tfrecord"), str(tmp_path / "new" / "b.tfrecord"),
+               str(tmp_path / "existing" / "sub" / "c.tfrecord")]
+    options = generator.PretrainingDataOptions(vocab_file=uncased_vocab_file)
+    with pytest.raises(corpus.CorpusError, match=r"^the corpus has no tokens"):
+        generator.create_pretraining_data([controls], outputs, options, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["controls.txt", "existing"]
+    assert not any((tmp_path / "existing").iterdir())
+
+
 def test_invalid_utf8_lines_are_counted(tmp_path, uncased_vocab_file):
     good = str(write_file(tmp_path / "good.txt", b"fine text.\n\nmore text.\n"))
     bad = str(write_file(tmp_path / "bad.txt", b"ok line\n\xff\xfe broken\n\nok\nalso \xc3 broken\n"))
@@ -317,7 +329,7 @@ def finish(process, tmp_path):
     finally:
         process.kill()
     assert list((tmp_path / "tmp").iterdir()) == []
-    assert list((tmp_path / "out").iterdir()) == []
+    assert not (tmp_path / "out").exists()  # the run created it
     return process.returncode, stderr.strip().splitlines()[-1]
 
 

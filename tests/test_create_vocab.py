@@ -1,5 +1,7 @@
 """create_vocab.py: a WordPiece vocab learned from a small real corpus, and its errors."""
 
+import re
+
 import pytest
 from absl import flags
 
@@ -38,6 +40,12 @@ def test_cased_vocab_keeps_case(corpus, tmp_path):
     BertTokenizer(tmp_path / "vocab.txt", do_lower_case=False)
 
 
+def test_words_are_counted_with_literal_special_tokens_split(tmp_path):
+    path = write_file(tmp_path / "corpus.txt", "Hello [SEP] world [MASK].\n")
+    assert vocab_learner.count_words([str(path)], do_lower_case=True) == {
+        "hello": 1, "[": 2, "sep": 1, "]": 2, "world": 1, "mask": 1, ".": 1}
+
+
 def test_a_vocab_learned_over_the_size_is_cut_to_it(tmp_path):
     # 100 words of the same count: the learner keeps all of them or none, 125 tokens or 25.
     words = [a + b for a in "abcdefghij" for b in "abcdefghij"]
@@ -71,9 +79,12 @@ def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
     with pytest.raises(ValueError, match=r"^--vocab_size=6 leaves no room after the 6 reserved tokens$"):
         vocab_learner.create_vocab(str(corpus), output, 6, num_unused=1)
     with pytest.raises(ValueError, match=r"^--vocab_size=20 is too small for this corpus: the smallest vocab "
-                       r"learned has 1\d\d tokens \(its \d+ characters, each also as a ## piece, and 5 "
-                       r"reserved tokens\); use --vocab_size=1\d\d or more$"):
+                       r"it can learn has (1\d\d) tokens \(its (\d+) characters, each also as a ## piece, and 5 "
+                       r"reserved tokens\); use --vocab_size=\1 or more$") as error:
         vocab_learner.create_vocab(str(corpus), output, 20)
+    smallest, chars = map(int, re.search(r"has (\d+) tokens \(its (\d+)", str(error.value)).groups())
+    assert smallest == 2 * chars + 5
+    assert len(vocab_learner.learn_vocab([str(corpus)], smallest)) == smallest  # that size can be had
     with pytest.raises(ValueError, match=r"^--output_file: no directory .*missing$"):
         vocab_learner.create_vocab(str(corpus), tmp_path / "missing" / "vocab.txt", 100)
     assert sorted(tmp_path.iterdir()) == sorted([empty, controls, latin1])

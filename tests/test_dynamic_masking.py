@@ -109,6 +109,40 @@ def test_same_statistics_as_the_tfrecord_path(tmp_path, corpus_file, vocab):
     assert np.all(difference <= [0.01, 0.02, 0.02, 0.05, 0.05]), (dynamic_stats, static_stats)
 
 
+def special_ids_left_unmasked(features, vocab) -> list[list[int]]:
+    """Per example, the special ids among its real tokens that are not masked positions."""
+    masked = np.zeros(features["input_ids"].shape, bool)
+    np.put_along_axis(masked, features["masked_lm_positions"], features["masked_lm_weights"] > 0, axis=1)
+    specials = [vocab.cls_id, vocab.sep_id, vocab.mask_id, vocab.pad_id, vocab.unk_id]
+    return [[token for token in row[real & ~mask] if token in specials]
+            for row, real, mask in zip(features["input_ids"], features["input_mask"] > 0, masked)]
+
+
+def test_literal_special_tokens_in_the_corpus_are_text(tmp_path, vocab):
+    lines = ["the [SEP] token and a [MASK] word .", "a [CLS] here and [PAD] there [UNK] .", "plain words only ."]
+    path = write_file(tmp_path / "special.txt", "".join("\n".join(lines * 3) + "\n\n" for _ in range(20)))
+    records = str(tmp_path / "special.tfrecord")
+    generator.create_pretraining_data([str(path)], [records], generator.PretrainingDataOptions(
+        vocab_file=vocab.path, max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS, dupe_factor=1),
+        progress=False)
+    from_records = next(iter(tf.data.TFRecordDataset(records).batch(1000).map(
+        lambda serialized: pretraining_features.parse_examples(serialized, SEQ, PREDICTIONS))))
+    from_text = next(dataset(str(path), vocab).as_numpy_iterator())
+    for features in ({name: value.numpy() for name, value in from_records.items()}, from_text):
+        assert special_ids_left_unmasked(features, vocab) == [[vocab.cls_id, vocab.sep_id, vocab.sep_id]] * len(
+            features["input_ids"])
+
+
+def test_documents_end_at_lines_blank_to_python_str_strip(vocab):
+    from bert_tf.data.dynamic_masking import _segments
+    from bert_tf.tokenization import BertTokenizer
+
+    lines = ["one two .", "\u3000", "three .", "\u00a0\t", "four .", " ", "five .", "\x1c", "six ."]
+    assert [not line.strip() for line in lines] == [False, True] * 4 + [False]  # create_pretraining_data's test
+    _, documents = _segments(tf.constant(lines), BertTokenizer(vocab.path), segment_tokens=100)
+    assert documents.numpy().tolist() == [0, 1, 2, 3, 4]
+
+
 def test_fresh_masks_every_epoch(tmp_path, vocab):
     text = "\n\n".join(f"document {d} starts here .\nit has words {d} and more words .\nthe end of {d} ."
                        for d in range(8))

@@ -175,6 +175,22 @@ def test_special_tokens_kept_whole(tokenizers):
     assert tokens(tokenizers[False][0], "[MASK] Paris") == ["[MASK]", "Paris"]
 
 
+@pytest.mark.parametrize("lower_case", [True, False], ids=["uncased", "cased"])
+def test_split_special_tokens_splits_them_as_the_reference(lower_case, tokenizers):
+    ours, full = tokenizers[lower_case]
+    split = BertTokenizer(ours.vocab_file, do_lower_case=lower_case, split_special_tokens=True)
+    rng = random.Random(2)
+    specials = ["[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]", "[", "]", " "]
+    texts = ["[CLS] who? [SEP] x[MASK]y [UNK][PAD] [cls]", "[SEP]", "caf\u00e9 [SEP] [MASK]\u00a0[PAD]"]
+    texts += ["".join(rng.choices(TRICKY + specials * 4, k=rng.randint(0, 20))) for _ in range(1000)]
+    expected = reference_ids(full, texts)
+    assert split.tokenize(texts).to_list() == expected
+    assert split.tokenize_with_offsets(texts)[0].to_list() == expected
+    assert split.tokenize_words(texts).row_lengths().numpy().tolist() == [
+        len(full.basic_tokenizer.tokenize(text)) for text in texts]
+    assert ours.tokenize(["[SEP]"]).to_list() == [[ours.vocab.sep_id]]  # kept whole by default
+
+
 def test_offsets_point_into_the_original_text(tokenizer, wiki_lines):
     rng = random.Random(1)
     texts = [line for line in wiki_lines if not line.isascii()][:800]

@@ -26,8 +26,8 @@ from typing import Sequence
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf.data import corpus, pretraining_features
-from bert_tf.tokenization import BertTokenizer
+from bert_tf.data import corpus, pretraining_dataset, pretraining_features
+from bert_tf.tokenization import BertTokenizer, unicode_tables
 
 _BLOCK_LINES = 512  # lines tokenized and paired at a time
 
@@ -43,8 +43,9 @@ def _segments(lines: tf.Tensor, tokenizer: BertTokenizer, segment_tokens: int):
 
     A block without tokens (blank or control-character lines) gives `m = 0`.
     """
-    lines = tf.strings.strip(lines)
-    document = tf.cumsum(tf.cast(tf.equal(lines, ""), tf.int64))  # blank lines end documents
+    # Blank lines end documents: blank to Python's `str.strip`, as in create_pretraining_data.
+    blank = tf.strings.regex_full_match(lines, unicode_tables.regex_class(unicode_tables.whitespace_ranges()) + "*")
+    document = tf.cumsum(tf.cast(blank, tf.int64))
     sentences = tokenizer.tokenize(lines)
     keep = sentences.row_lengths() > 0
     sentences, document = tf.ragged.boolean_mask(sentences, keep), tf.boolean_mask(document, keep)
@@ -68,15 +69,12 @@ def _segment_stream(files: Sequence[str], tokenizer, segment_tokens: int, seed, 
 
     Endless, with the files reshuffled every pass; with `endless=False`, one pass in file order.
     """
-    dataset = tf.data.Dataset.from_tensor_slices(list(files))
-    shard_files = input_context is not None and len(files) >= input_context.num_input_pipelines
-    if shard_files:
-        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-    if endless:
-        dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
-    blocks = dataset.flat_map(tf.data.TextLineDataset).batch(_BLOCK_LINES)
-    if input_context is not None and not shard_files:
-        blocks = blocks.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    def read_blocks(file_names: tf.data.Dataset) -> tf.data.Dataset:
+        if endless:
+            file_names = file_names.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
+        return file_names.flat_map(tf.data.TextLineDataset).batch(_BLOCK_LINES)
+
+    blocks = pretraining_dataset.read_pipeline_share(files, read_blocks, input_context)
 
     def pairs(lines):
         segments, document = _segments(lines, tokenizer, segment_tokens)
@@ -162,7 +160,7 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
     """
     if isinstance(files, str):
         raise TypeError(f"files: a list of corpus files, not the string {files!r}")
-    tokenizer = BertTokenizer(vocab_file, do_lower_case)
+    tokenizer = BertTokenizer(vocab_file, do_lower_case, split_special_tokens=True)  # as create_pretraining_data
     vocab = tokenizer.vocab
     if input_context is not None:
         batch_size = input_context.get_per_replica_batch_size(batch_size)

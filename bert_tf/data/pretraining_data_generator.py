@@ -147,7 +147,8 @@ class _ChunkProcessor:
     def __init__(self, options: PretrainingDataOptions, scratch_dir: str):
         self.options = options
         self.scratch_dir = scratch_dir
-        self.tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case)
+        # Corpus text: a literal "[SEP]" is split as google-research/bert splits it, not the separator.
+        self.tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case, split_special_tokens=True)
         vocab = self.tokenizer.vocab
         self.special_ids = dict(cls_id=vocab.cls_id, sep_id=vocab.sep_id, pad_id=vocab.pad_id)
         self.masking = masked_lm.MaskingConfig(
@@ -317,14 +318,38 @@ def output_paths(output_file: str, num_output_shards: int | None = None) -> list
     return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
 
 
-def _make_output_directories(output_files: list[str]) -> None:
-    """Creates the folders of `output_files`; raises `PretrainingDataError` where one cannot be."""
-    for directory in sorted({os.path.dirname(p) for p in output_files} - {""}):
-        try:
-            tf.io.gfile.makedirs(directory)
-        except tf.errors.OpError as e:
-            raise PretrainingDataError(f"--output_file: cannot create the directory {directory} "
-                                       f"({e.message.splitlines()[0]})") from None
+def _highest_missing(directory: str) -> str | None:
+    """The outermost of `directory` and its parents that does not exist; None if it exists."""
+    missing = None
+    while directory and not tf.io.gfile.exists(directory):
+        missing, parent = directory, os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return missing
+
+
+@contextlib.contextmanager
+def _output_directories(output_files: list[str]):
+    """Creates the folders of `output_files`, raising `PretrainingDataError` where one cannot be;
+    if the block fails, removes the ones it created, so that a failed run leaves nothing behind."""
+    created = []
+    try:
+        for directory in sorted({os.path.dirname(p) for p in output_files} - {""}):
+            missing = _highest_missing(directory)
+            try:
+                tf.io.gfile.makedirs(directory)
+            except tf.errors.OpError as e:
+                raise PretrainingDataError(f"--output_file: cannot create the directory {directory} "
+                                           f"({e.message.splitlines()[0]})") from None
+            if missing:
+                created.append(missing)
+        yield
+    except BaseException:
+        for directory in created:
+            if tf.io.gfile.exists(directory):
+                tf.io.gfile.rmtree(directory)
+        raise
 
 
 def create_pretraining_data(input_files: list[str], output_files: list[str],
@@ -335,8 +360,9 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
 
     Every check runs before any output is opened; an error during the run
     leaves no output file behind (each shard is written under a temporary name),
-    nor the scratch directory. A worker process that dies (killed by the system
-    when out of memory) ends the run with a `PretrainingDataError`.
+    nor the scratch directory, nor an output directory it created. A worker
+    process that dies (killed by the system when out of memory) ends the run
+    with a `PretrainingDataError`.
     Shards that get no example (more shards than examples) are written empty,
     with a warning.
 
@@ -355,8 +381,8 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     total_bytes = sum(c.end - c.start for c in chunks)
     stats = Statistics()
     start_time = time.perf_counter()
-    _make_output_directories(output_files)
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_output_directories(output_files))  # exited last: after the shards are removed
         scratch_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="create_pretraining_data-"))
         shards = [stack.enter_context(tf.io.gfile.GFile(stack.enter_context(io_utils.atomic_output(p)), "wb"))
                   for p in output_files]

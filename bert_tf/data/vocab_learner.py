@@ -36,8 +36,9 @@ def reserved_tokens(num_unused: int = 0) -> list[str]:
 
 
 def count_words(files, do_lower_case: bool, batch_size: int = 1024) -> collections.Counter:
-    """Word -> count over the lines of `files`, split as `BertTokenizer` splits them."""
-    basic_tokenizer = BasicTokenizer(do_lower_case)
+    """Word -> count over the lines of `files`, split as `BertTokenizer` splits corpus text
+    (a literal `[SEP]` into `[`, `sep`, `]`)."""
+    basic_tokenizer = BasicTokenizer(do_lower_case, split_special_tokens=True)
     lines = tf.data.TextLineDataset(files).batch(batch_size).map(
         basic_tokenizer.tokenize, num_parallel_calls=tf.data.AUTOTUNE)
     try:
@@ -60,11 +61,18 @@ def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: 
     if len(tokens) > vocab_size:  # the learner's search over count thresholds can end above the size
         tokens = drop_least_used_pieces(tokens, len(reserved), vocab_size, word_counts)
     if len(tokens) > vocab_size:
+        # What no dropping can remove: the reserved tokens, the characters and their ## pieces.
+        smallest = len(tokens) - len(_longer_pieces(tokens[len(reserved):]))
         chars = sum(len(token) == 1 for token in tokens[len(reserved):])
-        raise ValueError(f"--vocab_size={vocab_size} is too small for this corpus: the smallest vocab learned "
-                         f"has {len(tokens)} tokens (its {chars} characters, each also as a ## piece, and "
-                         f"{len(reserved)} reserved tokens); use --vocab_size={len(tokens)} or more")
+        raise ValueError(f"--vocab_size={vocab_size} is too small for this corpus: the smallest vocab it can "
+                         f"learn has {smallest} tokens (its {chars} characters, each also as a ## piece, and "
+                         f"{len(reserved)} reserved tokens); use --vocab_size={smallest} or more")
     return tokens
+
+
+def _longer_pieces(tokens: list[str]) -> list[str]:
+    """The tokens of more than one character (`##` aside): those a vocab can do without."""
+    return [token for token in tokens if len(token.removeprefix("##")) > 1]
 
 
 def drop_least_used_pieces(tokens: list[str], num_reserved: int, vocab_size: int,
@@ -81,7 +89,7 @@ def drop_least_used_pieces(tokens: list[str], num_reserved: int, vocab_size: int
     ['a', 'b', '##a', '##b', 'ab', 'ba']
     """
     excess = len(tokens) - vocab_size
-    pieces = [token for token in tokens[num_reserved:] if len(token.removeprefix("##")) > 1]
+    pieces = _longer_pieces(tokens[num_reserved:])
     if excess > len(pieces):
         return tokens
     words = list(word_counts)

@@ -18,7 +18,9 @@ class BasicTokenizer(tf.Module):
     `BertNormalizer`, then a regex split on spaces that keeps each punctuation
     and CJK character (the reference's classes) as a word of its own, then
     lower-casing. Unlike the reference, the special tokens (`[CLS]`, `[SEP]`,
-    `[MASK]`, `[UNK]`, `[PAD]`, case-sensitive) stay one word wherever they are.
+    `[MASK]`, `[UNK]`, `[PAD]`, case-sensitive) stay one word wherever they are;
+    with `split_special_tokens` they are split at the brackets as the reference
+    splits them (for corpus text, where they are words like any other).
     Ops used: those of `BertNormalizer`, RegexSplitWithOffsets, RegexFullMatch,
     StringLower.
 
@@ -27,14 +29,15 @@ class BasicTokenizer(tf.Module):
     [[b'hello', b',', b'[MASK]', b'world', b'!']]
     """
 
-    def __init__(self, lower_case: bool, name: str | None = None):
+    def __init__(self, lower_case: bool, split_special_tokens: bool = False, name: str | None = None):
         super().__init__(name=name)
         self.lower_case = lower_case
+        self.split_special_tokens = split_special_tokens
         self.normalizer = BertNormalizer(lower_case)
         self._special_tokens = "|".join(map(re.escape, SPECIAL_TOKENS))
         isolated = unicode_tables.regex_class(unicode_tables.isolated_ranges())
         # Special tokens first: RE2 takes the first alternative that matches at a position.
-        self._keep_pattern = f"{self._special_tokens}|{isolated}"
+        self._keep_pattern = isolated if split_special_tokens else f"{self._special_tokens}|{isolated}"
         self._split_pattern = f" +|{self._keep_pattern}"
 
     def tokenize(self, texts) -> tf.RaggedTensor:
@@ -59,5 +62,7 @@ class BasicTokenizer(tf.Module):
         if not self.lower_case:
             return words
         flat = words.flat_values
+        if self.split_special_tokens:
+            return words.with_flat_values(tf.strings.lower(flat))
         return words.with_flat_values(tf.where(
             tf.strings.regex_full_match(flat, self._special_tokens), flat, tf.strings.lower(flat)))

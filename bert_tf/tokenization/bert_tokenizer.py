@@ -13,6 +13,8 @@ from bert_tf.tokenization.vocab import Vocab
 # special token, so tensorflow-text's end-to-end WordPiece (which splits on ASCII
 # whitespace and punctuation exactly as BasicTokenizer does) tokenizes it as is.
 _ASCII_TEXT = r"[\x20-\x5a\x5c-\x7e]*"
+# With the special tokens split at the brackets, "[" is punctuation like any other.
+_ASCII_TEXT_WITH_BRACKETS = r"[\x20-\x7e]*"
 
 
 class BertTokenizer(tf.Module):
@@ -25,12 +27,15 @@ class BertTokenizer(tf.Module):
     reference splits them at the brackets), and words of more than
     `max_chars_per_word` characters (after normalization) become `[UNK]`: 200 as
     in google-research/bert, where Model Garden's copy allows 400.
+    `split_special_tokens=True` splits them as the reference does: for corpus
+    text (pretraining data), where a literal `[SEP]` is text, not the separator.
 
-    Lines of printable ASCII without `[` go straight to tensorflow-text's
-    end-to-end `FastWordpieceTokenizer`; the other lines go through
-    `BasicTokenizer`, then the same WordPiece on the words. It works on Python
-    strings and on `tf.string` tensors, eagerly, in `tf.data` and inside a
-    `tf.function` (so an exported SavedModel tokenizes in-graph). tensorflow-text
+    Lines of printable ASCII without `[` (with `split_special_tokens`, with it)
+    go straight to tensorflow-text's end-to-end `FastWordpieceTokenizer`; the
+    other lines go through `BasicTokenizer`, then the same WordPiece on the
+    words. It works on Python strings and on `tf.string` tensors, eagerly, in
+    `tf.data` and inside a `tf.function` (so an exported SavedModel tokenizes
+    in-graph). tensorflow-text
     ops in the graph: FastWordpieceTokenizeWithOffsets and RegexSplitWithOffsets;
     TFText>FastWordpieceDetokenize for `detokenize`. The rest, `pack_inputs`
     included, are core TF ops.
@@ -44,7 +49,7 @@ class BertTokenizer(tf.Module):
     """
 
     def __init__(self, vocab_file, do_lower_case: bool = True, max_chars_per_word: int = 200,
-                 name: str | None = None):
+                 split_special_tokens: bool = False, name: str | None = None):
         super().__init__(name=name)
         self.vocab = Vocab.from_file(vocab_file)
         self.vocab_file = self.vocab.path
@@ -59,8 +64,9 @@ class BertTokenizer(tf.Module):
         self._wordpiece = tf_text.FastWordpieceTokenizer(
             vocab, max_bytes_per_word=4 * max_chars_per_word, token_out_type=tf.int32,
             unknown_token=unk, no_pretokenization=True, support_detokenization=True)
-        self._basic_tokenizer = BasicTokenizer(do_lower_case)
+        self._basic_tokenizer = BasicTokenizer(do_lower_case, split_special_tokens)
         self._unk_token = unk
+        self._ascii_text = _ASCII_TEXT_WITH_BRACKETS if split_special_tokens else _ASCII_TEXT
 
     @property
     def vocab_size(self) -> int:
@@ -145,9 +151,10 @@ class BertTokenizer(tf.Module):
         return self._route(texts, unit, self._tokenize_exactly)
 
     def _route(self, texts, unit, tokenize_other):
-        """Rows of printable ASCII without `[` through the end-to-end WordPiece, the others
-        through `tokenize_other(texts, unit)`; the results in the input's row order."""
-        is_ascii = tf.strings.regex_full_match(texts, _ASCII_TEXT)
+        """Rows of printable ASCII without `[` (unless the special tokens are split) through the
+        end-to-end WordPiece, the others through `tokenize_other(texts, unit)`; the results in the
+        input's row order."""
+        is_ascii = tf.strings.regex_full_match(texts, self._ascii_text)
         # Serving requests are mostly all ASCII: then the end-to-end WordPiece is all that runs.
         return tf.cond(tf.reduce_all(is_ascii), lambda: self._tokenize_ascii(texts, unit),
                        lambda: self._route_mixed(texts, is_ascii, unit, tokenize_other))

@@ -156,6 +156,12 @@ def isolated_ranges() -> tuple[tuple[int, int], ...]:
 
 
 @functools.cache
+def whitespace_ranges() -> tuple[tuple[int, int], ...]:
+    """Python's `str.isspace` characters, which `str.strip` strips (U+3000 and U+00A0 among them)."""
+    return to_ranges([cp for cp in range(sys.maxunicode + 1) if chr(cp).isspace()])
+
+
+@functools.cache
 def final_sigma_ranges() -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
     """`(cased, case_ignorable)` code point ranges, as `str.lower` sees them here.
 
