@@ -30,7 +30,7 @@ class BertTokenizer(tf.Module):
     `split_special_tokens=True` splits them as the reference does: for corpus
     text (pretraining data), where a literal `[SEP]` is text, not the separator.
 
-    Lines of printable ASCII without `[` (with `split_special_tokens`, with it)
+    Lines of printable ASCII without `[` (with `split_special_tokens`, `[` too)
     go straight to tensorflow-text's end-to-end `FastWordpieceTokenizer`; the
     other lines go through `BasicTokenizer`, then the same WordPiece on the
     words. It works on Python strings and on `tf.string` tensors, eagerly, in
