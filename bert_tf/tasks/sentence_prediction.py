@@ -118,16 +118,16 @@ class SentencePredictionTask(FineTuningTask):
         GLUE submission file (`MRPC.tsv`) is `index<TAB>prediction` with the file's own index.
         """
         logits = outputs[OUTPUT]  # [n, num_classes]
+        predictions = self._predictions(logits)  # [n]
         paths = [os.path.join(output_dir, f"{split}_results.tsv")]
-        atomic_write_rows(paths[0], self._results_rows(logits), delimiter="\t")
+        atomic_write_rows(paths[0], self._results_rows(logits, predictions), delimiter="\t")
         if isinstance(self.processor, glue.GlueProcessor):
             paths.append(os.path.join(output_dir, self.processor.submission_name(split)))
-            atomic_write_rows(paths[1], self._submission_rows(encoded.metadata, logits), delimiter="\t")
+            atomic_write_rows(paths[1], self._submission_rows(encoded.metadata, predictions), delimiter="\t")
         return paths
 
-    def _results_rows(self, logits: np.ndarray) -> list[tuple]:
-        """`<split>_results.tsv`'s rows, header first, for `[n, num_classes]` logits."""
-        predictions = self._predictions(logits)  # [n]
+    def _results_rows(self, logits: np.ndarray, predictions: np.ndarray) -> list[tuple]:
+        """`<split>_results.tsv`'s rows, header first, for `[n, num_classes]` logits and their `[n]` predictions."""
         if self.processor.is_regression:
             return [("index", "prediction"), *((i, f"{score:.6f}") for i, score in enumerate(predictions))]
         probabilities = special.softmax(logits.astype(np.float64), axis=-1)  # [n, num_classes]
@@ -135,10 +135,9 @@ class SentencePredictionTask(FineTuningTask):
                 *((i, self.label_list[p], *(f"{x:.6f}" for x in probs))
                   for i, (p, probs) in enumerate(zip(predictions, probabilities)))]
 
-    def _submission_rows(self, examples: list[glue.InputExample], logits: np.ndarray) -> list[tuple]:
+    def _submission_rows(self, examples: list[glue.InputExample], predictions: np.ndarray) -> list[tuple]:
         """A GLUE submission file's rows, header first: each example's index and predicted label (STS-B:
         its score, 3 decimals)."""
-        predictions = self._predictions(logits)  # [n]
         values = ([f"{score:.3f}" for score in predictions] if self.processor.is_regression
                   else [self.label_list[i] for i in predictions])
         return [("index", "prediction"), *((e.guid, v) for e, v in zip(examples, values))]
