@@ -28,6 +28,7 @@ import json
 
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
 from bert_tf.data import text_files
 from bert_tf.data.windows import context_score, window_spans
@@ -78,8 +79,11 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False, requir
     """Reads a SQuAD JSON file (`{"data": [{"paragraphs": [{"context", "qas"}]}]}`).
 
     With `check_answer_start` (a training file, whose answers become token positions),
-    every answer must be the slice of the context at its `answer_start`; a file that is
-    only scored is not checked, as the official evaluators read only the answer texts. A
+    each answer becomes the slice of the context at its `answer_start` that equals its text,
+    or equals it but for whitespace (as google-research/bert matches them). A question none
+    of whose answers is there is skipped with a warning, as google-research/bert skips it;
+    a file with no question left is refused. A file that is only scored is not checked, as
+    the official evaluators read only the answer texts. A
     question marked `is_impossible` needs `version_2_with_negative`; with
     `require_answers`, any other question needs at least one answer, without
     it a question may have no `answers` field at all.
@@ -91,7 +95,7 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False, requir
         raise SquadDataError(f"{path}: malformed JSON: {error}") from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise SquadDataError(f'{path}: not a SQuAD file: expected an object with a "data" list')
-    examples, seen = [], {}
+    examples, seen, unlocated = [], {}, []
     for a, article in enumerate(data["data"]):
         for p, paragraph in enumerate(_field(article, "paragraphs", path, f"article {a}", list)):
             where = f"article {a} paragraph {p}"
@@ -101,9 +105,24 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False, requir
                 if qas_id in seen:
                     raise SquadDataError(f"{path}: question {qas_id}: duplicate id (also in {seen[qas_id]})")
                 seen[qas_id] = where
-                examples.append(_read_question(qa, qas_id, context, path, version_2_with_negative,
-                                               require_answers, check_answer_start))
+                try:
+                    examples.append(_read_question(qa, qas_id, context, path, version_2_with_negative,
+                                                   require_answers, check_answer_start))
+                except _AnswerNotInContext as skipped:
+                    unlocated.append(str(skipped))
+    if unlocated:
+        _skip_unlocated(path, unlocated, len(examples))
     return examples
+
+
+def _skip_unlocated(path: str, unlocated: list[str], num_kept: int) -> None:
+    """Warns of the training questions skipped for answers not in their context (`unlocated`: why,
+    one per question); refuses a file that has none left."""
+    if not num_kept:
+        raise SquadDataError(f"{path}: no question has its answer in the context at its answer_start, "
+                             f"e.g. {unlocated[0]}")
+    logging.warning("%s: skipped %d of %d questions whose answer is not in the context at its answer_start, "
+                    "e.g. %s", path, len(unlocated), len(unlocated) + num_kept, unlocated[0])
 
 
 _TYPE_NAMES = {list: "a list", str: "a string", bool: "true or false", int: "an integer"}
@@ -144,21 +163,40 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
         text, start = _field(answer, "text", path, where, str), _field(answer, "answer_start", path, where, int)
         if not text.strip():
             raise SquadDataError(f"{path}: {where}: empty answer text {text!r}")
-        if check_answer_start:
-            _check_answer_start(text, start, context, f"{path}: {where}")
         answers.append((text, start))
     if require_answers and not is_impossible and not answers:
         raise SquadDataError(f"{path}: {where} has no answers and is not is_impossible")
+    if check_answer_start and answers:
+        located = [a for a in (_located_answer(text, start, context) for text, start in answers) if a]
+        if not located:
+            text, start = answers[0]
+            found = (f"gives {context[start:start + len(text)]!r}, not the answer text {text!r}" if start >= 0
+                     else "is not a character offset")
+            raise _AnswerNotInContext(f"{where}: answer_start {start} {found}")
+        answers = located
     return SquadExample(qas_id, question, context, tuple(answers), is_impossible)
 
 
-def _check_answer_start(text: str, start: int, context: str, where: str) -> None:
-    """Raises `SquadDataError` unless `text` is the slice of `context` at `start`."""
+class _AnswerNotInContext(Exception):
+    """A training question none of whose answers is in its context at the answer's answer_start."""
+
+
+def _located_answer(text: str, start: int, context: str) -> tuple[str, int] | None:
+    """(the slice of `context` from `start` that is `text`, or `text` but for whitespace, its
+    start), or None where there is none: the answer as training locates it in the context."""
     if start < 0:
-        raise SquadDataError(f"{where}: answer_start {start!r} is not a character offset")
-    if context[start:start + len(text)] != text:
-        raise SquadDataError(f"{where}: answer_start {start} gives {context[start:start + len(text)]!r}, "
-                             f"not the answer text {text!r}")
+        return None
+    if context.startswith(text, start):
+        return text, start
+    first, end = None, start
+    for char in "".join(text.split()):
+        while end < len(context) and context[end].isspace():
+            end += 1
+        if end == len(context) or context[end] != char:
+            return None
+        first = end if first is None else first
+        end += 1
+    return context[first:end], first
 
 
 def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,
