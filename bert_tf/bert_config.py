@@ -10,6 +10,7 @@ from typing import Any
 from absl import logging
 
 from bert_tf import io_utils
+from bert_tf.data import text_files
 from bert_tf.layers.activations import HIDDEN_ACTIVATIONS
 
 
@@ -116,18 +117,7 @@ class BertConfig:
     def from_json_file(cls, path: str | os.PathLike) -> "BertConfig":
         """Reads a google-research/bert `bert_config.json`."""
         path = os.fspath(path)
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: no such config file") from None
-        except OSError as e:
-            raise ConfigError(f"{path}: cannot read config file: {e.strerror}") from None
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-        return cls.from_dict(values, source=path)
+        return cls.from_dict(text_files.read_json(path, ConfigError, what="config file"), source=path)
 
     def to_dict(self) -> dict[str, Any]:
         """The bert_config.json keys and values, `extra` included."""

@@ -62,7 +62,7 @@ def test_bad_json(tmp_path):
     path = write_file(tmp_path / "bert_config.json", '{"vocab_size": 10,\n "hidden_size": }')
     with pytest.raises(ConfigError) as e:
         BertConfig.from_json_file(path)
-    assert str(e.value) == f"{path}: invalid JSON at line 2 column 17: Expecting value"
+    assert str(e.value) == f"{path}:2:17: invalid JSON (Expecting value)"
 
 
 def test_wrong_field_value(tmp_path):

@@ -10,7 +10,10 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import save_file
 
+from bert_tf import ConfigError
 from bert_tf.checkpoints import load_checkpoint, write_tf1_checkpoint
+from bert_tf.checkpoints.loader import LoadReport
+from bert_tf.checkpoints.task_heads import checkpoint_heads
 from bert_tf.checkpoints.tf1_names import tf1_variables
 from bert_tf.export import export_hub_pair, export_task_model
 from bert_tf.export.checkpoint_model import model_from_checkpoint
@@ -141,6 +144,17 @@ def test_a_hugging_face_classifier_is_a_token_head_only_from_a_token_classifier(
     looked_for = "Hugging Face BertForTokenClassification or a bert_tf token classifier"
     with pytest.raises(ValueError, match=no_head(tmp_path / "classifier", "token", looked_for, holds="classifier")):
         model_from_checkpoint(str(tmp_path / "classifier"), "token", tiny_config())
+
+
+def test_a_corrupt_hugging_face_config_is_a_one_line_error_naming_it(tmp_path):
+    """Telling a Hugging Face token head from a sentence head reads config.json: a broken one is named."""
+    (tmp_path / "config.json").write_text('{"architectures": ["BertForTokenClassification"]')
+    head = {"kernel": np.zeros([64, 3], np.float32), "bias": np.zeros([3], np.float32)}
+    report = LoadReport(str(tmp_path / "model.safetensors"), "hf_safetensors", [], [], [], [],
+                        {"classifier": head}, None)
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(tmp_path))}/config.json:1:49: invalid JSON "
+                                    r"\(Expecting ',' delimiter\)$"):
+        checkpoint_heads(report)
 
 
 def test_a_keras_file_gives_the_head_of_its_own_model_type(tmp_path):

@@ -14,10 +14,12 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.finetuning import run_finetuning
+from bert_tf.finetuning.best_checkpoint import read_best_metrics
+from bert_tf.finetuning.training_backup import TrainingBackup
 from bert_tf.models import BertClassifier
 from bert_tf.tokenization import BertTokenizer
 from bert_tf.training import distribution
-from bert_test_utils import write_tiny_config
+from bert_test_utils import tiny_encoder, write_tiny_config
 from test_finetuning_driver import KeywordTask, _options
 
 # KeywordTask's 512 training examples in batches of 64: 8 steps an epoch.
@@ -162,6 +164,24 @@ def test_a_resume_with_another_schedule_is_a_one_line_error(tmp_path):
             _run(_resume_options(tmp_path, **change))
         assert (backup / "checkpoint").exists()  # kept for a resume with the right flags
     _run(options)
+
+
+def test_corrupt_settings_and_best_metrics_are_one_line_errors_naming_them(tmp_path):
+    """A resume reads settings.json and best/metrics.json: a broken one is named, where its JSON breaks."""
+    model = BertClassifier(tiny_encoder(), num_classes=2)
+    model.build_with_dummy_inputs()
+    model.compile(optimizer="adam")
+    directory = str(tmp_path / "backup")
+    TrainingBackup(model, directory, settings={"train_batch_size": 64}).on_epoch_end(0)  # its first backup
+    (tmp_path / "backup" / "settings.json").write_text('{"train_batch_size": 64,\n')
+    with pytest.raises(ValueError, match=rf"^{re.escape(directory)}/settings.json:2:1: invalid JSON "
+                                         r"\(Expecting property name enclosed in double quotes\)$"):
+        TrainingBackup(model, directory, settings={"train_batch_size": 64}).restore("--bert_config_file")
+    (tmp_path / "best").mkdir()
+    (tmp_path / "best" / "metrics.json").write_text('{"accuracy": }')
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path))}/best/metrics.json:1:14: "
+                                         r"invalid JSON \(Expecting value\)$"):
+        read_best_metrics(str(tmp_path))
 
 
 def test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from(tmp_path, capsys):

@@ -49,7 +49,7 @@ def test_missing_file_and_bytes_not_utf8_name_the_file(tmp_path):
 def test_malformed_json_and_missing_fields_name_the_file(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text('{"data": [{"paragraphs": [}', encoding="utf-8")
-    with pytest.raises(SquadDataError, match=rf"^{broken}: malformed JSON: .*line 1 column 27"):
+    with pytest.raises(SquadDataError, match=rf"^{broken}:1:27: invalid JSON \(Expecting value\)$"):
         read_squad_examples(str(broken))
     no_question = tmp_path / "no_question.json"
     no_question.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [

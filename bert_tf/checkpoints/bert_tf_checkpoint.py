@@ -8,7 +8,6 @@ encoder=its encoder, optimizer=...)` (pretraining; the optimizer's `iterations` 
 from __future__ import annotations
 
 import collections
-import json
 import zipfile
 
 import keras
@@ -21,6 +20,7 @@ from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWe
 from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.checkpoints.tf_checkpoint_reader import (ObjectGraph, encoder_paths, open_reader,
                                                       read_tensor, unread_variables)
+from bert_tf.data import text_files
 from bert_tf.models.bert_encoder import BertEncoder
 
 
@@ -165,13 +165,15 @@ def _encoder_config(node):
 
 def keras_file_config(path: str) -> BertConfig | None:
     """The encoder's `BertConfig` from a `.keras` file's `config.json`, without loading weights."""
+    source = f"{path}:config.json"
     try:
         with zipfile.ZipFile(path) as archive:
-            config = json.loads(archive.read("config.json"))
-    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as e:
+            data = archive.read("config.json")
+    except (OSError, KeyError, zipfile.BadZipFile) as e:
         raise CheckpointError(f"{path}: not a readable .keras file ({type(e).__name__}: {e})") from None
+    text = text_files.decode_utf8(data, source, CheckpointError)
+    config = text_files.parse_json(text, source, CheckpointError)
     found = _encoder_config(config)
     if found is None:
         return None
-    return BertConfig.from_dict({k: v for k, v in found.items() if k in BertConfig.field_names()},
-                                source=f"{path}:config.json")
+    return BertConfig.from_dict({k: v for k, v in found.items() if k in BertConfig.field_names()}, source=source)

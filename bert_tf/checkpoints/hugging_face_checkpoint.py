@@ -10,7 +10,6 @@ are transposed into TF1's `[in, out]` kernels.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import pickle
@@ -21,6 +20,7 @@ import numpy as np
 from bert_tf.bert_config import BertConfig, ConfigError
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
 from bert_tf.checkpoints.formats import CheckpointFormat
+from bert_tf.data import text_files
 
 # Modules whose `weight` is stored as in TF1 (`[labels, hidden]`), named `output_weights`.
 _OUTPUT_LAYERS = {"cls.seq_relationship": "cls/seq_relationship/", "classifier": "",
@@ -71,10 +71,9 @@ def _load_state_dict(path: str, checkpoint_format: CheckpointFormat) -> dict[str
 def _load_shards(index: str, checkpoint_format: CheckpointFormat) -> dict[str, np.ndarray]:
     """The tensors of a sharded checkpoint, from the shard files its `*.index.json` names."""
     try:
-        with open(index, encoding="utf-8") as f:
-            weight_map = json.load(f)["weight_map"]  # tensor name -> shard file name
+        weight_map = text_files.read_json(index, CheckpointError)["weight_map"]  # tensor name -> shard file name
         shards = sorted(set(weight_map.values()))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:  # ValueError: bad JSON
+    except (KeyError, TypeError, AttributeError) as e:
         raise CheckpointError(f"{index}: not a readable shard index ({type(e).__name__}: {e})") from None
     state = {}
     for shard in shards:
@@ -108,11 +107,11 @@ def read_hugging_face_checkpoint(path: str, checkpoint_format: CheckpointFormat)
 
 
 def _read_json(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read config.json: {e}") from None
+    """The JSON object in the Hugging Face `config.json` at `path`."""
+    values = text_files.read_json(path, ConfigError)
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: must be a JSON object, got {type(values).__name__}")
+    return values
 
 
 def read_hugging_face_config(path: str | os.PathLike) -> BertConfig:
@@ -139,3 +138,8 @@ def read_hugging_face_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
     id2label = _read_json(os.fspath(path)).get("id2label") or {}
     labels = tuple(id2label[key] for key in sorted(id2label, key=int))
     return None if all(_PLACEHOLDER_LABEL.fullmatch(label) for label in labels) else labels
+
+
+def read_hugging_face_architectures(path: str | os.PathLike) -> tuple[str, ...]:
+    """The model classes a Hugging Face `config.json` names (`architectures`), e.g. `BertForTokenClassification`."""
+    return tuple(_read_json(os.fspath(path)).get("architectures") or ())

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import tensorflow as tf
 
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError
 from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
+from bert_tf.data import text_files
 
 LABELS_FILE = "labels.json"  # a JSON list of two or more class names
 
@@ -31,11 +31,7 @@ def labels_beside(location: str) -> str | None:
 
 def read_labels(path: str) -> tuple[str, ...]:
     """The class names in the `labels.json` at `path`; a `ValueError` naming it if it holds none."""
-    with tf.io.gfile.GFile(path) as f:
-        try:
-            labels = json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not JSON ({e})") from None
+    labels = text_files.read_json(path, ValueError)
     if not (isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) for x in labels)):
         raise ValueError(f"{path}: expected a JSON list of two or more class names")
     return tuple(labels)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
@@ -12,6 +11,7 @@ import tensorflow as tf
 
 from bert_tf.checkpoints.bert_tf_checkpoint import HEAD_LAYERS, saved_heads
 from bert_tf.checkpoints.formats import CheckpointFormat
+from bert_tf.checkpoints.hugging_face_checkpoint import read_hugging_face_architectures
 from bert_tf.checkpoints.loader import LoadReport, checkpoint_labels
 from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 
@@ -58,8 +58,7 @@ def _is_hugging_face_tagger(report: LoadReport) -> bool:
     hugging_face = (CheckpointFormat.SAFETENSORS.value, CheckpointFormat.PYTORCH.value)
     if report.format not in hugging_face or not tf.io.gfile.exists(path):
         return False
-    with tf.io.gfile.GFile(path) as f:
-        return "BertForTokenClassification" in (json.load(f).get("architectures") or [])
+    return "BertForTokenClassification" in read_hugging_face_architectures(path)
 
 
 def missing_head(name: str) -> str:

@@ -88,11 +88,7 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False, requir
     `require_answers`, any other question needs at least one answer, without
     it a question may have no `answers` field at all.
     """
-    text = text_files.read_utf8(path, SquadDataError)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SquadDataError(f"{path}: malformed JSON: {error}") from None
+    data = text_files.read_json(path, SquadDataError)
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise SquadDataError(f'{path}: not a SQuAD file: expected an object with a "data" list')
     examples, seen, unlocated = [], {}, []

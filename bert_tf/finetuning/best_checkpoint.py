@@ -12,6 +12,7 @@ from absl import logging
 
 from bert_tf import io_utils
 from bert_tf.checkpoints.labels_file import LABELS_FILE, labels_path, read_labels
+from bert_tf.data import text_files
 
 BEST_DIR = "best"
 _PREFIX = "ckpt"
@@ -105,10 +106,7 @@ def best_checkpoint_prefix(output_dir: str) -> str | None:
 
 def read_best_metrics(output_dir: str) -> dict | None:
     path = os.path.join(output_dir, BEST_DIR, "metrics.json")
-    if not tf.io.gfile.exists(path):
-        return None
-    with tf.io.gfile.GFile(path) as f:
-        return json.load(f)
+    return text_files.read_json(path, ValueError) if tf.io.gfile.exists(path) else None
 
 
 def task_labels(options, read: Callable[[], Sequence[str]], source: str,

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from bert_tf.checkpoints import CheckpointError
 from bert_tf.checkpoints.loader import check_stored_config
+from bert_tf.data import text_files
 from bert_tf.io_utils import atomic_write_text
 
 SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run that wrote the backup
@@ -79,8 +80,7 @@ class TrainingBackup(keras.callbacks.Callback):
         saved = os.path.join(self.directory, SETTINGS_FILE)
         if not tf.io.gfile.exists(saved):
             return
-        with tf.io.gfile.GFile(saved) as f:
-            written = json.load(f)
+        written = text_files.read_json(saved, ValueError)
         for name, value in self.settings.items():
             if name in written and written[name] != value:
                 raise ValueError(f"{name} is {value}, but the interrupted run in {self.directory} had "

@@ -68,7 +68,9 @@ class Vocab:
 
     def check_casing(self, do_lower_case: bool) -> None:
         """Raises `VocabError` for a cased vocab with `do_lower_case`: lower-cased words would never
-        reach its capitalised tokens (google-research/bert refuses the same mismatch)."""
+        reach its capitalised tokens. google-research/bert's `validate_case_matches_checkpoint`
+        catches the mismatch only by name, for the released checkpoints whose directory
+        `--init_checkpoint` names; this looks at the vocab's tokens."""
         if do_lower_case and self.capitalized_share > CASED_VOCAB_SHARE:
             raise VocabError(f"{self.path}: a cased vocab ({self.capitalized_share:.0%} of its tokens have "
                              "capitals) with do_lower_case: lower-cased words would miss them; pass "
