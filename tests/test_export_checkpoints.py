@@ -74,6 +74,7 @@ def test_a_fine_tuned_span_or_choice_model_gives_its_head_and_no_classifier(tmp_
     model = with_random_weights(model_class(tiny_encoder()))
     prefix = fine_tuned(tmp_path / "best", model)
     assert_same_outputs(model_from_checkpoint(prefix, model_type, tiny_config()), model, leading_shape)
+    assert load_checkpoint(prefix, model_class(tiny_encoder())).unused == []  # the head is taken, not unused
     looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
     with pytest.raises(ValueError, match=no_head(prefix, "classifier", looked_for, holds=model_type)):
         model_from_checkpoint(prefix, "classifier", tiny_config(), num_classes=2)
@@ -83,6 +84,7 @@ def test_a_fine_tuned_token_classifier_is_not_a_sentence_classifier(tmp_path):
     model = with_random_weights(BertTokenClassifier(tiny_encoder(), num_classes=3))
     prefix = fine_tuned(tmp_path / "best", model)
     assert_same_outputs(model_from_checkpoint(prefix, "token", tiny_config()), model)
+    assert load_checkpoint(prefix, BertTokenClassifier(tiny_encoder(), num_classes=3)).unused == []
     looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
     with pytest.raises(ValueError, match=no_head(prefix, "classifier", looked_for, holds="token")):
         model_from_checkpoint(prefix, "classifier", tiny_config())

@@ -120,9 +120,11 @@ def read_bert_tf_checkpoint(prefix: str, model) -> CheckpointWeights:
         if name is not None:
             weights.tensors[name] = table[name].to_tf1(read_tensor(reader, prefix, key))
     read = {key for key, obj in pairs.items() if id(obj) in names}
-    head_paths = {name: path for name, path in _checkpoint_head_paths(graph, part).items() if name in _TF1_ROLES}
+    head_paths = _checkpoint_head_paths(graph, part)
     weights.tensors.update(_tf1_head_tensors({name: _layer_weights(reader, prefix, graph, path)
-                                              for name, path in head_paths.items()}))
+                                              for name, path in head_paths.items() if name in _TF1_ROLES}))
+    # Every head counts as read: a task model of its type takes it (`saved_heads`), and the
+    # fine-tuning driver says whether it did.
     read.update(key for path in head_paths.values() for key in graph.variable_paths(path))
     weights.unexpected, weights.unused, weights.skipped = unread_variables(graph, read, part, encoder)
     return weights
