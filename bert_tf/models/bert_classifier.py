@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_tf.models.bert_task_model import BertTaskModel
+from bert_tf.models.bert_task_model import LOGITS, BertTaskModel
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -33,7 +33,7 @@ class BertClassifier(BertTaskModel):
     def call(self, inputs, training=False):
         pooled = self.encoder(inputs, training=training)["pooled_output"]  # [batch, hidden]
         logits = self.classifier(self.dropout(pooled, training=training))  # [batch, num_classes]
-        return {"logits": ops.cast(logits, "float32")}
+        return {LOGITS: ops.cast(logits, "float32")}
 
     def get_config(self):
         return {**super().get_config(), "num_classes": self.num_classes}

@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
-from bert_tf.models.bert_task_model import BertTaskModel
+from bert_tf.models.bert_task_model import LOGITS, BertTaskModel
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -38,4 +38,4 @@ class BertMultipleChoice(BertTaskModel):
         flat = {name: ops.reshape(inputs[name], (-1, shape[-1])) for name in ENCODER_INPUTS}
         pooled = self.encoder(flat, training=training)["pooled_output"]  # [batch * choices, hidden]
         scores = self.choice_scorer(self.dropout(pooled, training=training))  # [batch * choices, 1]
-        return {"logits": ops.cast(ops.reshape(scores, (shape[0], shape[1])), "float32")}
+        return {LOGITS: ops.cast(ops.reshape(scores, (shape[0], shape[1])), "float32")}

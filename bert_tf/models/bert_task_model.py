@@ -8,6 +8,8 @@ from bert_tf.layers.initializers import bert_initializer
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.training.gradients import GlobalClippingTrainStep
 
+LOGITS = "logits"  # the output of the classifier, token classifier and multiple-choice models
+
 
 class BertTaskModel(GlobalClippingTrainStep, keras.Model):
     """A `BertEncoder` with a task head: the paper's section 4, all parameters fine-tuned.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_tf.models.bert_task_model import BertTaskModel
+from bert_tf.models.bert_task_model import LOGITS, BertTaskModel
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -35,7 +35,7 @@ class BertTokenClassifier(BertTaskModel):
     def call(self, inputs, training=False):
         sequence = self.encoder(inputs, training=training)["sequence_output"]  # [batch, seq, hidden]
         logits = self.token_classifier(self.dropout(sequence, training=training))  # [batch, seq, num_classes]
-        return {"logits": ops.cast(logits, "float32")}
+        return {LOGITS: ops.cast(logits, "float32")}
 
     def get_config(self):
         return {**super().get_config(), "num_classes": self.num_classes}

@@ -28,8 +28,7 @@ from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_rows
 from bert_tf.models import BertMultipleChoice
-
-OUTPUT = "logits"
+from bert_tf.models.bert_task_model import LOGITS
 
 
 def build_task(options, tokenizer, flag_values) -> "MultipleChoiceTask":
@@ -49,7 +48,7 @@ class MultipleChoiceTask(FineTuningTask):
 
     def loss(self, label_smoothing: float = 0.0):
         """Cross-entropy of the softmax over the choices."""
-        return {OUTPUT: SparseCrossEntropy(label_smoothing)}
+        return {LOGITS: SparseCrossEntropy(label_smoothing)}
 
     def encode(self, split: str) -> EncodedSplit:
         """`<split>.csv` of `data_dir`: features `[n, 4, seq]`, labels `[n]` (None for test; train
@@ -62,16 +61,16 @@ class MultipleChoiceTask(FineTuningTask):
         if labels is None and (split == "train" or split in self.eval_splits):
             raise swag.SwagError(f"{path}: no {swag.LABEL_COLUMN!r} column "
                                  "(the train and val files need one)")
-        return EncodedSplit(features, None if labels is None else {OUTPUT: labels}, metadata=examples)
+        return EncodedSplit(features, None if labels is None else {LOGITS: labels}, metadata=examples)
 
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:
-        predictions = np.argmax(outputs[OUTPUT], axis=-1)
-        return {"accuracy": metrics.accuracy_score(encoded.labels[OUTPUT], predictions)}
+        predictions = np.argmax(outputs[LOGITS], axis=-1)
+        return {"accuracy": metrics.accuracy_score(encoded.labels[LOGITS], predictions)}
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
         """`<split>_predictions.csv`: the example's id (the CSV's first column), the
         probability of each ending `prob0..prob3` and the predicted `label`."""
-        probabilities = special.softmax(outputs[OUTPUT].astype(np.float64), axis=-1)  # [n, 4]
+        probabilities = special.softmax(outputs[LOGITS].astype(np.float64), axis=-1)  # [n, 4]
         rows = [("id", *(f"prob{i}" for i in range(swag.NUM_CHOICES)), "label")]
         rows += [(example.example_id, *(f"{p:.6f}" for p in probs), int(np.argmax(probs)))
                  for example, probs in zip(encoded.metadata, probabilities)]

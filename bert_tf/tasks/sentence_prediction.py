@@ -29,8 +29,7 @@ from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_rows
 from bert_tf.metrics import classification_metrics
 from bert_tf.models import BertClassifier
-
-OUTPUT = "logits"
+from bert_tf.models.bert_task_model import LOGITS
 
 
 def define_flags() -> None:
@@ -94,8 +93,8 @@ class SentencePredictionTask(FineTuningTask):
         if self.processor.is_regression:
             if label_smoothing:
                 raise ValueError(f"--label_smoothing is for classification; {self.task} is a regression task")
-            return {OUTPUT: keras.losses.MeanSquaredError()}  # scores [batch] vs logits [batch, 1]
-        return {OUTPUT: SparseCrossEntropy(label_smoothing)}
+            return {LOGITS: keras.losses.MeanSquaredError()}  # scores [batch] vs logits [batch, 1]
+        return {LOGITS: SparseCrossEntropy(label_smoothing)}
 
     def encode(self, split: str) -> EncodedSplit:
         """The split's inputs and labels (None for the test files); metadata is the examples."""
@@ -104,11 +103,11 @@ class SentencePredictionTask(FineTuningTask):
             raise glue.DataError(f"{self.options.data_dir}/{self.processor.file_name(split)}: no examples")
         features, labels = glue.encode_examples(self.tokenizer, examples, self.label_list,
                                                 self.options.max_seq_length)
-        return EncodedSplit(features, None if labels is None else {OUTPUT: labels}, metadata=examples)
+        return EncodedSplit(features, None if labels is None else {LOGITS: labels}, metadata=examples)
 
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:
         return classification_metrics.classification_metrics(
-            self.task, encoded.labels[OUTPUT], self._predictions(outputs[OUTPUT]))
+            self.task, encoded.labels[LOGITS], self._predictions(outputs[LOGITS]))
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
         """`<split>_results.tsv` (`test_results.tsv`) and, for a GLUE task, its submission file.
@@ -117,7 +116,7 @@ class SentencePredictionTask(FineTuningTask):
         one `probability_<label>` column per label (regression: the row and the score). A
         GLUE submission file (`MRPC.tsv`) is `index<TAB>prediction` with the file's own index.
         """
-        logits = outputs[OUTPUT]  # [n, num_classes]
+        logits = outputs[LOGITS]  # [n, num_classes]
         predictions = self._predictions(logits)  # [n]
         paths = [os.path.join(output_dir, f"{split}_results.tsv")]
         atomic_write_rows(paths[0], self._results_rows(logits, predictions), delimiter="\t")

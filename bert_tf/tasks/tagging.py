@@ -29,8 +29,7 @@ from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.metrics import tagging_metrics
 from bert_tf.models import BertTokenClassifier
-
-OUTPUT = "logits"
+from bert_tf.models.bert_task_model import LOGITS
 
 
 def build_task(options, tokenizer, flag_values) -> "TaggingTask":
@@ -40,9 +39,6 @@ def build_task(options, tokenizer, flag_values) -> "TaggingTask":
 
 class TaggingTask(FineTuningTask):
     """Words -> one tag each, read from the first sub-token; long sentences in overlapping windows."""
-
-    eval_splits = ("dev",)
-    predict_splits = ("test",)
 
     def __init__(self, options, tokenizer):
         super().__init__(options, tokenizer)
@@ -77,7 +73,7 @@ class TaggingTask(FineTuningTask):
         return BertTokenClassifier(encoder, len(self.label_list))
 
     def loss(self, label_smoothing: float = 0.0):
-        return {OUTPUT: SparseCrossEntropy(label_smoothing)}  # mean over the weighted first sub-tokens
+        return {LOGITS: SparseCrossEntropy(label_smoothing)}  # mean over the weighted first sub-tokens
 
     def encode(self, split: str) -> EncodedSplit:
         """Windows of the split; a tag of dev/test outside the training tags is an error naming its line.
@@ -86,7 +82,7 @@ class TaggingTask(FineTuningTask):
                                      untagged_ok=split in self.predict_splits)
         windows = conll.encode_sentences(sentences, self.tokenizer, self.label_list,
                                          self.options.max_seq_length)
-        return EncodedSplit(windows.features, {OUTPUT: windows.label_ids}, windows.label_weights,
+        return EncodedSplit(windows.features, {LOGITS: windows.label_ids}, windows.label_weights,
                             metadata=windows, num_examples=len(sentences))
 
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:
@@ -108,7 +104,7 @@ class TaggingTask(FineTuningTask):
     def _gold_and_predicted(self, encoded, outputs) -> tuple[list[list[str]] | None, list[list[str]]]:
         """(the gold tags, None for a file of words alone; the predicted tags), per sentence."""
         windows = encoded.metadata
-        label_ids = np.argmax(outputs[OUTPUT], axis=-1)  # [n, seq]
+        label_ids = np.argmax(outputs[LOGITS], axis=-1)  # [n, seq]
         predicted = [[self.label_list[i] for i in sentence] for sentence in windows.decode(label_ids)]
         if windows.sentences[0].labels is None:
             return None, predicted
