@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import sys
 
@@ -18,6 +19,10 @@ from bert_tf.training.distribution import DistributionError
 USER_ERRORS = (ValueError, DistributionError, FetchError, OSError, flags.Error,
                tf.errors.NotFoundError, tf.errors.PermissionDeniedError, tf.errors.FailedPreconditionError,
                tf.errors.AlreadyExistsError)
+# Keras re-raises an error from a layer's call() as "Exception encountered when calling X.call().",
+# a blank line, then the original message (in bold), then the call's arguments.
+_KERAS_CALL_CONTEXT = re.compile(r"Exception encountered when calling [^\n]*\n\n(.*)", re.S)
+_ANSI_CODES = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def reject_arguments(argv) -> None:
@@ -52,8 +57,7 @@ def run_reporting_user_errors(main, argv) -> None:
     try:
         main(argv)
     except USER_ERRORS as error:
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        print(f"{program}: error: {message}", file=sys.stderr, flush=True)
+        print(f"{program}: error: {_first_line(error)}", file=sys.stderr, flush=True)
         sys.exit(1)
     except KeyboardInterrupt:
         print(f"{program}: interrupted", file=sys.stderr, flush=True)
@@ -61,3 +65,12 @@ def run_reporting_user_errors(main, argv) -> None:
     except Terminated:
         print(f"{program}: terminated", file=sys.stderr, flush=True)
         sys.exit(143)
+
+
+def _first_line(error: Exception) -> str:
+    """The first line of `error`'s message, or of the message Keras wrapped in a layer's call context;
+    the error's type where that is empty."""
+    text = _ANSI_CODES.sub("", str(error)).strip()
+    wrapped = _KERAS_CALL_CONTEXT.match(text)
+    line = next(iter((wrapped.group(1) if wrapped else text).splitlines()), "").strip()
+    return line or type(error).__name__

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from bert_tf.training import optimization
+from bert_tf.training.layerwise_adamw import LayerwiseAdamW
 
 LEARNING_RATE, WEIGHT_DECAY, EPSILON = 1e-2, 0.1, 1e-6
 
@@ -69,3 +70,32 @@ def test_lamb_round_trips_through_its_config():
     restored = type(optimizer).from_config(optimizer.get_config())
     assert restored.get_config() == optimizer.get_config()
     assert restored.lamb_weight_decay == 0.01 and restored.weight_decay is None
+
+
+def _bert_optimizer(name):
+    """BERT's pretraining LAMB, or its fine-tuning LayerwiseAdamW, decaying by 3e-9 in 3 steps."""
+    if name == "lamb":
+        return optimization.create_optimizer("lamb", LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0,
+                                             weight_decay=WEIGHT_DECAY)
+    return optimization.create_finetuning_optimizer(LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0,
+                                                    variable_depths={}, num_layers=2, weight_decay=WEIGHT_DECAY)
+
+
+@pytest.mark.parametrize("name", ["lamb", "layerwise_adamw"])
+def test_an_optimizer_from_its_config_spares_the_same_variables(name):
+    optimizer = _bert_optimizer(name)
+    restored = type(optimizer).from_config(optimizer.get_config())
+    steps = []
+    for each in (optimizer, restored):
+        variables, gradients = _layers_and_gradients()
+        kernel_and_bias, gradients = variables[:2], gradients[:2]
+        for _ in range(3):
+            each.apply(gradients, kernel_and_bias)
+        steps.append([v.numpy() for v in kernel_and_bias])
+    for got, want, label in zip(steps[1], steps[0], ["kernel", "bias"]):
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=0, err_msg=label)
+
+
+def test_layerwise_adamw_names_its_argument():
+    with pytest.raises(ValueError, match=r"^layerwise_lr_decay must be in \(0, 1\]; got 0.0$"):
+        LayerwiseAdamW({}, num_layers=2, layerwise_lr_decay=0.0)

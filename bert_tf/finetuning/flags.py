@@ -41,7 +41,7 @@ def define_finetuning_flags(**defaults) -> None:
                        lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float("layerwise_lr_decay", 1.0,
                        "Discriminative fine-tuning: each layer below the top gets this factor on its "
-                       "learning rate (1 = off; 0.9 to 0.95 are common).")
+                       "learning rate (1 = off; 0.9 to 0.95 are common).", lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float("label_smoothing", 0.0, "Label smoothing of the classification losses.",
                        lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_bool("gradual_unfreezing", False,

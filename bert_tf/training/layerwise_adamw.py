@@ -5,9 +5,11 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_tf.training.no_decay_patterns import KeepsNoDecayPatterns
+
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class LayerwiseAdamW(keras.optimizers.AdamW):
+class LayerwiseAdamW(KeepsNoDecayPatterns, keras.optimizers.AdamW):
     """AdamW whose learning rate (and so its decoupled weight decay) is scaled per layer.
 
     Each variable has a depth: 0 for the embeddings, `i + 1` for Transformer
@@ -26,7 +28,7 @@ class LayerwiseAdamW(keras.optimizers.AdamW):
         num_layers: the encoder's `num_hidden_layers`.
         layerwise_lr_decay: factor per layer below the top, in (0, 1].
         unfreeze_every_steps: steps between unfreezing one more layer; 0 trains all from the start.
-        **kwargs: `keras.optimizers.AdamW`'s arguments.
+        **kwargs: `keras.optimizers.AdamW`'s arguments, and `no_decay_patterns` (`KeepsNoDecayPatterns`).
 
     Example:
     >>> optimizer = LayerwiseAdamW({"encoder/embeddings/word": 0}, num_layers=2,
@@ -39,7 +41,7 @@ class LayerwiseAdamW(keras.optimizers.AdamW):
                  unfreeze_every_steps: int = 0, **kwargs):
         super().__init__(**kwargs)
         if not 0.0 < layerwise_lr_decay <= 1.0:
-            raise ValueError(f"--layerwise_lr_decay must be in (0, 1]; got {layerwise_lr_decay}")
+            raise ValueError(f"layerwise_lr_decay must be in (0, 1]; got {layerwise_lr_decay}")
         self.variable_depths = dict(variable_depths)
         self.num_layers = num_layers
         self.layerwise_lr_decay = layerwise_lr_decay

@@ -61,8 +61,8 @@ def warmup_linear_decay(learning_rate: float, num_train_steps: int, num_warmup_s
     return LinearWarmup(decay, num_warmup_steps, learning_rate) if num_warmup_steps else decay
 
 
-def bert_adam(optimizer_class, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
-              weight_decay: float, loss_scale: bool) -> keras.optimizers.Optimizer:
+def bert_optimizer(optimizer_class, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
+                   weight_decay: float, loss_scale: bool) -> keras.optimizers.Optimizer:
     """`optimizer_class` (an AdamW-like Keras optimizer) with BERT's settings, as in the paper.
 
     β1 0.9, β2 0.999, ε 1e-6, weight decay (decoupled for AdamW, inside the trust ratio
@@ -80,11 +80,12 @@ def bert_adam(optimizer_class, learning_rate: float, num_train_steps: int, num_w
 
 def create_optimizer(name: str, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
                      weight_decay: float = 0.01, loss_scale: bool = False) -> keras.optimizers.Optimizer:
-    """BERT's pretraining optimizer: adamw, or lamb (layer-wise adaptive, You et al.: `Lamb`), see `bert_adam`."""
+    """BERT's pretraining optimizer: adamw, or lamb (layer-wise adaptive, You et al.: `Lamb`); see
+    `bert_optimizer`."""
     if name not in _OPTIMIZER_CLASSES:
         raise ValueError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}; got {name!r}")
-    return bert_adam(_OPTIMIZER_CLASSES[name], learning_rate, num_train_steps, num_warmup_steps,
-                     weight_decay, loss_scale)
+    return bert_optimizer(_OPTIMIZER_CLASSES[name], learning_rate, num_train_steps, num_warmup_steps,
+                          weight_decay, loss_scale)
 
 
 def create_finetuning_optimizer(learning_rate: float, num_train_steps: int, num_warmup_steps: int,
@@ -92,14 +93,14 @@ def create_finetuning_optimizer(learning_rate: float, num_train_steps: int, num_
                                 layerwise_lr_decay: float = 1.0, unfreeze_every_steps: int = 0,
                                 weight_decay: float = 0.01,
                                 loss_scale: bool = False) -> keras.optimizers.Optimizer:
-    """google-research/bert's fine-tuning AdamW (`bert_adam`), with optional per-layer learning rates.
+    """google-research/bert's fine-tuning AdamW (`bert_optimizer`), with optional per-layer learning rates.
 
     `LayerwiseAdamW`'s layer-wise decay and gradual unfreezing are both off by default.
     """
     layerwise_adamw = functools.partial(LayerwiseAdamW, variable_depths, num_layers, layerwise_lr_decay,
                                         unfreeze_every_steps)
-    return bert_adam(layerwise_adamw, learning_rate, num_train_steps, num_warmup_steps,
-                     weight_decay, loss_scale)
+    return bert_optimizer(layerwise_adamw, learning_rate, num_train_steps, num_warmup_steps,
+                          weight_decay, loss_scale)
 
 
 def current_learning_rate(optimizer: keras.optimizers.Optimizer):
