@@ -57,6 +57,17 @@ def test_a_vocab_learned_over_the_size_is_cut_to_it(tmp_path):
     assert tokenizer.vocab.unk_id not in tokenizer.tokenize(words).flat_values.numpy()
 
 
+def test_every_character_is_kept_past_the_learners_default_1000(tmp_path):
+    # 1,500 distinct CJK characters, each its own word; tensorflow-text keeps 1,000 by default.
+    chars = [chr(0x4E00 + i) for i in range(1500)]
+    corpus = write_file(tmp_path / "corpus.txt", "\n".join("".join(chars[i:i + 50]) for i in range(0, 1500, 50)))
+    tokens = vocab_learner.learn_vocab([str(corpus)], 3005)
+    assert set(chars) | {f"##{c}" for c in chars} <= set(tokens) and len(tokens) == 3005
+    with pytest.raises(ValueError, match=r"^--vocab_size=3004 is too small for this corpus: the smallest vocab "
+                       r"it can learn has 3005 tokens \(its 1500 characters"):
+        vocab_learner.learn_vocab([str(corpus)], 3004)
+
+
 def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
     output = tmp_path / "vocab.txt"
     result = run_script("create_vocab.py", f"--input_file={tmp_path}/missing*.txt", f"--output_file={output}")

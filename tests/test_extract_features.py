@@ -118,31 +118,38 @@ def parsed_flags(*argv):
 
 
 @pytest.mark.parametrize("case", ["missing input", "input directory", "input not UTF-8", "missing vocab",
-                                  "missing config", "no config", "bad layers", "long sequence",
-                                  "output is the input", "output is the vocab", "output is a directory"])
+                                  "missing config", "no config", "bad layers", "long sequence", "pair too long",
+                                  "output is the input", "output is the vocab", "output is a directory",
+                                  "no output directory"])
 def test_bad_flags_are_one_line_errors(model, tmp_path, case):
-    missing, latin1 = tmp_path / "none.txt", tmp_path / "latin1.txt"
+    missing, latin1, pairs = tmp_path / "none.txt", tmp_path / "latin1.txt", tmp_path / "pairs.txt"
     latin1.write_bytes("fine\nalso fine\ncaf\u00e9\n".encode("latin-1"))
+    pairs.write_text("Foxes run.\nWhere is the dog? ||| It sleeps.\n", encoding="utf-8")
     argv = {"input_file": model["input_file"], "output_file": tmp_path / "out.jsonl",
             "vocab_file": model["vocab"], "bert_config_file": model["config"],
             "init_checkpoint": model["checkpoint"]}
     change, message = {
-        "missing input": ({"input_file": missing}, f"--input_file: no such file: {missing}"),
-        "input directory": ({"input_file": tmp_path}, f"--input_file: a directory, not a file: {tmp_path}"),
+        "missing input": ({"input_file": missing}, f"--input_file={missing}: no such file"),
+        "input directory": ({"input_file": tmp_path}, f"--input_file={tmp_path}: a directory, not a file"),
         "input not UTF-8": ({"input_file": latin1}, f"{latin1}:3: not UTF-8 (invalid continuation byte)"),
-        "missing vocab": ({"vocab_file": missing}, f"--vocab_file: no such file: {missing}"),
-        "missing config": ({"bert_config_file": missing}, f"--bert_config_file: no such file: {missing}"),
+        "missing vocab": ({"vocab_file": missing}, f"--vocab_file={missing}: no such file"),
+        "missing config": ({"bert_config_file": missing}, f"--bert_config_file={missing}: no such file"),
         "no config": ({"bert_config_file": None},
                       (f"--bert_config_file is required: no bert_config.json or config.json lies beside "
                        f"--init_checkpoint={model['checkpoint']}")),
         "bad layers": ({"layers": "-1,5"}, "--layers=-1,5: layer 5 is outside -2..1 (the model has 2 layers)"),
         "long sequence": ({"max_seq_length": 65, "layers": "-1"},
                           "--max_seq_length=65 exceeds the model's max_position_embeddings 64"),
+        "pair too long": ({"input_file": pairs, "max_seq_length": 3}, f"--max_seq_length=3 is too short for the "
+                          f"text pair at {pairs}:2: [CLS] a [SEP] b [SEP] needs 4 or more"),
         "output is the input": ({"output_file": model["input_file"]},
                                 f"--output_file: {model['input_file']} is also an --input_file"),
         "output is the vocab": ({"output_file": model["vocab"]},
                                 f"--output_file: {model['vocab']} is also the --vocab_file"),
         "output is a directory": ({"output_file": tmp_path}, f"--output_file: {tmp_path} is a directory"),
+        # Before the model loads: the checkpoint is not even looked at.
+        "no output directory": ({"output_file": tmp_path / "none" / "out.jsonl", "init_checkpoint": missing},
+                                f"--output_file: no directory {tmp_path / 'none'}"),
     }[case]
     inputs = {path: path.read_bytes() for path in (Path(model["input_file"]), Path(model["vocab"]))}
     argv = {**argv, **change}
@@ -163,6 +170,16 @@ def test_script_reports_a_bad_flag_in_one_line(model, tmp_path):
     assert process.returncode == 1, stderr
     assert stderr.strip().splitlines()[-1] == (
         "extract_features.py: error: --layers=-1,two: 'two' is not an integer")
+
+
+def test_google_research_bert_tpu_flags_are_accepted(model, tmp_path):
+    """Its command lines carry them; the features are computed here all the same."""
+    flag_values = parsed_flags(f"--input_file={model['input_file']}", f"--output_file={tmp_path / 'out.jsonl'}",
+                               f"--vocab_file={model['vocab']}", f"--bert_config_file={model['config']}",
+                               f"--init_checkpoint={model['checkpoint']}", "--layers=-1", "--max_seq_length=8",
+                               "--use_tpu=true", "--master=grpc://10.0.0.2:8470", "--num_tpu_cores=8",
+                               "--use_one_hot_embeddings=true")
+    assert feature_extraction.run(flag_values) == len(LINES)
 
 
 def test_empty_input_gives_an_empty_output(model, tmp_path):

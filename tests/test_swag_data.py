@@ -29,6 +29,14 @@ def test_reads_examples_and_quoted_multiline_records(tmp_path):
     assert [e.label for e in examples] == [0, 3]
 
 
+def test_ids_are_row_numbers_without_the_index_column(tmp_path):
+    # Exported with index=False: the first column is video-id, which repeats in SWAG.
+    rows = ROWS.replace("0,anetv_1,", "lsmdc_2,").replace("17,lsmdc_2,", "lsmdc_2,")
+    examples = swag.read_swag(write_file(tmp_path / "val.csv", HEADER.removeprefix(",") + rows))
+    assert [e.example_id for e in examples] == ["0", "1"]
+    assert [e.context for e in examples] == ["A man sits, then stands up.", "The girl runs."]
+
+
 def test_test_file_has_no_labels(tmp_path, tokenizer):
     header = HEADER.replace(",label\n", "\n")
     rows = ROWS.replace(",0\n", "\n").replace(",3\n", "\n")

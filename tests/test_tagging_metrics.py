@@ -69,6 +69,17 @@ def test_bioes_uses_the_strict_scheme():
     assert tagging_metrics.tagging_scores(gold, predicted, "BIO")["f1"] == 1.0
 
 
+def test_bilou_uses_the_strict_scheme():
+    gold = [["U-PER", "O", "B-LOC", "L-LOC"], ["B-ORG", "I-ORG", "L-ORG"]]
+    predicted = [["U-PER", "O", "B-LOC", "I-LOC"], ["B-ORG", "I-ORG", "L-ORG"]]
+    scheme = tagging_metrics.entity_scheme({t for s in gold for t in s})
+    assert scheme == "BILOU"
+    # B-LOC I-LOC without its L-LOC is no entity in strict BILOU: 2 found, 2 correct, 3 gold.
+    scores = tagging_metrics.tagging_scores(gold, predicted, scheme)
+    assert scores == pytest.approx({"accuracy": 6 / 7, "precision": 1.0, "recall": 2 / 3, "f1": 0.8})
+    assert tagging_metrics.entity_scheme(["B-PER", "E-PER", "L-PER", "O"]) is None  # no one scheme
+
+
 def test_predictions_file_layout(tmp_path):
     path = tmp_path / "out.txt"
     tagging_metrics.write_conll_predictions(path, [["EU", "rejects"], ["Bonn"]], [["B-ORG", "O"], ["B-LOC"]],

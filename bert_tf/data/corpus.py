@@ -82,6 +82,13 @@ def check_output_files(output_files: list[str], input_files: list[str], **other_
         seen.add(resolved)
 
 
+def check_output_directory(output_file: str | os.PathLike) -> None:
+    """Raises `CorpusError` naming `--output_file` if the directory `output_file` goes in does not exist."""
+    directory = os.path.dirname(os.fspath(output_file)) or "."
+    if not tf.io.gfile.isdir(directory):
+        raise CorpusError(f"--output_file: no directory {directory}")
+
+
 def _blocks(path: str):
     """Yields (offset, bytes) blocks of `path` that end at a newline (or the end of the file)."""
     offset, carry = 0, b""

@@ -38,7 +38,8 @@ class SwagError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class SwagExample:
-    """One SWAG row: `example_id` is the CSV's first (unnamed index) column."""
+    """One SWAG row: `example_id` is the CSV's unnamed first (pandas index) column, else the
+    row's number from 0 (`read_swag`)."""
 
     example_id: str
     context: str
@@ -65,6 +66,10 @@ def _parse_label(value: str, where: str) -> int:
 def read_swag(path: str | os.PathLike) -> list[SwagExample]:
     """Reads a SWAG CSV (header row first); labels are read when the header has `label`.
 
+    The ids are the first column's values when its header is empty (the pandas index the
+    SWAG files carry), else the rows' numbers from 0: a first column such as `video-id`
+    repeats across rows.
+
     Raises:
         SwagError: one line naming the file, or `file:line`: a missing file, bytes that are
             not UTF-8, a header without the needed columns, a row whose field count differs
@@ -80,13 +85,14 @@ def read_swag(path: str | os.PathLike) -> list[SwagExample]:
         raise SwagError(f"{path}:{header_line}: header lacks the column(s) {', '.join(missing)}")
     column = {name: header.index(name) for name in header}
     has_labels = LABEL_COLUMN in column
+    has_index = header[0] == ""
     examples = []
     for line, row in rows[1:]:
         where = f"{path}:{line}"
         if len(row) != len(header):
             raise SwagError(f"{where}: malformed row: {len(row)} fields, the header has {len(header)}")
         examples.append(SwagExample(
-            example_id=row[0] if row[0] else str(len(examples)),
+            example_id=row[0] if has_index and row[0] else str(len(examples)),
             context=row[column["sent1"]],
             start=row[column["sent2"]],
             endings=tuple(row[column[name]] for name in ENDING_COLUMNS),

@@ -29,6 +29,8 @@ from bert_tf.data import corpus
 from bert_tf.tokenization.basic_tokenizer import BasicTokenizer
 from bert_tf.tokenization.vocab import SPECIAL_TOKENS
 
+MAX_TOKEN_LENGTH = 50  # the learner's longest piece; it skips longer words
+
 
 def reserved_tokens(num_unused: int = 0) -> list[str]:
     """`[PAD] [UNK] [CLS] [SEP] [MASK]`, then `[unused0]` ... `[unused{num_unused - 1}]`."""
@@ -50,24 +52,37 @@ def count_words(files, do_lower_case: bool, batch_size: int = 1024) -> collectio
 def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: int = 0) -> list[str]:
     """The WordPiece vocab (at most `vocab_size` tokens, reserved ones first) of `files`.
 
-    The learner keeps every character of the corpus (up to 1,000) and its `##` form, so a
-    small `vocab_size` can be out of reach: a `ValueError` then names the size it learned.
+    Every character of the corpus's words (those of up to `MAX_TOKEN_LENGTH` characters) is
+    kept, also as a `##` piece, so a small `vocab_size` can be out of reach: a `ValueError`
+    then names the smallest size, before any learning.
     """
     reserved = reserved_tokens(num_unused)
     if vocab_size <= len(reserved):
         raise ValueError(f"--vocab_size={vocab_size} leaves no room after the {len(reserved)} reserved tokens")
     word_counts = count_words(files, do_lower_case)
-    tokens = learner.learn(word_counts, vocab_size, reserved)
+    num_chars = len(learned_characters(word_counts, reserved))
+    smallest = len(reserved) + 2 * num_chars  # the reserved tokens, each character and its ## piece
+    if vocab_size < smallest:
+        raise ValueError(f"--vocab_size={vocab_size} is too small for this corpus: the smallest vocab it can "
+                         f"learn has {smallest} tokens (its {num_chars} characters, each also as a ## piece, and "
+                         f"{len(reserved)} reserved tokens); use --vocab_size={smallest} or more")
+    tokens = learner.learn(word_counts, vocab_size, reserved, max_token_length=MAX_TOKEN_LENGTH,
+                           max_unique_chars=num_chars)
     if len(tokens) > vocab_size:  # the learner's search over count thresholds can end above the size
         tokens = drop_least_used_pieces(tokens, len(reserved), vocab_size, word_counts)
-    if len(tokens) > vocab_size:
-        # What no dropping can remove: the reserved tokens, the characters and their ## pieces.
-        smallest = len(tokens) - len(_longer_pieces(tokens[len(reserved):]))
-        chars = sum(len(token) == 1 for token in tokens[len(reserved):])
-        raise ValueError(f"--vocab_size={vocab_size} is too small for this corpus: the smallest vocab it can "
-                         f"learn has {smallest} tokens (its {chars} characters, each also as a ## piece, and "
-                         f"{len(reserved)} reserved tokens); use --vocab_size={smallest} or more")
     return tokens
+
+
+def learned_characters(word_counts: collections.Counter, reserved: list[str]) -> set[str]:
+    """The characters of the words the learner learns from: all but the reserved tokens and
+    the words of more than `MAX_TOKEN_LENGTH` characters.
+
+    >>> sorted(learned_characters(collections.Counter({"ab": 2, "[PAD]": 1, "c" * 51: 1}), ["[PAD]"]))
+    ['a', 'b']
+    """
+    reserved = set(reserved)
+    return {char for word in word_counts if word not in reserved and len(word) <= MAX_TOKEN_LENGTH
+            for char in word}
 
 
 def _longer_pieces(tokens: list[str]) -> list[str]:
@@ -78,7 +93,7 @@ def _longer_pieces(tokens: list[str]) -> list[str]:
 def drop_least_used_pieces(tokens: list[str], num_reserved: int, vocab_size: int,
                            word_counts: collections.Counter) -> list[str]:
     """`tokens` less the multi-character pieces that tokenizing `word_counts` uses least, down
-    to `vocab_size` tokens, or unchanged if those pieces are too few.
+    to `vocab_size` tokens (which `learn_vocab` checks leaves room for the rest).
 
     Every character and its `##` form stay, so every word still tokenizes.
 
@@ -90,8 +105,6 @@ def drop_least_used_pieces(tokens: list[str], num_reserved: int, vocab_size: int
     """
     excess = len(tokens) - vocab_size
     pieces = _longer_pieces(tokens[num_reserved:])
-    if excess > len(pieces):
-        return tokens
     words = list(word_counts)
     wordpiece = tf_text.FastWordpieceTokenizer(tokens, token_out_type=tf.string, unknown_token="[UNK]",
                                                no_pretokenization=True)
@@ -116,9 +129,7 @@ def create_vocab(input_file: str, output_file: str | os.PathLike, vocab_size: in
     files = corpus.expand_input_files(input_file)
     corpus.check_output_files([os.fspath(output_file)], files)
     corpus.check_corpus(files)
-    directory = os.path.dirname(os.fspath(output_file)) or "."
-    if not tf.io.gfile.isdir(directory):
-        raise ValueError(f"--output_file: no directory {directory}")
+    corpus.check_output_directory(output_file)
     tokens = learn_vocab(files, vocab_size, do_lower_case, num_unused)
     io_utils.atomic_write_text(output_file, "".join(f"{token}\n" for token in tokens))
     return tokens

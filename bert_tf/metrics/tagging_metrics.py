@@ -1,9 +1,10 @@
 """Token tagging metrics (word accuracy; entity precision/recall/F1 with seqeval) and CoNLL output.
 
-Entity tags are `O` or carry a `B-`/`I-`/`E-`/`S-` prefix. BIO tags are scored
-as `conlleval.pl` scores them (seqeval's default mode); BIOES tags with
-seqeval's strict IOBES scheme. Other tag sets (e.g. part of speech) get word
-accuracy only.
+Entity tags are `O` or carry a `B-`/`I-` prefix, plus `E-`/`S-` (BIOES) or
+`L-`/`U-` (BILOU, spaCy's). BIO tags are scored as `conlleval.pl` scores them
+(seqeval's default mode); BIOES and BILOU tags with seqeval's strict IOBES and
+BILOU schemes. Other tag sets (e.g. part of speech, or `E-` mixed with `L-`) get
+word accuracy only.
 
 Example:
 >>> tagging_scores([["B-PER", "I-PER", "O"]], [["B-PER", "I-PER", "B-LOC"]], "BIO")
@@ -21,14 +22,23 @@ from seqeval import scheme as seqeval_scheme
 
 from bert_tf import io_utils
 
-_ENTITY_PREFIXES = ("B-", "I-", "E-", "S-")
+_STRICT_SCHEMES = {  # scheme: (its prefixes beside B- and I-, seqeval's strict scheme)
+    "BIOES": ({"E-", "S-"}, seqeval_scheme.IOBES),
+    "BILOU": ({"L-", "U-"}, seqeval_scheme.BILOU),
+}
 
 
 def entity_scheme(labels: Sequence[str]) -> str | None:
-    """"BIOES" or "BIO" when every label is `O` or prefixed entity tag, else None (plain tags)."""
-    if not all(label == "O" or label[:2] in _ENTITY_PREFIXES for label in labels):
-        return None
-    return "BIOES" if any(label[:2] in ("E-", "S-") for label in labels) else "BIO"
+    """"BIO", "BIOES" or "BILOU" when every label is `O` or an entity tag of that scheme, else
+    None (plain tags).
+
+    >>> entity_scheme(["B-PER", "I-PER", "L-PER", "U-LOC", "O"]), entity_scheme(["NN", "VB"])
+    ('BILOU', None)
+    """
+    prefixes = {label[:2] for label in labels if label != "O"} - {"B-", "I-"}
+    if not prefixes:
+        return "BIO"
+    return next((name for name, (own, _) in _STRICT_SCHEMES.items() if prefixes <= own), None)
 
 
 def token_accuracy(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> float:
@@ -41,12 +51,12 @@ def token_accuracy(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[s
 
 def tagging_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]],
                    scheme: str | None) -> dict[str, float]:
-    """`accuracy`, plus entity-level `precision`, `recall`, `f1` when `scheme` is "BIO" or "BIOES"."""
+    """`accuracy`, plus entity-level `precision`, `recall`, `f1` when `scheme` is one `entity_scheme` gives."""
     scores = {"accuracy": token_accuracy(gold, predicted)}
     if scheme is None:
         return scores
     gold, predicted = [list(s) for s in gold], [list(s) for s in predicted]
-    kwargs = {"mode": "strict", "scheme": seqeval_scheme.IOBES} if scheme == "BIOES" else {}
+    kwargs = {"mode": "strict", "scheme": _STRICT_SCHEMES[scheme][1]} if scheme in _STRICT_SCHEMES else {}
     for name, score in (("precision", seqeval_metrics.precision_score),
                         ("recall", seqeval_metrics.recall_score), ("f1", seqeval_metrics.f1_score)):
         scores[name] = float(score(gold, predicted, zero_division=0, **kwargs))

@@ -31,16 +31,17 @@ import tensorflow as tf
 from absl import flags, logging
 from tqdm import tqdm
 
+from bert_tf import io_utils
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.data import corpus, text_files
-from bert_tf.io_utils import atomic_output
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.tokenization import BertTokenizer
 
 POOLINGS = ("none", "cls", "mean")
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")  # google-research/bert's `text_a ||| text_b`
 _DECIMALS = 6
+_SHORTEST_PAIR = 4  # [CLS] a [SEP] [SEP]: the packer's shortest row for a pair
 
 
 def parse_layers(spec: str, num_layers: int) -> list[int]:
@@ -75,6 +76,17 @@ def read_texts(path: str) -> list[tuple[str, str | None]]:
         match = _PAIR.match(line)
         texts.append((match.group(1), match.group(2)) if match else (line, None))
     return texts
+
+
+def check_pairs_fit(texts: list[tuple[str, str | None]], max_seq_length: int, path: str) -> None:
+    """Raises ValueError naming `--max_seq_length` and `<path>:<line>` of the first pair in `texts`
+    (as `read_texts` returns them) if a pair cannot fit in `max_seq_length` tokens."""
+    if max_seq_length >= _SHORTEST_PAIR:
+        return
+    line = next((line for line, (_, text_b) in enumerate(texts, start=1) if text_b is not None), None)
+    if line is not None:
+        raise ValueError(f"--max_seq_length={max_seq_length} is too short for the text pair at {path}:{line}: "
+                         f"[CLS] a [SEP] b [SEP] needs {_SHORTEST_PAIR} or more")
 
 
 class FeatureExtractor:
@@ -143,7 +155,7 @@ def extract_features(extractor: FeatureExtractor, texts: list[tuple[str, str | N
     """Runs `texts` (as `read_texts` returns them) through `extractor` in batches into JSON lines
     at `output_file` (written atomically). Returns the number of lines written; no text gives an
     empty output, as google-research/bert's `extract_features.py` does."""
-    with atomic_output(output_file) as tmp, tf.io.gfile.GFile(tmp, "w") as out, \
+    with io_utils.atomic_output(output_file) as tmp, tf.io.gfile.GFile(tmp, "w") as out, \
             tqdm(total=len(texts), unit="line", file=sys.stderr, desc="extract_features") as bar:
         out.write("")  # GFile creates the file on its first write
         for first in range(0, len(texts), batch_size):
@@ -155,7 +167,8 @@ def extract_features(extractor: FeatureExtractor, texts: list[tuple[str, str | N
 
 
 def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
-    """google-research/bert's `extract_features.py` flags, plus `--pooling`."""
+    """google-research/bert's `extract_features.py` flags, plus `--pooling`; its TPU flags are
+    accepted so that its command lines run, but the features are computed on this machine."""
     define = dict(flag_values=flag_values)
     flags.DEFINE_string("input_file", None, "Text, one input a line: `text` or `text_a ||| text_b`.",
                         **define)
@@ -176,17 +189,30 @@ def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     flags.DEFINE_enum("pooling", "none", POOLINGS, "Also write a sentence vector under `pooled`: "
                       "the last layer's [CLS] vector (cls) or the mean of the chosen layers over "
                       "real tokens (mean).", **define)
+    flags.DEFINE_bool("use_tpu", False, "google-research/bert's TPU switch: accepted, but the features are "
+                      "computed on this machine's CPU or GPU (a warning says so when it is true).", **define)
+    flags.DEFINE_string("master", None, "google-research/bert's TPU address (grpc://...): accepted, but "
+                        "ignored as --use_tpu is (with a warning).", **define)
+    flags.DEFINE_integer("num_tpu_cores", None, "google-research/bert's number of TPU cores: accepted, unused.",
+                         lower_bound=1, **define)
+    flags.DEFINE_bool("use_one_hot_embeddings", False, "google-research/bert's TPU embedding lookup (a one-hot "
+                      "matmul instead of a gather): accepted, no effect on the results.", **define)
     flags.mark_flags_as_required(["input_file", "output_file", "vocab_file", "init_checkpoint"],
                                  flag_values=flag_values)
 
 
-def _existing(flag_values: flags.FlagValues, flag: str) -> str:
-    path = flag_values[flag].value
-    if not tf.io.gfile.exists(path):
-        raise FileNotFoundError(f"--{flag}: no such file: {path}")
-    if tf.io.gfile.isdir(path):
-        raise ValueError(f"--{flag}: a directory, not a file: {path}")
-    return path
+def _flag_file(flag_values: flags.FlagValues, flag: str) -> str:
+    """The file `--flag` names; else FileNotFoundError `--flag=<path>: no such file` (or a directory)."""
+    try:
+        return io_utils.require_file(flag_values[flag].value)
+    except FileNotFoundError as e:
+        raise FileNotFoundError(f"--{flag}={e}") from None
+
+
+def _warn_about_tpu_flags(flag_values: flags.FlagValues) -> None:
+    """Logs that google-research/bert's TPU flags, given, are not followed."""
+    if flag_values.use_tpu or flag_values.master:
+        logging.warning("--use_tpu/--master: extract_features.py runs on this machine's CPU or GPU, not a TPU")
 
 
 def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
@@ -194,16 +220,19 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
 
     Raises FileNotFoundError or ValueError, one line naming the flag, for a missing input,
     vocab or config file (or a directory), an input that is not UTF-8 (naming `file:line`),
-    an `--output_file` that is one of those inputs or a directory,
+    an `--output_file` that is one of those inputs, a directory or in no directory,
     a checkpoint that stores no config without `--bert_config_file`, a bad `--layers`
-    value or a `--max_seq_length` the model cannot take.
+    value or a `--max_seq_length` the model or a text pair (naming `file:line`) cannot take.
     """
     fv = flag_values
-    texts, vocab_file = read_texts(_existing(fv, "input_file")), _existing(fv, "vocab_file")
-    corpus.check_output_files([fv.output_file], [fv.input_file], vocab_file=vocab_file,
-                              bert_config_file=fv.bert_config_file)
-    config = resolve_bert_config(_existing(fv, "bert_config_file") if fv.bert_config_file else None,
-                                 fv.init_checkpoint)
+    input_file, vocab_file = _flag_file(fv, "input_file"), _flag_file(fv, "vocab_file")
+    config_file = _flag_file(fv, "bert_config_file") if fv.bert_config_file else None
+    corpus.check_output_files([fv.output_file], [input_file], vocab_file=vocab_file, bert_config_file=config_file)
+    corpus.check_output_directory(fv.output_file)
+    texts = read_texts(input_file)
+    check_pairs_fit(texts, fv.max_seq_length, input_file)
+    _warn_about_tpu_flags(fv)
+    config = resolve_bert_config(config_file, fv.init_checkpoint)
     layers = parse_layers(fv.layers, config.num_hidden_layers)
     config.check_seq_length(fv.max_seq_length)
     tokenizer = BertTokenizer(vocab_file, fv.do_lower_case)

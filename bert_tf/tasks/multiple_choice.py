@@ -68,7 +68,7 @@ class MultipleChoiceTask(FineTuningTask):
         return {"accuracy": metrics.accuracy_score(encoded.labels[LOGITS], predictions)}
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
-        """`<split>_predictions.csv`: the example's id (the CSV's first column), the
+        """`<split>_predictions.csv`: the example's id (`swag.read_swag`'s), the
         probability of each ending `prob0..prob3` and the predicted `label`."""
         probabilities = special.softmax(outputs[LOGITS].astype(np.float64), axis=-1)  # [n, 4]
         rows = [("id", *(f"prob{i}" for i in range(swag.NUM_CHOICES)), "label")]

@@ -1,4 +1,4 @@
-"""Token tagging (CoNLL-2003 NER with BIO/BIOES tags, or plain tags such as part of speech) for the driver.
+"""Token tagging (CoNLL-2003 NER with BIO/BIOES/BILOU tags, or plain tags such as part of speech) for the driver.
 
 `run_ner.py` runs it. `data_dir` holds `train.txt`, `dev.txt` and `test.txt` in
 CoNLL format (`bert_tf.data.conll`); the label set is read from `train.txt`, or
@@ -62,7 +62,7 @@ class TaggingTask(FineTuningTask):
 
     @property
     def scheme(self) -> str | None:
-        """"BIO" or "BIOES" for entity tags, None for plain tags."""
+        """"BIO", "BIOES" or "BILOU" for entity tags, None for plain tags."""
         return tagging_metrics.entity_scheme(self.label_list)
 
     @property
