@@ -1,6 +1,7 @@
 """The embedded demo (`python run_pretraining.py` with no flags): its held-out split, its
 baselines, its records and export following the flags, and a short run of the whole job."""
 
+import dataclasses
 import os
 import pathlib
 import re
@@ -53,8 +54,20 @@ def test_demo_runs_the_whole_job(tmp_path):
     assert len(re.findall(r"answer: \S+ +top 5: ", out)) == 6, out  # 5 from the checkpoint, 1 from the export
     assert "encoder.mlm" in out
     assert "global_step = 4\n" in (output_dir / "eval_results.txt").read_text()
+    assert (output_dir / "vocab.txt").read_text() == demo.fetch_uncased_vocab().read_text()  # for export_model.py
     for name in ("preprocessing", "encoder"):
         assert (output_dir / "export" / name / "saved_model.pb").is_file()
+
+
+def test_a_second_demo_says_what_it_does_with_the_first_ones_checkpoint(tmp_path):
+    options = PretrainingOptions(bert_config_file="unused", input_file="unused", output_dir=str(tmp_path),
+                                 num_train_steps=1200)
+    assert demo.resume_note(options) == ""
+    tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1)), str(tmp_path), 1).save(checkpoint_number=400)
+    assert demo.resume_note(options) == f"   Resuming the run in {tmp_path} at step 400 (delete it to start over)"
+    assert demo.resume_note(dataclasses.replace(options, num_train_steps=300)) == (
+        f"   {tmp_path} holds a model trained 400 steps, no fewer than --num_train_steps: evaluating it as it "
+        f"is (delete {tmp_path} to train again)")
 
 
 def test_output_dir_without_input_file_is_refused(tmp_path):

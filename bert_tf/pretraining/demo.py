@@ -6,7 +6,8 @@ held-out articles next to the majority baselines, and fills in a `[MASK]` in a
 few held-out sentences. Last, it exports the model as a TF-Hub-style
 preprocessing + encoder SavedModel pair under `output_dir/export/`, loads it with
 `tf.saved_model.load` and fills in a `[MASK]` through the export, all under
-`output/pretraining_demo` of the working directory. Any other flag given on the
+`output/pretraining_demo` of the working directory, beside a copy of the vocab. A
+second run resumes the first's checkpoints, and says so. Any other flag given on the
 command line overrides the demo's setting of the same name.
 """
 
@@ -16,6 +17,7 @@ import collections
 import dataclasses
 import os
 import pathlib
+import shutil
 import time
 
 import numpy as np
@@ -100,6 +102,8 @@ def run_demo(flag_values) -> dict:
 
     print(f"3/5 Pretraining {pathlib.Path(options.bert_config_file).parent.name} BERT for "
           f"{options.num_train_steps} steps, then evaluating on held-out articles...")
+    if note := resume_note(options):
+        print(note)
     strategy = runtime_flags.strategy_from_flags(flag_values)
     results = run_pretraining(options, strategy)
 
@@ -118,9 +122,21 @@ def run_demo(flag_values) -> dict:
     export_dir = pathlib.Path(options.output_dir) / "export"
     print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and querying them:")
     _export_and_query(model, tokenizer, heldout_text, export_dir, options.max_seq_length)
-    print(f"\nDone in {time.perf_counter() - started:.0f} s. Checkpoints, TensorBoard logs and "
-          f"eval_results.txt are in {options.output_dir}")
+    print(f"\nDone in {time.perf_counter() - started:.0f} s. Checkpoints, bert_config.json, vocab.txt, "
+          f"TensorBoard logs and eval_results.txt are in {options.output_dir}")
     return results
+
+
+def resume_note(options: PretrainingOptions) -> str:
+    """What the run does with the checkpoint an earlier demo left in `output_dir`; '' without one."""
+    latest = tf.train.latest_checkpoint(options.output_dir)
+    if latest is None:
+        return ""
+    step = int(latest.rsplit("-", 1)[1])  # `ckpt-<step>`: runs number checkpoints by step
+    if step >= options.num_train_steps:
+        return (f"   {options.output_dir} holds a model trained {step} steps, no fewer than "
+                f"--num_train_steps: evaluating it as it is (delete {options.output_dir} to train again)")
+    return f"   Resuming the run in {options.output_dir} at step {step} (delete it to start over)"
 
 
 def prepare_data(options: PretrainingOptions, vocab_file: str | None = None):
@@ -131,6 +147,11 @@ def prepare_data(options: PretrainingOptions, vocab_file: str | None = None):
     print("1/5 Fetching the Wikipedia sample and the uncased vocab (cached after the first run)...")
     corpus, vocab_file = fetch_wikipedia_sample(), vocab_file or fetch_uncased_vocab()
     train_text, heldout_text = split_corpus(corpus, data_dir)
+    # Beside the checkpoints, so that export_model.py and fine-tuning find everything in output_dir.
+    copy = pathlib.Path(options.output_dir) / "vocab.txt"
+    if not (copy.exists() and copy.samefile(vocab_file)):
+        shutil.copyfile(vocab_file, copy)
+    vocab_file = str(copy)
 
     print("2/5 Writing pretraining TFRecords with bert_tf's generator...")
     train_records = _create_records(train_text, data_dir / "train.tfrecord", vocab_file, options)
