@@ -15,6 +15,7 @@ from checkpoint_test_utils import (GOOGLE_CONFIG, google_variable_shapes, random
 from bert_tf import BertConfig, BertEncoder
 from bert_tf.checkpoints import CheckpointFormat, detect_format, load_checkpoint
 from bert_tf.checkpoints.convert import convert
+from bert_tf.checkpoints.task_heads import TASK_MODELS
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.models import BertClassifier, BertSpanLabeler
 
@@ -150,6 +151,18 @@ def test_tf1_output_warns_that_class_names_are_not_carried(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="absl"):
         convert(str(tmp_path / "best"), str(tmp_path / "tf1"))
     assert "the class names are not carried" in caplog.text and "--labels=neg,pos" in caplog.text
+
+
+@pytest.mark.parametrize("model_type", ["token", "multiple_choice"])
+def test_tf1_output_leaves_out_a_head_google_has_no_names_for_with_a_warning(tmp_path, caplog, model_type):
+    model = TASK_MODELS[model_type][0](tiny_encoder(), **({"num_classes": 3} if model_type == "token" else {}))
+    model.build_with_dummy_inputs()
+    save_model_checkpoint(model, str(tmp_path / "best"), {})
+    with caplog.at_level(logging.WARNING, logger="absl"):
+        convert(str(tmp_path / "best"), str(tmp_path / "tf1"))
+    assert (f"{tmp_path / 'best' / 'ckpt'}: its {model_type} head is left out: google-research/bert has no names "
+            f"for it; export the model with export_model.py --model_type={model_type}") in caplog.messages
+    assert not any(name.startswith(("output_", "cls/")) for name in read_all(tmp_path / "tf1" / "bert_model.ckpt"))
 
 
 def encoder_checkpoint(directory):

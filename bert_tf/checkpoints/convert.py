@@ -29,6 +29,7 @@ from bert_tf.bert_config import BertConfig, ConfigError
 from bert_tf.checkpoints.checkpoint_flags import resolve_bert_config
 from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.checkpoints.loader import LoadReport, load_checkpoint
+from bert_tf.checkpoints.task_heads import checkpoint_heads
 from bert_tf.checkpoints.tf1_checkpoint import write_tf1_checkpoint
 from bert_tf.checkpoints.tf1_names import tf1_variables
 from bert_tf.models import BertEncoder, BertPretrainer
@@ -42,6 +43,8 @@ _TANH_GELUS = ("gelu_approximate", "gelu_new", "gelu_pytorch_tanh")
 _GELU_FORMS_DIFFER_BY = "4.7e-4"  # max |exact erf GELU - its tanh approximation|, at x = 2.7
 # Formats whose config is google-research/bert's own, "gelu" meaning the tanh approximation already.
 _GOOGLE_FORMATS = (CheckpointFormat.TF1, CheckpointFormat.MODEL_GARDEN)
+# The task heads (`task_heads.TASK_MODELS` types) google-research/bert has names for.
+_TF1_HEAD_TYPES = {"classifier", "span"}
 # What a conversion writes into its output directory.
 _OUTPUT_FILE = re.compile(r"bert_config\.json|vocab\.txt|(bert_model\.ckpt|ckpt)\.(index|data-\d{5}-of-\d{5})")
 
@@ -118,13 +121,21 @@ def _check_output_dir(output_dir: str, input_location: str) -> None:
 
 
 def _write_tf1(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:
-    """Exactly what the input had, task heads included; warns that class names are not carried."""
+    """Exactly what the input had, with its sentence-classifier or span head; warns that class names
+    are not carried and that a token or multiple-choice head, which google-research/bert has no
+    names for, is left out."""
     labels = report.heads.get("classifier", {}).get("labels")
     if labels:
         logging.warning("%s: the class names are not carried: a TF1 checkpoint has no place for them; "
                         "export the output with --labels=%s", report.path, ",".join(labels))
+    heads = report.heads
+    for model_type in checkpoint_heads(report).keys() - _TF1_HEAD_TYPES:
+        logging.warning("%s: its %s head is left out: google-research/bert has no names for it; export the "
+                        "model with export_model.py --model_type=%s", report.path, model_type, model_type)
+        if model_type == "token":  # a Hugging Face token head comes as a `classifier`
+            heads = {role: head for role, head in heads.items() if role != "classifier"}
     return write_tf1_checkpoint(pretrainer, os.path.join(output_dir, "bert_model.ckpt"),
-                                heads=report.heads, names=report.loaded)
+                                heads=heads, names=report.loaded)
 
 
 def _write_bert_tf(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:
