@@ -12,6 +12,7 @@ from safetensors.numpy import save_file
 
 from bert_tf import ConfigError
 from bert_tf.checkpoints import load_checkpoint, write_tf1_checkpoint
+from bert_tf.checkpoints.convert import convert
 from bert_tf.checkpoints.loader import LoadReport
 from bert_tf.checkpoints.task_heads import checkpoint_heads
 from bert_tf.checkpoints.tf1_names import tf1_variables
@@ -138,6 +139,9 @@ def test_a_hugging_face_classifier_is_a_token_head_only_from_a_token_classifier(
     looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
     with pytest.raises(ValueError, match=no_head(tmp_path / "tagger", "classifier", looked_for, holds="token")):
         model_from_checkpoint(str(tmp_path / "tagger"), "classifier", tiny_config())
+    # Converted to TF1, it has no head, rather than a sentence classifier's output_weights.
+    convert(str(tmp_path / "tagger"), str(tmp_path / "tagger_tf1"))
+    assert not load_checkpoint(str(tmp_path / "tagger_tf1"), BertEncoder.from_bert_config(tiny_config())).heads
 
     classifier = with_random_weights(BertClassifier(tiny_encoder(), num_classes=3))
     write_hugging_face(tmp_path / "classifier", classifier, "BertForSequenceClassification")
