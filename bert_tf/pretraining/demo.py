@@ -24,6 +24,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import load_checkpoint
 from bert_tf.data import pretraining_features
@@ -150,7 +151,8 @@ def prepare_data(options: PretrainingOptions, vocab_file: str | None = None):
     # Beside the checkpoints, so that export_model.py and fine-tuning find everything in output_dir.
     copy = pathlib.Path(options.output_dir) / "vocab.txt"
     if not (copy.exists() and copy.samefile(vocab_file)):
-        shutil.copyfile(vocab_file, copy)
+        with io_utils.atomic_output(copy) as tmp:
+            shutil.copyfile(vocab_file, tmp)
     vocab_file = str(copy)
 
     print("2/5 Writing pretraining TFRecords with bert_tf's generator...")
