@@ -1,4 +1,4 @@
-"""Fine-tune BERT for sentence(-pair) classification: the GLUE tasks, or your own CSV/TSV files.
+"""Fine-tune BERT for sentence(-pair) classification: the GLUE tasks, XNLI, or your own CSV/TSV files.
 
     python run_classifier.py --task_name=MRPC --data_dir=glue_data/MRPC \\
         --vocab_file=uncased_L-12_H-768_A-12/vocab.txt \\

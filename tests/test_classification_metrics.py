@@ -36,7 +36,7 @@ def test_pearson_and_spearman():
     assert classification_metrics("stsb", [1.0, 2.0, 3.0], [2.5, 2.5, 2.5]) == {"pearson": 0.0, "spearman": 0.0}
 
 
-@pytest.mark.parametrize("task", ["sst2", "mnli", "qnli", "rte", "wnli"])
+@pytest.mark.parametrize("task", ["sst2", "mnli", "qnli", "rte", "wnli", "xnli"])
 def test_accuracy_tasks(task):
     assert classification_metrics(task, [0, 1, 2, 1], [0, 1, 1, 1]) == {"accuracy": 0.75}
 
@@ -51,5 +51,5 @@ def test_users_task_accuracy_and_macro_f1(task):
 def test_main_metric_is_each_tasks_headline_number():
     assert {task: main_metric(task) for task in TASK_METRICS} == {
         "cola": "matthews_corrcoef", "sst2": "accuracy", "mrpc": "f1", "stsb": "spearman", "qqp": "f1",
-        "mnli": "accuracy", "qnli": "accuracy", "rte": "accuracy", "wnli": "accuracy",
+        "mnli": "accuracy", "qnli": "accuracy", "rte": "accuracy", "wnli": "accuracy", "xnli": "accuracy",
         "csv": "accuracy", "tsv": "accuracy"}

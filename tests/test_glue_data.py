@@ -1,4 +1,4 @@
-"""GLUE processors on the official layouts, the csv/tsv task, bad-data errors and the encoding."""
+"""GLUE and XNLI processors on the official layouts, the csv/tsv task, bad-data errors and the encoding."""
 
 import pathlib
 import re
@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from bert_tf.data.glue import (GLUE_PROCESSORS, DataError, InputExample, encode_examples,
+from bert_tf.data.glue import (GLUE_PROCESSORS, DataError, InputExample, XnliProcessor, encode_examples,
                                get_processor)
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import write_word_vocab
@@ -269,3 +269,73 @@ def test_encode_single_texts_regression_and_unlabeled(tokenizer):
     assert scores.dtype == np.float32 and scores.tolist() == pytest.approx([4.2, 0.25])
     _, none = encode_examples(tokenizer, get_processor("stsb").read(str(FIXTURES / "STS-B"), "test"), None, 32)
     assert none is None
+
+
+XNLI_HEADER = ("language\tgold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
+               "sentence2_parse\tsentence1\tsentence2\tpromptID\tpairID\tgenre\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5")
+
+
+def xnli_row(language, label, premise, hypothesis):
+    """A row of XNLI-1.0's xnli.dev.tsv / xnli.test.tsv."""
+    return "\t".join([language, label, "( a )", "( b )", "(ROOT a)", "(ROOT b)", premise, hypothesis,
+                      "7", "7e", "fiction", label, label, label, label, label])
+
+
+def write_xnli(data_dir, train_rows=None, dev_rows=None, test_rows=None):
+    """XNLI's files in `data_dir` (German training data; dev and test in English and German)."""
+    train_rows = train_rows or ["Der Hund bellt .\tEin Tier ist laut .\tentailment",
+                                "Es regnet .\tDie Sonne scheint .\tcontradictory",
+                                'Er sagt "ja .\tEr stimmt zu .\tneutral']
+    dev_rows = dev_rows or [xnli_row("en", "entailment", "The dog barks .", "An animal is loud ."),
+                            xnli_row("de", "neutral", "Sie liest .", "Sie liest ein Buch ."),
+                            xnli_row("de", "contradiction", "Es ist kalt .", "Es ist heiß .")]
+    test_rows = test_rows or [xnli_row("de", "entailment", "Wir essen .", "Wir essen etwas ."),
+                              xnli_row("fr", "neutral", "Il pleut .", "Il pleut fort .")]
+    (data_dir / "multinli").mkdir(exist_ok=True)
+    files = {"multinli/multinli.train.de.tsv": ["premise\thypo\tlabel", *train_rows],
+             "xnli.dev.tsv": [XNLI_HEADER, *dev_rows], "xnli.test.tsv": [XNLI_HEADER, *test_rows]}
+    for name, lines in files.items():
+        (data_dir / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return data_dir
+
+
+def test_xnli_reads_one_language_of_its_files(tmp_path):
+    processor = get_processor("xnli", xnli_language="de")
+    write_xnli(tmp_path)
+    assert processor.read(str(tmp_path), "train") == [
+        InputExample("train-0", "Der Hund bellt .", "Ein Tier ist laut .", "entailment"),
+        InputExample("train-1", "Es regnet .", "Die Sonne scheint .", "contradiction"),  # "contradictory"
+        InputExample("train-2", 'Er sagt "ja .', "Er stimmt zu .", "neutral")]  # read unquoted
+    assert processor.read(str(tmp_path), "dev") == [  # the English row is skipped
+        InputExample("dev-0", "Sie liest .", "Sie liest ein Buch .", "neutral"),
+        InputExample("dev-1", "Es ist kalt .", "Es ist heiß .", "contradiction")]
+    assert processor.read(str(tmp_path), "test") == [InputExample("test-0", "Wir essen .", "Wir essen etwas .")]
+
+
+def test_xnli_task_name_language_and_labels():
+    assert get_processor("XNLI") == get_processor("xnli") == XnliProcessor("zh")  # google's language
+    processor = get_processor("XNLI", xnli_language="de")
+    assert processor.labels("") == ("contradiction", "entailment", "neutral") and not processor.is_regression
+    assert (processor.eval_splits, processor.predict_splits) == (("dev",), ("test",))
+    assert [processor.file_name(s) for s in ("train", "dev", "test")] == [
+        "multinli/multinli.train.de.tsv", "xnli.dev.tsv", "xnli.test.tsv"]
+
+
+@pytest.mark.parametrize("split, files, error", [
+    ("train", dict(train_rows=["A .\tB .\tentailment", "A .\tB .\tcontradicts"]),
+     "{dir}/multinli/multinli.train.de.tsv:3: label 'contradicts' is not in the label set "
+     "contradiction, entailment, neutral"),
+    ("train", dict(train_rows=["A .\tB ."]),
+     "{dir}/multinli/multinli.train.de.tsv:2: malformed TSV row: 2 tab-separated columns, XNLI needs at least 3"),
+    ("dev", dict(dev_rows=[xnli_row("fr", "maybe", "A .", "B ."), xnli_row("de", "maybe", "A .", "B .")]),
+     "{dir}/xnli.dev.tsv:3: label 'maybe' is not in the label set contradiction, entailment, neutral"),
+    ("test", dict(test_rows=["de\tentailment\t( a )"]),
+     "{dir}/xnli.test.tsv:2: malformed TSV row: 3 tab-separated columns, XNLI needs at least 8"),
+    ("test", dict(test_rows=[xnli_row("fr", "neutral", "A .", "B ."), xnli_row("en", "neutral", "A .", "B .")]),
+     "{dir}/xnli.test.tsv: no rows in the language 'de' (--xnli_language); the file has en, fr"),
+])
+def test_bad_xnli_rows_name_file_and_line(tmp_path, split, files, error):
+    write_xnli(tmp_path, **files)
+    with pytest.raises(DataError) as caught:
+        get_processor("xnli", xnli_language="de").read(str(tmp_path), split)
+    assert str(caught.value) == error.format(dir=tmp_path)

@@ -1,4 +1,5 @@
-"""SentencePredictionTask: the csv task through the driver, losses, predictions files, head loading."""
+"""SentencePredictionTask: the csv task through the driver, XNLI from flags, losses, predictions files, head
+loading."""
 
 import csv
 import math
@@ -8,14 +9,17 @@ import keras
 import numpy as np
 import pytest
 import scipy.special
+from absl import flags
 
 from bert_tf.data import glue
+from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.finetuning.driver import run_finetuning
 from bert_tf.finetuning.options import FineTuningOptions
-from bert_tf.tasks.sentence_prediction import SentencePredictionTask
+from bert_tf.tasks.sentence_prediction import SentencePredictionTask, build_task, define_flags
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import tiny_encoder, write_tiny_config, write_word_vocab
 from test_run_classifier import FILLER, NEGATIVE, POSITIVE, sentiment_examples
+from test_glue_data import write_xnli
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "glue"
 
@@ -140,3 +144,36 @@ def test_load_head_assigns_a_fitting_tf1_classifier(vocab):
 def test_task_name_is_required(vocab):
     with pytest.raises(ValueError, match="^--task_name is required"):
         task_for("", FIXTURES / "SST-2", vocab)
+
+
+@pytest.mark.parametrize("task_name", ["XNLI", "xnli"])
+def test_xnli_task_builds_from_flags_and_predicts_on_its_test_file(tmp_path, vocab, task_name):
+    flag_values = flags.FlagValues()
+    define_flags(flag_values)
+    flag_values(["run_classifier.py", f"--task_name={task_name}", "--xnli_language=de"])
+    options = FineTuningOptions(data_dir=str(write_xnli(tmp_path)), vocab_file=vocab, output_dir="unused",
+                                max_seq_length=16)
+    task = build_task(options, BertTokenizer(vocab), flag_values)
+    assert task.processor == glue.XnliProcessor("de") and task.main_metric == "accuracy"
+    assert task.label_list == ("contradiction", "entailment", "neutral") and task.num_classes == 3
+    np.testing.assert_array_equal(task.encode("train").labels["logits"], [1, 0, 2])
+    dev = task.encode("dev")  # the German rows: neutral, contradiction
+    logits = np.array([[0.0, 1.0, 3.0], [0.0, 2.0, 1.0]], np.float32)  # neutral, entailment
+    assert task.evaluate("dev", dev, {"logits": logits}) == {"accuracy": 0.5}
+    test = task.encode("test")
+    assert test.labels is None and len(test.metadata) == 1
+    written = task.write_predictions("test", test, {"logits": logits[:1]}, str(tmp_path))
+    assert written == [str(tmp_path / "test_results.tsv")]  # XNLI has no submission file
+    assert (tmp_path / "test_results.tsv").read_text().splitlines()[1].split("\t")[:2] == ["0", "neutral"]
+
+
+def test_xnli_labels_are_fixed_against_a_checkpoint_fine_tuned_on_others(tmp_path, vocab):
+    """An eval-only run needs no training file, but a head of other class names is refused, as for GLUE."""
+    model = task_for("XNLI", tmp_path, vocab).build_model(tiny_encoder())
+    model.build_with_dummy_inputs()
+    save_model_checkpoint(model, str(tmp_path / "ckpt"), {}, labels=("yes", "maybe", "no"))
+    options = FineTuningOptions(data_dir=str(tmp_path), vocab_file=vocab, output_dir="unused", do_eval=True,
+                                init_checkpoint=str(tmp_path / "ckpt"))
+    with pytest.raises(ValueError, match="^--task_name=XNLI has the labels contradiction, entailment, neutral, "
+                                         "but the checkpoint was fine-tuned on yes, maybe, no"):
+        SentencePredictionTask(options, BertTokenizer(vocab), "xnli").label_list

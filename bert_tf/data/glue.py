@@ -1,8 +1,8 @@
-"""Sentence(-pair) classification data: the nine GLUE tasks, users' CSV/TSV files, and their encoding.
+"""Sentence(-pair) classification data: the nine GLUE tasks, XNLI, users' CSV/TSV files, and their encoding.
 
 `data_dir` is one task's folder of the official GLUE download (`glue_data/MRPC`,
-as google-research/bert's `--data_dir`), or a folder with `train`, `dev` and
-`test` `.csv`/`.tsv` files for the generic task.
+as google-research/bert's `--data_dir`), XNLI's folder (`XnliProcessor`), or a
+folder with `train`, `dev` and `test` `.csv`/`.tsv` files for the generic task.
 
 Example (`dev.tsv` in SST-2's layout: a `sentence` and a `label` column):
 >>> from bert_tf.tokenization import BertTokenizer
@@ -22,6 +22,7 @@ import csv
 import dataclasses
 import math
 import sys
+import typing
 from collections.abc import Sequence
 
 import numpy as np
@@ -90,6 +91,13 @@ class Columns:
         needed = max(c + 1 for c in used if c >= 0)
         return needed + sum(1 for c in used if c < 0)  # a column counted from the end lies past the others
 
+    def example(self, row: list[str], guid: str, label_set: tuple[str, ...] | None, path: str,
+                line: int) -> InputExample:
+        """The row's example: `guid` where the file has no index column; the label checked against `label_set`."""
+        label = None if self.label is None else _check_label(row[self.label], label_set, path, line)
+        return InputExample(guid if self.index is None else row[self.index], row[self.text_a],
+                            None if self.text_b is None else row[self.text_b], label)
+
 
 @dataclasses.dataclass(frozen=True)
 class GlueProcessor(DataProcessor):
@@ -121,21 +129,53 @@ class GlueProcessor(DataProcessor):
         path = _split_path(data_dir, self.file_name(split))
         columns = self.test if split in self.predict_splits else self.labeled
         label_set = self.label_list if labels is None else tuple(labels)
-        rows = text_files.read_rows(path, DataError, delimiter="\t", quoting=csv.QUOTE_NONE)
-        if columns.header:
-            rows = rows[1:]
-        examples = []
-        for row_number, (line, row) in enumerate(rows):
-            if len(row) < columns.min_columns:
-                raise DataError(f"{path}:{line}: malformed TSV row: {len(row)} tab-separated columns, "
-                                f"{self.name} needs at least {columns.min_columns}")
-            guid = row[columns.index] if columns.index is not None else f"{split}-{row_number}"
-            label = None
-            if columns.label is not None:
-                label = _check_label(row[columns.label], label_set, path, line)
-            examples.append(InputExample(guid, row[columns.text_a],
-                                         None if columns.text_b is None else row[columns.text_b], label))
-        return examples
+        rows = _read_tsv(path, columns, self.name)
+        return [columns.example(row, f"{split}-{i}", label_set, path, line) for i, (line, row) in enumerate(rows)]
+
+
+@dataclasses.dataclass(frozen=True)
+class XnliProcessor(DataProcessor):
+    """XNLI in one language, as google-research/bert's `XnliProcessor` reads it (`--xnli_language`).
+
+    `data_dir` holds XNLI-MT-1.0's machine-translated MultiNLI training file
+    `multinli/multinli.train.<language>.tsv` (premise, hypothesis, label; its `contradictory`
+    is read as `contradiction`) and XNLI-1.0's `xnli.dev.tsv` and `xnli.test.tsv`, whose rows
+    of the other 14 languages are skipped. The test file's gold labels are not read: it predicts.
+
+    Example:
+    >>> XnliProcessor("de").file_name("train"), XnliProcessor("de").file_name("test")
+    ('multinli/multinli.train.de.tsv', 'xnli.test.tsv')
+    """
+
+    language: str = "zh"
+    name: typing.ClassVar[str] = "XNLI"
+    label_list: typing.ClassVar[tuple[str, ...]] = ("contradiction", "entailment", "neutral")
+
+    def labels(self, data_dir: str) -> tuple[str, ...]:
+        return self.label_list
+
+    def file_name(self, split: str) -> str:
+        return f"multinli/multinli.train.{self.language}.tsv" if split == "train" else f"xnli.{split}.tsv"
+
+    def read(self, data_dir: str, split: str, labels: Sequence[str] | None = None) -> list[InputExample]:
+        path = _split_path(data_dir, self.file_name(split))
+        columns = _XNLI_COLUMNS[split]
+        rows = _read_tsv(path, columns, self.name)
+        if split == "train":
+            rows = [(line, _renamed_label(row, columns.label, _XNLI_TRAIN_LABELS)) for line, row in rows]
+        else:
+            rows = self._in_language(rows, path)
+        label_set = self.label_list if labels is None else tuple(labels)
+        return [columns.example(row, f"{split}-{i}", label_set, path, line) for i, (line, row) in enumerate(rows)]
+
+    def _in_language(self, rows: list[tuple[int, list[str]]], path: str) -> list[tuple[int, list[str]]]:
+        """The rows whose language column is `self.language`; an error if the file has rows but none of them."""
+        kept = [(line, row) for line, row in rows if row[_XNLI_LANGUAGE] == self.language]
+        if rows and not kept:
+            found = sorted({row[_XNLI_LANGUAGE] for _, row in rows})
+            raise DataError(f"{path}: no rows in the language {self.language!r} (--xnli_language); "
+                            f"the file has {', '.join(found)}")
+        return kept
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,6 +289,12 @@ GLUE_PROCESSORS = {
     "wnli": GlueProcessor("WNLI", _BINARY, **_PAIR_WITH_INDEX),
 }
 
+# XNLI-MT's training file: premise, hypothesis, label. XNLI's dev and test files: language, gold
+# label, four parse columns, the two sentences, ids, genre and the annotators' labels.
+_XNLI_LANGUAGE = 0
+_XNLI_COLUMNS = {"train": Columns(0, 1, label=2), "dev": Columns(6, 7, label=1), "test": Columns(6, 7)}
+_XNLI_TRAIN_LABELS = {"contradictory": "contradiction"}
+
 
 def normalize_task_name(task_name: str) -> str:
     """`SST-2`, `sst_2`, `sst2` -> `sst2`."""
@@ -256,14 +302,16 @@ def normalize_task_name(task_name: str) -> str:
 
 
 def get_processor(task_name: str, text_a_column: str = "text", text_b_column: str | None = None,
-                  label_column: str = "label") -> DataProcessor:
-    """The processor of a GLUE task name (any case, `SST-2` or `sst2`), or of `csv`/`tsv`."""
+                  label_column: str = "label", xnli_language: str = "zh") -> DataProcessor:
+    """The processor of a GLUE task name (any case, `SST-2` or `sst2`), of `xnli`, or of `csv`/`tsv`."""
     key = normalize_task_name(task_name)
     if key in ("csv", "tsv"):
         return DelimitedFileProcessor(key, text_a_column, text_b_column or None, label_column)
+    if key == "xnli":
+        return XnliProcessor(xnli_language)
     if key not in GLUE_PROCESSORS:
         raise DataError(f"--task_name={task_name}: unknown task; choose one of "
-                        f"{', '.join(sorted(GLUE_PROCESSORS))}, csv, tsv")
+                        f"{', '.join(sorted(GLUE_PROCESSORS))}, xnli, csv, tsv")
     return GLUE_PROCESSORS[key]
 
 
@@ -289,6 +337,24 @@ def encode_examples(tokenizer, examples: list[InputExample], label_list: tuple[s
 
 def _split_path(data_dir: str, file_name: str) -> str:
     return f"{data_dir.rstrip('/')}/{file_name}"
+
+
+def _read_tsv(path: str, columns: Columns, task: str) -> list[tuple[int, list[str]]]:
+    """(line, fields) of each data row of a task's own TSV file (read unquoted, its header skipped);
+    `DataError` names `file:line` of a row too short for `columns`."""
+    rows = text_files.read_rows(path, DataError, delimiter="\t", quoting=csv.QUOTE_NONE)
+    if columns.header:
+        rows = rows[1:]
+    for line, row in rows:
+        if len(row) < columns.min_columns:
+            raise DataError(f"{path}:{line}: malformed TSV row: {len(row)} tab-separated columns, "
+                            f"{task} needs at least {columns.min_columns}")
+    return rows
+
+
+def _renamed_label(row: list[str], column: int, names: dict[str, str]) -> list[str]:
+    """`row` with the label in its `column` renamed by `names` where they name it."""
+    return [names.get(field, field) if i == column else field for i, field in enumerate(row)]
 
 
 def _check_label(label: str, label_set: tuple[str, ...] | None, path: str, line: int) -> str | float:

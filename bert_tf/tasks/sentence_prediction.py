@@ -1,4 +1,4 @@
-"""Sentence(-pair) classification and regression (GLUE, users' CSV/TSV) for the fine-tuning driver.
+"""Sentence(-pair) classification and regression (GLUE, XNLI, users' CSV/TSV) for the fine-tuning driver.
 
 `run_classifier.py` runs it. The model is `BertClassifier` (K = 1 for STS-B);
 the loss is cross-entropy with optional label smoothing, or mean squared error
@@ -32,17 +32,24 @@ from bert_tf.models import BertClassifier
 from bert_tf.models.bert_task_model import LOGITS
 
 
-def define_flags() -> None:
-    """run_classifier.py's own flags: the task, and the columns of a `--task_name=csv|tsv` file."""
-    flags.DEFINE_string("task_name", None, "The task: a GLUE task (e.g. MRPC, SST-2, MNLI), or csv/tsv.")
-    flags.DEFINE_string("text_a_column", "text", "csv/tsv task: the header name of the (first) text column.")
-    flags.DEFINE_string("text_b_column", None, "csv/tsv task: the header name of the second text of a pair.")
-    flags.DEFINE_string("label_column", "label", "csv/tsv task: the header name of the label column.")
+def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """run_classifier.py's own flags: the task, the columns of a `--task_name=csv|tsv` file, XNLI's language."""
+    define = dict(flag_values=flag_values)
+    flags.DEFINE_string("task_name", None, "The task: a GLUE task (e.g. MRPC, SST-2, MNLI), XNLI, or csv/tsv.",
+                        **define)
+    flags.DEFINE_string("text_a_column", "text", "csv/tsv task: the header name of the (first) text column.",
+                        **define)
+    flags.DEFINE_string("text_b_column", None, "csv/tsv task: the header name of the second text of a pair.",
+                        **define)
+    flags.DEFINE_string("label_column", "label", "csv/tsv task: the header name of the label column.", **define)
+    flags.DEFINE_string("xnli_language", "zh", "XNLI task: the language trained (multinli.train.<language>.tsv), "
+                        "evaluated and predicted (the xnli.dev.tsv and xnli.test.tsv rows of that language).",
+                        **define)
 
 
 def build_task(options, tokenizer, flag_values) -> "SentencePredictionTask":
     """The `SentencePredictionTask` that run_classifier.py's flags describe."""
-    names = ("text_a_column", "text_b_column", "label_column")
+    names = ("text_a_column", "text_b_column", "label_column", "xnli_language")
     return SentencePredictionTask(options, tokenizer, flag_values.task_name,
                                   **{name: flag_values[name].value for name in names})
 
@@ -50,16 +57,16 @@ def build_task(options, tokenizer, flag_values) -> "SentencePredictionTask":
 class SentencePredictionTask(FineTuningTask):
     """`[CLS] A [SEP] (B [SEP])` -> one label (or a score); `task_name` picks the data and metric.
 
-    `task_name` is a GLUE task (MRPC, SST-2, MNLI, ...) or csv/tsv for the user's own
-    files, whose columns the `*_column` arguments name.
+    `task_name` is a GLUE task (MRPC, SST-2, MNLI, ...), XNLI in `xnli_language`, or
+    csv/tsv for the user's own files, whose columns the `*_column` arguments name.
     """
 
     def __init__(self, options, tokenizer, task_name: str | None, *, text_a_column: str = "text",
-                 text_b_column: str | None = None, label_column: str = "label"):
+                 text_b_column: str | None = None, label_column: str = "label", xnli_language: str = "zh"):
         super().__init__(options, tokenizer)
         if not task_name:
-            raise ValueError("--task_name is required: a GLUE task (e.g. MRPC, SST-2, MNLI) or csv/tsv")
-        self.processor = glue.get_processor(task_name, text_a_column, text_b_column, label_column)
+            raise ValueError("--task_name is required: a GLUE task (e.g. MRPC, SST-2, MNLI), XNLI, or csv/tsv")
+        self.processor = glue.get_processor(task_name, text_a_column, text_b_column, label_column, xnli_language)
         self.task = glue.normalize_task_name(task_name)
         self.main_metric = classification_metrics.main_metric(self.task)
         self.eval_splits = self.processor.eval_splits
@@ -70,11 +77,11 @@ class SentencePredictionTask(FineTuningTask):
     def label_list(self) -> tuple[str, ...] | None:
         """The label strings in id order; None for regression.
 
-        GLUE's are fixed; csv/tsv's are read from the training file, or, in a run without
-        `--do_train`, saved with the checkpoint it restores (`best_checkpoint.task_labels`).
+        GLUE's and XNLI's are fixed; csv/tsv's are read from the training file, or, in a run
+        without `--do_train`, saved with the checkpoint it restores (`best_checkpoint.task_labels`).
         """
         if self._label_list is None and not self.processor.is_regression:
-            fixed = isinstance(self.processor, glue.GlueProcessor)
+            fixed = not isinstance(self.processor, glue.DelimitedFileProcessor)
             source = (f"--task_name={self.processor.name}" if fixed
                       else os.path.join(self.options.data_dir, self.processor.file_name("train")))
             self._label_list = task_labels(self.options, lambda: self.processor.labels(self.options.data_dir),
