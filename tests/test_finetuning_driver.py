@@ -7,6 +7,7 @@ import pathlib
 import re
 import subprocess
 import sys
+from unittest.mock import ANY
 
 import keras
 import numpy as np
@@ -116,7 +117,7 @@ def test_a_worse_later_epoch_leaves_the_best_epochs_weights(tmp_path):
     epoch_1, epoch_2, final = task.logits
     assert not np.allclose(epoch_2, epoch_1, atol=1e-3)  # the second epoch changed the weights
     np.testing.assert_allclose(final, epoch_1, atol=1e-6)  # the final evaluation has epoch 1's weights
-    assert json.load(open(tmp_path / "out" / "best" / "metrics.json")) == {"accuracy": 1.0, "epoch": 1}
+    assert json.load(open(tmp_path / "out" / "best" / "metrics.json")) == {"accuracy": 1.0, "epoch": 1, "run_id": ANY}
 
 
 class ScoresConstant(KeywordTask):
@@ -139,7 +140,7 @@ def test_a_new_run_in_the_same_output_dir_keeps_its_own_best(tmp_path):
         task = ScoresConstant(options, tokenizer)
         task.score = score
         run_finetuning(task, options)
-        assert json.load(open(best)) == {"accuracy": score, "epoch": 1}
+        assert json.load(open(best)) == {"accuracy": score, "epoch": 1, "run_id": ANY}
 
 
 def test_bad_options_fail_with_the_flag_named(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.finetuning import run_finetuning
-from bert_tf.finetuning.best_checkpoint import read_best_metrics
+from bert_tf.finetuning.best_checkpoint import read_best_metrics, save_model_checkpoint
 from bert_tf.finetuning.training_backup import TrainingBackup
 from bert_tf.models import BertClassifier
 from bert_tf.tokenization import BertTokenizer
@@ -182,6 +182,55 @@ def test_corrupt_settings_and_best_metrics_are_one_line_errors_naming_them(tmp_p
     with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path))}/best/metrics.json:1:14: "
                                          r"invalid JSON \(Expecting value\)$"):
         read_best_metrics(str(tmp_path))
+
+
+class KilledTask(CrashingTask):
+    """CrashingTask whose every evaluation scores 0.5, and which fails in `killed_in` ("evaluate" or
+    "write_predictions") as a run killed there."""
+
+    def __init__(self, options, tokenizer, crash_at=None, killed_in=None):
+        super().__init__(options, tokenizer, crash_at)
+        self.killed_in = killed_in
+
+    def evaluate(self, split, encoded, outputs):
+        self._killed("evaluate")
+        return {"accuracy": 0.5}
+
+    def write_predictions(self, split, encoded, outputs, output_dir):
+        self._killed("write_predictions")
+        return super().write_predictions(split, encoded, outputs, output_dir)
+
+    def _killed(self, where):
+        if self.killed_in == where:
+            raise RuntimeError(f"simulated kill in {where}")
+
+
+def test_a_run_killed_after_training_resumes_with_its_own_best_and_trains_nothing(tmp_path, capsys):
+    """Killed in its last epoch's evaluation, a run leaves its backup at the final step beside an earlier
+    run's best/; killed in its predictions, beside its own best/. Each time, its rerun writes what is missing."""
+    options = _resume_options(tmp_path, num_train_epochs=1, do_eval=True, do_predict=True)
+    tokenizer = BertTokenizer(options.vocab_file)
+    earlier = BertClassifier(tiny_encoder(vocab_size=len(tokenizer.vocab)), num_classes=2)
+    earlier.build_with_dummy_inputs()
+    save_model_checkpoint(earlier, str(tmp_path / "out" / "best"), {"accuracy": 1.0, "epoch": 1, "run_id": "A"})
+    backup = tmp_path / "out" / "backup"
+    resumed = f"Resuming the interrupted run saved in {backup} at step 8 of 8 (training done)"
+
+    with pytest.raises(RuntimeError, match="simulated kill in evaluate"):
+        run_finetuning(KilledTask(options, tokenizer, killed_in="evaluate"), options)
+    capsys.readouterr()
+    with pytest.raises(RuntimeError, match="simulated kill in write_predictions"):  # crash_at=0: no training step
+        run_finetuning(KilledTask(options, tokenizer, crash_at=0, killed_in="write_predictions"), options)
+    printed = capsys.readouterr().out
+    assert resumed in printed and "Epoch 1 eval: accuracy 0.5000 (best)" in printed
+    assert read_best_metrics(str(tmp_path / "out"))["accuracy"] == 0.5  # its own, not the earlier run's 1.0
+    assert (backup / "checkpoint").exists()  # kept until the outputs are written
+
+    run_finetuning(KilledTask(options, tokenizer, crash_at=0), options)
+    printed = capsys.readouterr().out
+    assert resumed in printed and "Epoch 1 eval: accuracy 0.5000\n" in printed  # its best kept: no "(best)"
+    assert f"Wrote {tmp_path / 'out' / 'test_predictions.txt'}" in printed
+    assert not backup.exists()
 
 
 def test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from(tmp_path, capsys):

@@ -13,6 +13,7 @@ from absl import logging
 from bert_tf import io_utils
 from bert_tf.checkpoints.labels_file import LABELS_FILE, labels_path, read_labels
 from bert_tf.data import text_files
+from bert_tf.finetuning.training_backup import RUN_ID
 
 BEST_DIR = "best"
 _PREFIX = "ckpt"
@@ -26,12 +27,14 @@ class BestCheckpoint(keras.callbacks.Callback):
     metrics to `output_dir/best/metrics.json`, and `labels` (the task's class names
     in id order, if it has them) to `output_dir/best/labels.json`. The directory is
     replaced as a whole (written under a temporary name, then renamed), so a crash
-    never leaves a half-written best checkpoint. A run that resumes (`resume=True`)
-    continues from the recorded best; a new run replaces whatever an earlier run left
-    after its first epoch, so that what it writes always comes from its own weights.
+    never leaves a half-written best checkpoint. metrics.json records `run_id`, the
+    run's (its backup's): a run that resumes (`resume=True`) continues from the best
+    it recorded itself, and replaces any other (an earlier run's, which a kill before
+    its first evaluation leaves) after its first epoch, as a new run does, so that
+    what it writes always comes from its own weights.
     """
 
-    def __init__(self, task_model: keras.Model, output_dir: str, evaluate, metric: str,
+    def __init__(self, task_model: keras.Model, output_dir: str, evaluate, metric: str, run_id: str,
                  resume: bool = False, labels: Sequence[str] | None = None):
         super().__init__()
         self.task_model = task_model
@@ -39,10 +42,11 @@ class BestCheckpoint(keras.callbacks.Callback):
         self.directory = os.path.join(output_dir, BEST_DIR)
         self.evaluate = evaluate
         self.metric = metric
-        self.resume = resume
+        self.run_id = run_id
         recorded = read_best_metrics(output_dir) if resume else None
-        # A run without --do_eval records only its epoch: no best to beat.
-        self.best = recorded if recorded and metric in recorded else None
+        # Only this run's own best is one to beat (one without --do_eval records only its epoch).
+        own = recorded and recorded.get(RUN_ID) == run_id and metric in recorded
+        self.best = recorded if own else None
         self.eval_writer = tf.summary.create_file_writer(os.path.join(output_dir, "logs", "eval"))
 
     def on_epoch_end(self, epoch, logs=None):
@@ -62,7 +66,7 @@ class BestCheckpoint(keras.callbacks.Callback):
                                                   if k != "epoch") + (" (best)" if improved else ""))
         if improved:
             self.best = results
-            save_model_checkpoint(self.task_model, self.directory, results, self.labels)
+            save_model_checkpoint(self.task_model, self.directory, {**results, RUN_ID: self.run_id}, self.labels)
 
 
 def save_model_checkpoint(task_model: keras.Model, directory: str, metrics: dict,

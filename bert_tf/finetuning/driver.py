@@ -39,9 +39,10 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     Training: `model.fit` over the shuffled training split in static batches, AdamW
     with warmup and linear decay (google-research/bert's), evaluation of
     `task.eval_splits` after each epoch, and the best weights by `task.main_metric`
-    kept in `output_dir/best`. A run killed mid-training and started again with the
-    same flags resumes from its last backup (`output_dir/backup`, written at each epoch's
-    end and every `--save_checkpoints_steps`), at the step where it was written.
+    kept in `output_dir/best`. A run killed before its outputs are written and started
+    again with the same flags resumes from its last backup (`output_dir/backup`, written
+    at each epoch's end and every `--save_checkpoints_steps`, removed once the outputs
+    are), at the step where it was written: after training, it trains nothing.
     Without `--do_train`, the weights come from `--init_checkpoint` or else from
     `output_dir/best`; with neither, it refuses to evaluate an untrained model.
     `--do_eval` writes `eval_results.txt` for the best weights, `--do_predict` the
@@ -58,9 +59,10 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     model, task_model = _build(task, options, config, strategy, steps_per_epoch, epochs)
     tf.io.gfile.makedirs(options.output_dir)  # only now: bad inputs or flags leave no directory behind
 
+    backup = None
     if options.do_train:
         evaluate = (lambda: _score(task, task_model, eval_splits, options)[0]) if options.do_eval else None
-        _train(model, task, task_model, train, steps_per_epoch, epochs, options, strategy, evaluate)
+        backup = _train(model, task, task_model, train, steps_per_epoch, epochs, options, strategy, evaluate)
     if options.do_train or not options.init_checkpoint:
         _restore_best(task_model, options.output_dir)
 
@@ -74,6 +76,8 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
         export_task_model(task_model, options.export_dir, tokenizer=task.tokenizer,
                           seq_length=options.max_seq_length, **task.export_options())
         print(f"Exported a SavedModel to {options.export_dir}")
+    if backup is not None:
+        backup.remove()  # only now: a run killed before its outputs resumes after its training
     return results
 
 
@@ -217,8 +221,10 @@ def _write_predictions(task: FineTuningTask, task_model, splits: dict[str, Encod
 
 
 def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_per_epoch: int, epochs: int,
-           options: FineTuningOptions, strategy, evaluate: Callable[[], dict[str, float]] | None) -> None:
-    """Trains from the step the backup holds (0 for a new run), then removes the backup.
+           options: FineTuningOptions, strategy, evaluate: Callable[[], dict[str, float]] | None
+           ) -> TrainingBackup:
+    """Trains from the step the backup holds (0 for a new run); returns the backup, for the caller to
+    remove once the run's outputs are written.
 
     With `evaluate` (--do_eval), each epoch ends with it and the best weights are kept in
     `output_dir/best`; without, the last weights are.
@@ -232,24 +238,26 @@ def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_p
     callbacks = [backup, keras.callbacks.TensorBoard(os.path.join(options.output_dir, "logs"))]
     best = None
     if evaluate is not None:
-        best = BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task), resume, labels)
+        best = BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task), backup.run_id,
+                              resume, labels)
         callbacks.append(best)
     print(f"Fine-tuning on {train.size_text()}: {epochs} epoch(s) of {steps_per_epoch} steps, "
           f"batch {options.train_batch_size}")
     if backup.step:
-        print(f"Resuming the interrupted run saved in {backup.directory} at step {backup.step} of "
-              f"{steps_per_epoch * epochs} (epoch {backup.step // steps_per_epoch + 1}); delete that directory "
-              "to start over instead")
+        total = steps_per_epoch * epochs
+        where = f"epoch {backup.step // steps_per_epoch + 1}" if backup.step < total else "training done"
+        print(f"Resuming the interrupted run saved in {backup.directory} at step {backup.step} of {total} "
+              f"({where}); delete that directory to start over instead")
         epoch, steps_into_it = divmod(backup.step, steps_per_epoch)
         if best is not None and not steps_into_it:  # an epoch's end, whose evaluation a crash may have cut short
             best.evaluate_epoch(epoch)
     for initial_epoch, end_epoch, steps, first_step in _fits(backup.step, steps_per_epoch, epochs):
         model.fit(_training_dataset(train, options, first_step), initial_epoch=initial_epoch, epochs=end_epoch,
                   steps_per_epoch=steps, callbacks=callbacks, verbose=options.verbose, shuffle=False)
-    backup.remove()
     if evaluate is None:
         save_model_checkpoint(task_model, os.path.join(options.output_dir, BEST_DIR), {"epoch": epochs},
                               labels)
+    return backup
 
 
 def _training_dataset(train: EncodedSplit, options: FineTuningOptions, first_step: int) -> tf.data.Dataset:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 
 import keras
 import tensorflow as tf
@@ -13,7 +14,8 @@ from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.data import text_files
 from bert_tf.io_utils import atomic_write_text
 
-SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run that wrote the backup
+SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run that wrote the backup, and its id
+RUN_ID = "run_id"  # the run's id in settings.json, and in the best checkpoint's metrics.json: not a setting
 
 
 class TrainingBackup(keras.callbacks.Callback):
@@ -28,7 +30,8 @@ class TrainingBackup(keras.callbacks.Callback):
     bert_config.json beside it refuses a resume with another architecture, and
     `settings.json` (what decides the batches, the learning rates and the loss: flags and
     the training set's size, named as a user reads them) a resume with others, which
-    would mix two schedules.
+    would mix two schedules. `run_id` names the run: a new one for a run that starts
+    without a backup, the interrupted run's (from settings.json) for one that resumes.
     """
 
     def __init__(self, model: keras.Model, directory: str, save_steps: int | None = None,
@@ -44,6 +47,7 @@ class TrainingBackup(keras.callbacks.Callback):
             random_states=[v for v in model.variables if id(v) not in weights])  # the seed generators'
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=1)
         self.step = 0  # the batches the model's weights have been trained on
+        self.run_id = uuid.uuid4().hex  # `restore` gives it the interrupted run's
         self._saved_step = None
 
     def restore(self, config_flag: str) -> int:
@@ -56,7 +60,9 @@ class TrainingBackup(keras.callbacks.Callback):
         if latest is None:
             return 0
         self._check_config(latest, config_flag)
-        self._check_settings()
+        written = self._read_settings()
+        self._check_settings(written)
+        self.run_id = written.get(RUN_ID, self.run_id)  # a backup without one has no best to match
         model, optimizer = self.checkpoint.model, self.checkpoint.optimizer
         optimizer.build(model.trainable_variables)  # slots exist before they are restored
         try:
@@ -76,11 +82,12 @@ class TrainingBackup(keras.callbacks.Callback):
             raise ValueError(f"{config_flag}: {e}; resume with the config it was written with, or delete "
                              f"{self.directory} to start over") from None
 
-    def _check_settings(self) -> None:
+    def _read_settings(self) -> dict[str, object]:
+        """settings.json as the interrupted run wrote it ({} if it has none)."""
         saved = os.path.join(self.directory, SETTINGS_FILE)
-        if not tf.io.gfile.exists(saved):
-            return
-        written = text_files.read_json(saved, ValueError)
+        return text_files.read_json(saved, ValueError) if tf.io.gfile.exists(saved) else {}
+
+    def _check_settings(self, written: dict[str, object]) -> None:
         for name, value in self.settings.items():
             if name in written and written[name] != value:
                 raise ValueError(f"{name} is {value}, but the interrupted run in {self.directory} had "
@@ -100,12 +107,13 @@ class TrainingBackup(keras.callbacks.Callback):
         if self._saved_step is None:  # this run's first backup: its config goes first
             tf.io.gfile.makedirs(self.directory)
             self.checkpoint.model.encoder.bert_config.to_json_file(os.path.join(self.directory, "bert_config.json"))
-            atomic_write_text(os.path.join(self.directory, SETTINGS_FILE), json.dumps(self.settings, indent=2) + "\n")
+            settings = {**self.settings, RUN_ID: self.run_id}
+            atomic_write_text(os.path.join(self.directory, SETTINGS_FILE), json.dumps(settings, indent=2) + "\n")
         self._batches.assign(self.step)
         self.manager.save(checkpoint_number=self.step)
         self._saved_step = self.step
 
     def remove(self) -> None:
-        """Deletes the backup, once training is done."""
+        """Deletes the backup, once the run's outputs are written."""
         if tf.io.gfile.exists(self.directory):
             tf.io.gfile.rmtree(self.directory)
