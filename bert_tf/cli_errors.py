@@ -51,11 +51,13 @@ def sigterm_unwinds():
 
 def run_reporting_user_errors(main, argv) -> None:
     """Calls `main(argv)`; a user error prints `<program>: error: <message>` and exits 1, Ctrl-C
-    prints `<program>: interrupted` and exits 130, `Terminated` `<program>: terminated` and 143 (the
-    shell's codes for SIGINT and SIGTERM), without a traceback."""
+    prints `<program>: interrupted` and exits 130, SIGTERM (as `timeout`, Slurm and Kubernetes send)
+    `<program>: terminated` and 143 (the shell's codes for SIGINT and SIGTERM), without a traceback.
+    Ctrl-C and SIGTERM unwind the run (`sigterm_unwinds`), so its temporary outputs are removed."""
     program = (argv[0] if argv else sys.argv[0]).rsplit("/", 1)[-1]
     try:
-        main(argv)
+        with sigterm_unwinds():
+            main(argv)
     except USER_ERRORS as error:
         print(f"{program}: error: {_first_line(error)}", file=sys.stderr, flush=True)
         sys.exit(1)

@@ -1,16 +1,22 @@
 """Output files that are never left half-written: write a temporary name, then rename.
 
 Temporary names are hidden (`dir/.name.tmp-1a2b3c4d`), in the target's own directory so
-that the rename stays on one file system: what a killed run leaves behind matches no
-glob of the outputs, such as `--input_file='out/data.tfrecord*'`.
+that the rename stays on one file system. A glob of the outputs' names, such as
+`--input_file='out/data.tfrecord*'`, and bert_tf's own wildcards skip them, but
+`tf.io.gfile.glob('out/*')` (google-research/bert's and Model Garden's readers) does not:
+so the next write of a target first removes what a killed run left beside it
+(`.name.tmp-*`, `.name.old-*`). Two runs writing the same target at once are not
+supported: the later one removes the earlier one's temporary.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import glob
 import io
 import os
+import re
 import uuid
 
 import tensorflow as tf
@@ -22,13 +28,28 @@ def _hidden_sibling(path: str, kind: str) -> str:
     return os.path.join(directory, f".{name}.{kind}-{uuid.uuid4().hex[:8]}")
 
 
+def _remove_leftovers(path: str) -> None:
+    """Removes the hidden siblings of `path` that a killed write left (`.name.tmp-*`, `.name.old-*`):
+    temporaries of `path` alone, never of another name. An `.old` copy of a `path` that is
+    missing (a kill between `replace_directory`'s two renames) is the only copy: it is put back."""
+    directory, name = os.path.split(path)
+    leftover = re.compile(rf"\.{re.escape(name)}\.(tmp|old)-[0-9a-f]{{8}}")
+    for sibling in tf.io.gfile.glob(os.path.join(glob.escape(directory), f".{glob.escape(name)}.*")):
+        match = leftover.fullmatch(os.path.basename(sibling))
+        if match and match.group(1) == "old" and not tf.io.gfile.exists(path):
+            tf.io.gfile.rename(sibling, path)
+        elif match:
+            (tf.io.gfile.rmtree if tf.io.gfile.isdir(sibling) else tf.io.gfile.remove)(sibling)
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike):
     """Yields a hidden temporary path beside `path`; renames it onto `path` on success.
 
     On an exception the temporary file is removed, so readers see either the
-    old file, or none, or the complete new one. Works for local paths and for
-    the remote file systems `tf.io.gfile` knows (gs://).
+    old file, or none, or the complete new one; what a killed write of `path` left
+    is removed first. Works for local paths and for the remote file systems
+    `tf.io.gfile` knows (gs://).
 
     Example:
     >>> with atomic_output("out.txt") as tmp:
@@ -38,6 +59,7 @@ def atomic_output(path: str | os.PathLike):
     'done'
     """
     path = os.fspath(path)
+    _remove_leftovers(path)
     tmp = _hidden_sibling(path, "tmp")
     try:
         yield tmp
@@ -91,7 +113,8 @@ def replace_directory(tmp_dir: str | os.PathLike, final_dir: str | os.PathLike) 
 def atomic_directory(path: str | os.PathLike):
     """Yields a hidden temporary directory path beside `path`; `replace_directory` moves it onto `path` on success.
 
-    On an exception the temporary directory is removed and `path` keeps its old content.
+    On an exception the temporary directory is removed and `path` keeps its old content; what a
+    killed write of `path` left is removed first.
 
     Example:
     >>> with atomic_directory("out/best") as tmp:
@@ -100,6 +123,7 @@ def atomic_directory(path: str | os.PathLike):
     ['metrics.json']
     """
     path = os.fspath(path).rstrip("/")
+    _remove_leftovers(path)
     tmp = _hidden_sibling(path, "tmp")
     try:
         tf.io.gfile.makedirs(tmp)

@@ -1,10 +1,17 @@
 """run_reporting_user_errors: one line and a non-zero exit for a user error, Ctrl-C or SIGTERM; a bug keeps its
 traceback."""
 
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
 import keras
 import pytest
 
 from bert_tf.cli_errors import Terminated, run_reporting_user_errors
+from bert_test_utils import REPO
 
 
 def raising(error):
@@ -43,3 +50,33 @@ def test_an_error_in_a_layers_call_reports_its_own_message(capsys):
     assert exit_.value.code == 1
     assert capsys.readouterr().err == "tool.py: error: x: bad\n"
 
+
+# A script's main that writes its output through io_utils.atomic_output, then waits.
+WRITING_SCRIPT = textwrap.dedent("""
+    import sys, time
+    from bert_tf import io_utils
+    from bert_tf.cli_errors import run_reporting_user_errors
+
+    def main(argv):
+        with io_utils.atomic_output(argv[1]) as tmp:
+            open(tmp, "w").write("half")
+            print("writing", flush=True)
+            time.sleep(120)
+
+    run_reporting_user_errors(main, ["tool.py", sys.argv[1]])
+""")
+
+
+def test_sigterm_ends_a_script_in_one_line_and_removes_its_temporary(tmp_path):
+    """SIGTERM, as `timeout`, Slurm and Kubernetes send it, unwinds the run as Ctrl-C does."""
+    process = subprocess.Popen([sys.executable, "-c", WRITING_SCRIPT, str(tmp_path / "out.txt")], cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    try:
+        assert process.stdout.readline() == "writing\n"  # its temporary is there
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert (process.returncode, stderr.strip().splitlines()[-1:]) == (143, ["tool.py: terminated"])
+    assert list(tmp_path.iterdir()) == []

@@ -302,7 +302,7 @@ def test_shards_without_examples_are_written_empty_with_a_warning(tmp_path, unca
 
 def start_script(tmp_path, small_corpus, vocab_file):
     """Starts the script with 2 workers, its scratch directories in `tmp_path/tmp`; returns the process."""
-    (tmp_path / "tmp").mkdir()
+    (tmp_path / "tmp").mkdir(exist_ok=True)
     return subprocess.Popen(
         [sys.executable, str(REPO / "create_pretraining_data.py"), f"--input_file={small_corpus}",
          f"--output_file={tmp_path / 'out' / 'data.tfrecord'}", f"--vocab_file={vocab_file}",
@@ -376,6 +376,20 @@ def test_workers_die_with_a_killed_main_process(tmp_path, small_corpus, uncased_
             os.kill(pid, signal.SIGKILL)
         process.stdout.close()
         process.stderr.close()
+
+
+def test_a_rerun_removes_what_a_killed_run_left(tmp_path, small_corpus, uncased_vocab_file):
+    """Its scratch directory, and its partial shard, which `tf.io.gfile.glob('out/*')` would match."""
+    process = start_script(tmp_path, small_corpus, uncased_vocab_file)
+    poll(process, lambda: list((tmp_path / "out").glob(".data.tfrecord.tmp-*")))  # the run has started
+    process.kill()  # no clean-up runs
+    process.communicate(timeout=60)
+    assert list((tmp_path / "out").glob(".data.tfrecord.tmp-*")) and list((tmp_path / "tmp").iterdir())
+    rerun = start_script(tmp_path, small_corpus, uncased_vocab_file)
+    _, stderr = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, stderr[-2000:]
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert os.listdir(tmp_path / "out") == ["data.tfrecord"]
 
 
 def test_a_cased_vocab_with_lower_casing_is_refused_before_the_workers_start(tmp_path, small_corpus):

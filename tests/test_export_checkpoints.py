@@ -16,8 +16,9 @@ from bert_tf.checkpoints.convert import convert
 from bert_tf.checkpoints.loader import LoadReport
 from bert_tf.checkpoints.task_heads import checkpoint_heads
 from bert_tf.checkpoints.tf1_names import tf1_variables
-from bert_tf.export import export_hub_pair, export_task_model
+from bert_tf.export import export_hub_pair, export_task_model, hub_export
 from bert_tf.export.checkpoint_model import model_from_checkpoint
+from bert_tf.export.encoder_export import ENCODER_SPEC, EncoderExport
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.models import BertClassifier, BertEncoder, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 from bert_tf.tokenization import BertTokenizer
@@ -255,6 +256,37 @@ def test_a_hub_export_refused_for_one_part_writes_neither(tmp_path, tokenizer):
     with pytest.raises(ValueError, match=message):
         export_hub_pair(tiny_encoder(), tmp_path / "export", tokenizer=tokenizer, seq_length=16)
     assert [p.name for p in (tmp_path / "export").iterdir()] == ["encoder"]  # no preprocessing/ beside it
+
+
+def test_a_hub_export_dir_holding_other_files_is_refused(tmp_path, tokenizer):
+    message = (rf"^--export_dir={re.escape(str(tmp_path))}: holds files other than preprocessing/ and encoder/ "
+               r"\(vocab.txt\), which the export would replace; choose an empty or new directory$")
+    with pytest.raises(ValueError, match=message):  # the pair replaces the directory as a whole
+        export_hub_pair(tiny_encoder(), tmp_path, tokenizer=tokenizer, seq_length=16)
+    assert [p.name for p in tmp_path.iterdir()] == ["vocab.txt"]
+
+
+class UnsaveableEncoderExport(EncoderExport):
+    """An encoder export whose serving signature cannot be traced: saving it fails."""
+
+    @tf.function(autograph=False, input_signature=[ENCODER_SPEC])
+    def serve(self, inputs):
+        raise ValueError("this encoder cannot be saved")
+
+
+def files_under(directory) -> dict:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+
+
+def test_a_hub_export_that_fails_midway_leaves_the_earlier_pair_whole(tmp_path, tokenizer, monkeypatch):
+    export_dir = tmp_path / "export"
+    export_hub_pair(tiny_encoder(), export_dir, tokenizer=tokenizer, seq_length=16)
+    earlier = files_under(export_dir)
+    monkeypatch.setattr(hub_export, "EncoderExport", UnsaveableEncoderExport)
+    with pytest.raises(ValueError, match="^this encoder cannot be saved$"):  # after its preprocessing/ is saved
+        export_hub_pair(tiny_encoder(), export_dir, tokenizer=tokenizer, seq_length=8)
+    assert files_under(export_dir) == earlier  # both parts from the earlier export, not a mix
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "vocab.txt"]  # no temporary left
 
 
 @pytest.mark.parametrize("model_type, make", [

@@ -86,8 +86,8 @@ def test_tf_hub_fine_tunes_the_encoder(tmp_path):
     encoder = tiny_encoder(dropout=0.1, vocab_size=tokenizer.vocab_size)
     inputs = tokenizer.pack_inputs([tokenizer.tokenize(TEXTS)], 16)
     expected = encoder(inputs)["pooled_output"]
-    layer = hub.KerasLayer(export_hub_pair(encoder, tmp_path, tokenizer=tokenizer, seq_length=16)["encoder"],
-                           trainable=True)
+    layer = hub.KerasLayer(export_hub_pair(encoder, tmp_path / "export", tokenizer=tokenizer,
+                                           seq_length=16)["encoder"], trainable=True)
     np.testing.assert_allclose(layer(inputs)["pooled_output"], expected, atol=1e-5)
     assert not np.allclose(layer(inputs, training=True)["pooled_output"], expected, atol=1e-3)
     assert len(layer.trainable_weights) == len(encoder.trainable_variables)

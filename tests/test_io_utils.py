@@ -75,3 +75,24 @@ def test_atomic_directory_replaces_the_old_directory(tmp_path):
         io_utils.atomic_write_text(f"{tmp}/new.txt", "new")
     assert [p.name for p in (tmp_path / "best").iterdir()] == ["new.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["best"]
+
+
+def test_the_next_write_removes_what_a_killed_write_left(tmp_path):
+    # `tf.io.gfile.glob('out/*')`, as google-research/bert's and Model Garden's readers expand --input_file,
+    # matches hidden names: a killed run's truncated temporary would be read as a record file.
+    write_file(tmp_path / ".x.tmp-1a2b3c4d", "half")
+    write_file(tmp_path / ".best.tmp-1a2b3c4d" / "half.txt", "half")
+    write_file(tmp_path / ".best.old-0f0f0f0f" / "old.txt", "old")
+    others = [".x.tmp-notmine", ".xy.tmp-1a2b3c4d", "x.tmp-1a2b3c4d", ".best.txt.tmp-1a2b3c4d"]
+    for name in others:  # not a temporary of x or best
+        write_file(tmp_path / name, "kept")
+    assert str(tmp_path / ".x.tmp-1a2b3c4d") in tf.io.gfile.glob(str(tmp_path / "*"))
+    io_utils.atomic_write_text(tmp_path / "x", "new")
+    with io_utils.atomic_directory(tmp_path / "best") as tmp:
+        io_utils.atomic_write_text(f"{tmp}/new.txt", "new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["x", "best", *others])
+    # Killed between replace_directory's two renames: the old copy is the only one, and a failed write keeps it.
+    write_file(tmp_path / ".kept.old-0f0f0f0f" / "old.txt", "old")
+    with pytest.raises(RuntimeError), io_utils.atomic_directory(tmp_path / "kept"):
+        raise RuntimeError("the write fails")
+    assert (tmp_path / "kept" / "old.txt").read_text() == "old"

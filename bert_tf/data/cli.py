@@ -13,7 +13,7 @@ import os
 
 from absl import flags
 
-from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors, sigterm_unwinds
+from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.data import corpus
 from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
@@ -65,13 +65,12 @@ def create_pretraining_data(flag_values: flags.FlagValues = FLAGS) -> generator.
 
 def _create_pretraining_data_main(argv, flag_values: flags.FlagValues) -> None:
     reject_arguments(argv)
-    with sigterm_unwinds():  # no scratch directory or partial output is left
-        print(create_pretraining_data(flag_values).summary())
+    print(create_pretraining_data(flag_values).summary())
     gc.freeze()  # Exit without the final collections over TensorFlow's objects (about 0.7 s).
 
 
 def create_pretraining_data_main(argv, flag_values: flags.FlagValues = FLAGS) -> None:
-    """create_pretraining_data.py: writes the records and prints their statistics (SIGTERM cleans up as Ctrl-C)."""
+    """create_pretraining_data.py: writes the records and prints their statistics."""
     run_reporting_user_errors(functools.partial(_create_pretraining_data_main, flag_values=flag_values), argv)
 
 

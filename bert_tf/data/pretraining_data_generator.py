@@ -20,6 +20,7 @@ import contextlib
 import ctypes
 import dataclasses
 import gc
+import hashlib
 import multiprocessing
 import os
 import random
@@ -352,6 +353,21 @@ def _output_directories(output_files: list[str]):
         raise
 
 
+@contextlib.contextmanager
+def _scratch_directory(output_files: list[str]):
+    """A local scratch directory, removed at the end. Its name comes from the outputs, so that a rerun
+    with the same outputs first removes what a killed run left there."""
+    key = "\n".join(os.path.abspath(p) for p in output_files)
+    path = os.path.join(tempfile.gettempdir(),
+                        f"create_pretraining_data-{hashlib.sha256(key.encode()).hexdigest()[:16]}")
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def create_pretraining_data(input_files: list[str], output_files: list[str],
                             options: PretrainingDataOptions, *, num_workers: int = 1,
                             chunk_bytes: int = 4 << 20, bert_config_file: str | None = None,
@@ -360,7 +376,9 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
 
     Every check runs before any output is opened; an error during the run
     leaves no output file behind (each shard is written under a temporary name),
-    nor the scratch directory, nor an output directory it created. A worker
+    nor the scratch directory, nor an output directory it created; a rerun with
+    the same outputs removes what a killed run left (`io_utils.atomic_output`,
+    `_scratch_directory`). A worker
     process that dies (killed by the system when out of memory) ends the run
     with a `PretrainingDataError`.
     Shards that get no example (more shards than examples) are written empty,
@@ -383,7 +401,7 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     start_time = time.perf_counter()
     with contextlib.ExitStack() as stack:
         stack.enter_context(_output_directories(output_files))  # exited last: after the shards are removed
-        scratch_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="create_pretraining_data-"))
+        scratch_dir = stack.enter_context(_scratch_directory(output_files))
         shards = [stack.enter_context(tf.io.gfile.GFile(stack.enter_context(io_utils.atomic_output(p)), "wb"))
                   for p in output_files]
         if num_workers > 1:

@@ -8,8 +8,9 @@ import tensorflow as tf
 
 from bert_tf.export.encoder_export import EncoderExport
 from bert_tf.export.preprocessing_export import PreprocessingExport
-from bert_tf.export.saved_model_writer import export_dir_problem, save_atomically
+from bert_tf.export.saved_model_writer import export_dir_problem
 from bert_tf.export.task_module import check_packable
+from bert_tf.io_utils import atomic_directory
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
@@ -21,10 +22,13 @@ def export_hub_pair(model: BertEncoder | BertPretrainer, export_dir: str | os.Pa
                     tokenizer: BertTokenizer, seq_length: int = 128) -> dict[str, str]:
     """Writes `export_dir/preprocessing` and `export_dir/encoder` (with `mlm` for a pretrainer).
 
-    Returns their paths by name. Both carry the vocab file as an asset. `seq_length`
-    beyond the model's `max_position_embeddings` or below 4 (`bert_pack_inputs` packs
-    two texts), a vocab beyond its `vocab_size`, or a subdirectory that holds anything
-    but an earlier export is an error, raised before either is written.
+    Returns their paths by name. Both carry the vocab file as an asset. The pair is
+    one unit: both are saved in a temporary directory that then replaces `export_dir`
+    (`io_utils.atomic_directory`), so a failed or killed export leaves the earlier pair
+    whole. `seq_length` beyond the model's `max_position_embeddings` or below 4
+    (`bert_pack_inputs` packs two texts), a vocab beyond its `vocab_size`, or an
+    `export_dir` that holds anything but an earlier pair is an error, raised before
+    anything is written.
 
     Example:
     >>> pretrainer = BertPretrainer(BertEncoder.from_config_file("bert_config.json"))
@@ -40,17 +44,27 @@ def export_hub_pair(model: BertEncoder | BertPretrainer, export_dir: str | os.Pa
     preprocessing = PreprocessingExport(tokenizer, seq_length)
     encoder = EncoderExport(model, tokenizer.vocab_file)
     serving = {"preprocessing": (preprocessing, preprocessing.__call__), "encoder": (encoder, encoder.serve)}
-    return {part: save_atomically(module, os.path.join(export_dir, part),
-                                  signatures={"serving_default": function.get_concrete_function()})
-            for part, (module, function) in serving.items()}
+    with atomic_directory(export_dir) as tmp:
+        for part, (module, function) in serving.items():
+            tf.saved_model.save(module, os.path.join(tmp, part),
+                                signatures={"serving_default": function.get_concrete_function()})
+    return {part: os.path.join(export_dir, part) for part in _PARTS}
 
 
 def _check_targets(export_dir: str) -> None:
-    """Raises ValueError naming `--export_dir` if it is a file or one of its `_PARTS` may not take an
-    export, so that a refusal leaves neither part written."""
-    if tf.io.gfile.exists(export_dir) and not tf.io.gfile.isdir(export_dir):
+    """Raises ValueError naming `--export_dir` unless it is absent, empty or an earlier pair: it is a
+    file, one of its `_PARTS` may not take an export, or it holds anything else (which the new pair
+    would replace)."""
+    if not tf.io.gfile.exists(export_dir):
+        return
+    if not tf.io.gfile.isdir(export_dir):
         raise ValueError(f"--export_dir={export_dir}: is a file, not a directory")
     for part in _PARTS:
         problem = export_dir_problem(os.path.join(export_dir, part))
         if problem:
             raise ValueError(f"--export_dir={export_dir}: its {part}/ {problem}")
+    others = sorted({name.rstrip("/") for name in tf.io.gfile.listdir(export_dir)} - set(_PARTS))
+    if others:
+        raise ValueError(f"--export_dir={export_dir}: holds files other than preprocessing/ and encoder/ "
+                         f"({', '.join(others)}), which the export would replace; choose an empty or new "
+                         "directory")

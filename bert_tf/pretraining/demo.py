@@ -68,7 +68,7 @@ def split_corpus(corpus: pathlib.Path, out_dir: pathlib.Path) -> tuple[pathlib.P
     paths = []
     for name, docs in parts.items():
         path = out_dir / f"{name}.txt"
-        path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
+        io_utils.atomic_write_text(path, "\n\n".join(docs) + "\n")
         paths.append(path)
     return paths[0], paths[1]
 
