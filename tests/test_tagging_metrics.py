@@ -57,26 +57,19 @@ def test_seqeval_matches_conlleval_on_seqeval_sample(tmp_path):
     assert read_gold_and_predicted(written) == [words, gold, predicted]
 
 
-def test_bioes_uses_the_strict_scheme():
-    gold = [["S-PER", "O", "B-LOC", "E-LOC"], ["B-ORG", "I-ORG", "E-ORG"]]
-    predicted = [["S-PER", "O", "B-LOC", "I-LOC"], ["B-ORG", "I-ORG", "E-ORG"]]
-    scheme = tagging_metrics.entity_scheme({t for s in gold for t in s})
-    assert scheme == "BIOES"
-    # B-LOC I-LOC without its E-LOC is no entity in strict IOBES: 2 found, 2 correct, 3 gold.
+@pytest.mark.parametrize("scheme, single, last", [("BIOES", "S", "E"), ("BILOU", "U", "L")])
+def test_bioes_and_bilou_use_the_strict_scheme(scheme, single, last):
+    gold = [[f"{single}-PER", "O", "B-LOC", f"{last}-LOC"], ["B-ORG", "I-ORG", f"{last}-ORG"]]
+    predicted = [[f"{single}-PER", "O", "B-LOC", "I-LOC"], ["B-ORG", "I-ORG", f"{last}-ORG"]]
+    assert tagging_metrics.entity_scheme({t for s in gold for t in s}) == scheme
+    # B-LOC I-LOC without its closing tag is no entity in the strict scheme: 2 found, 2 correct, 3 gold.
     scores = tagging_metrics.tagging_scores(gold, predicted, scheme)
     assert scores == pytest.approx({"accuracy": 6 / 7, "precision": 1.0, "recall": 2 / 3, "f1": 0.8})
     # The lenient conlleval mode would have accepted the broken span.
     assert tagging_metrics.tagging_scores(gold, predicted, "BIO")["f1"] == 1.0
 
 
-def test_bilou_uses_the_strict_scheme():
-    gold = [["U-PER", "O", "B-LOC", "L-LOC"], ["B-ORG", "I-ORG", "L-ORG"]]
-    predicted = [["U-PER", "O", "B-LOC", "I-LOC"], ["B-ORG", "I-ORG", "L-ORG"]]
-    scheme = tagging_metrics.entity_scheme({t for s in gold for t in s})
-    assert scheme == "BILOU"
-    # B-LOC I-LOC without its L-LOC is no entity in strict BILOU: 2 found, 2 correct, 3 gold.
-    scores = tagging_metrics.tagging_scores(gold, predicted, scheme)
-    assert scores == pytest.approx({"accuracy": 6 / 7, "precision": 1.0, "recall": 2 / 3, "f1": 0.8})
+def test_mixed_bioes_and_bilou_tags_are_plain_tags():
     assert tagging_metrics.entity_scheme(["B-PER", "E-PER", "L-PER", "O"]) is None  # no one scheme
 
 
