@@ -46,14 +46,14 @@ def _match(graph: ObjectGraph, node: int, obj) -> dict[str, object]:
 HEAD_LAYERS = {"classifier": "classifier", "span": "span_classifier", "token": "token_classifier",
                "multiple_choice": "choice_scorer"}
 # The model types whose heads google-research/bert has names for, and their roles (`tf1_names.TASK_HEADS`).
-_TF1_ROLES = {"classifier": "classifier", "span": "squad"}
+TF1_ROLES = {"classifier": "classifier", "span": "squad"}
 
 
 def _tf1_head_tensors(heads: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """The sentence-classifier and span heads among `heads` (by model type) under their TF1 names,
     so that `LoadReport.heads` holds them, as for a TF1 checkpoint."""
     tensors = {}
-    for name, role in _TF1_ROLES.items():
+    for name, role in TF1_ROLES.items():
         if name in heads:
             tensors.update(tf1_names.task_head_tensors(role, heads[name]))
     return tensors
@@ -122,7 +122,7 @@ def read_bert_tf_checkpoint(prefix: str, model) -> CheckpointWeights:
     read = {key for key, obj in pairs.items() if id(obj) in names}
     head_paths = _checkpoint_head_paths(graph, part)
     weights.tensors.update(_tf1_head_tensors({name: _layer_weights(reader, prefix, graph, path)
-                                              for name, path in head_paths.items() if name in _TF1_ROLES}))
+                                              for name, path in head_paths.items() if name in TF1_ROLES}))
     # Every head counts as read: a task model of its type takes it (`saved_heads`), and the
     # fine-tuning driver says whether it did.
     read.update(key for path in head_paths.values() for key in graph.variable_paths(path))
@@ -143,7 +143,7 @@ def read_keras_file(path: str) -> CheckpointWeights:
     head under its TF1 names."""
     model = _load_keras_file(path)
     table = tf1_names.tf1_variables(model)
-    heads = {name: layer for name, layer in _keras_head_layers(model).items() if name in _TF1_ROLES}
+    heads = {name: layer for name, layer in _keras_head_layers(model).items() if name in TF1_ROLES}
     tensors = {name: entry.numpy() for name, entry in table.items()}
     tensors.update(_tf1_head_tensors({name: _keras_layer_weights(layer) for name, layer in heads.items()}))
     mapped = ({id(entry.variable) for entry in table.values()}

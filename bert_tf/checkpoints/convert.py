@@ -26,6 +26,7 @@ from absl import logging
 
 from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig, ConfigError
+from bert_tf.checkpoints.bert_tf_checkpoint import TF1_ROLES
 from bert_tf.checkpoints.checkpoint_flags import resolve_bert_config
 from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.checkpoints.loader import LoadReport, load_checkpoint
@@ -43,8 +44,6 @@ _TANH_GELUS = ("gelu_approximate", "gelu_new", "gelu_pytorch_tanh")
 _GELU_FORMS_DIFFER_BY = "4.7e-4"  # max |exact erf GELU - its tanh approximation|, at x = 2.7
 # Formats whose config is google-research/bert's own, "gelu" meaning the tanh approximation already.
 _GOOGLE_FORMATS = (CheckpointFormat.TF1, CheckpointFormat.MODEL_GARDEN)
-# The task heads (`task_heads.TASK_MODELS` types) google-research/bert has names for.
-_TF1_HEAD_TYPES = {"classifier", "span"}
 # What a conversion writes into its output directory.
 _OUTPUT_FILE = re.compile(r"bert_config\.json|vocab\.txt|(bert_model\.ckpt|ckpt)\.(index|data-\d{5}-of-\d{5})")
 
@@ -124,18 +123,17 @@ def _write_tf1(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) 
     """Exactly what the input had, with its sentence-classifier or span head; warns that class names
     are not carried and that a token or multiple-choice head, which google-research/bert has no
     names for, is left out."""
-    labels = report.heads.get("classifier", {}).get("labels")
+    heads = checkpoint_heads(report)  # by model type: a Hugging Face `classifier` may be a token head
+    for model_type in heads.keys() - TF1_ROLES.keys():
+        logging.warning("%s: its %s head is left out: google-research/bert has no names for it; export the "
+                        "model with export_model.py --model_type=%s", report.path, model_type, model_type)
+    labels = heads.get("classifier", {}).get("labels")
     if labels:
         logging.warning("%s: the class names are not carried: a TF1 checkpoint has no place for them; "
                         "export the output with --labels=%s", report.path, ",".join(labels))
-    heads = report.heads
-    for model_type in checkpoint_heads(report).keys() - _TF1_HEAD_TYPES:
-        logging.warning("%s: its %s head is left out: google-research/bert has no names for it; export the "
-                        "model with export_model.py --model_type=%s", report.path, model_type, model_type)
-        if model_type == "token":  # a Hugging Face token head comes as a `classifier`
-            heads = {role: head for role, head in heads.items() if role != "classifier"}
     return write_tf1_checkpoint(pretrainer, os.path.join(output_dir, "bert_model.ckpt"),
-                                heads=heads, names=report.loaded)
+                                heads={TF1_ROLES[t]: head for t, head in heads.items() if t in TF1_ROLES},
+                                names=report.loaded)
 
 
 def _write_bert_tf(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:
