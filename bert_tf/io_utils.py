@@ -7,6 +7,9 @@ that the rename stays on one file system. A glob of the outputs' names, such as
 so the next write of a target first removes what a killed run left beside it
 (`.name.tmp-*`, `.name.old-*`). Two runs writing the same target at once are not
 supported: the later one removes the earlier one's temporary.
+
+Also: output directories that a failed run removes again (`created_directories`), and the
+temporaries that a killed `tf.train.CheckpointManager.save` leaves (`remove_interrupted_checkpoint_saves`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import io
 import os
 import re
 import uuid
+from collections.abc import Callable, Iterable
 
 import tensorflow as tf
 
@@ -148,3 +152,72 @@ def require_file(path: str | os.PathLike, error: type[Exception] = FileNotFoundE
     if tf.io.gfile.isdir(path):
         raise error(f"{path}: a directory, not a {what}")
     return path
+
+
+def _highest_missing(directory: str) -> str | None:
+    """The outermost of `directory` and its parents that does not exist; None if it exists."""
+    missing = None
+    while directory and not tf.io.gfile.exists(directory):
+        missing, parent = directory, os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return missing
+
+
+def _make_directory(directory: str, flag: str, error: type[Exception]) -> str | None:
+    """Creates `directory` and its missing parents; returns the outermost one it created (None: it
+    existed). A directory that cannot be created raises `error`, naming `--flag`."""
+    missing = _highest_missing(directory)
+    try:
+        tf.io.gfile.makedirs(directory)
+    except tf.errors.OpError as e:
+        raise error(f"--{flag}: cannot create the directory {directory} ({e.message.splitlines()[0]})") from None
+    return missing
+
+
+@contextlib.contextmanager
+def created_directories(directories: Iterable[str | os.PathLike], flag: str,
+                        keep: Callable[[], bool] = lambda: False, error: type[Exception] = ValueError):
+    """Creates `directories` (and their missing parents) for the block; if the block fails (Ctrl-C too),
+    removes the outermost directory each one created, unless `keep()` says the run left something
+    worth keeping. A directory that cannot be created raises `error`, naming `--flag`:
+    `--output_dir: cannot create the directory out (out is not a directory)`.
+
+    Example:
+    >>> with contextlib.suppress(RuntimeError), created_directories(["new/run"], "output_dir"):
+    ...     raise RuntimeError("the run fails")
+    >>> os.path.exists("new")
+    False
+    """
+    created = []  # the outermost directory each creation made
+    try:
+        for directory in sorted({os.fspath(d) for d in directories} - {""}):
+            created.append(_make_directory(directory, flag, error))
+        yield
+    except BaseException:
+        if not keep():
+            for directory in filter(None, created):
+                if tf.io.gfile.exists(directory):
+                    tf.io.gfile.rmtree(directory)
+        raise
+
+
+# What `tf.train.CheckpointManager.save` (default `checkpoint_name="ckpt"`) writes under a temporary
+# name, and renames or removes when it completes: the shards of `ckpt-N` in `ckpt-N_temp/`
+# (tensorflow/python/checkpoint/functional_saver.py: `<prefix>_temp/part-*`), and the `checkpoint`
+# state file as `checkpoint.tmp<uuid hex>` (file_io.atomic_write_string_to_file).
+_INTERRUPTED_CHECKPOINT_SAVE = re.compile(r"ckpt-\d+_temp|checkpoint\.tmp[0-9a-f]{32}")
+
+
+def remove_interrupted_checkpoint_saves(directory: str | os.PathLike) -> list[str]:
+    """Removes from a `tf.train.CheckpointManager`'s `directory` the temporaries that a save killed
+    midway left (nothing else removes them, and `tf.io.gfile.glob('dir/*')` lists them); returns
+    their paths. Only for the run that alone saves there: it removes another run's save in progress."""
+    directory = os.fspath(directory)
+    leftovers = [os.path.join(directory, name) for name in tf.io.gfile.listdir(directory)
+                 if _INTERRUPTED_CHECKPOINT_SAVE.fullmatch(name.rstrip("/"))]
+    for path in leftovers:
+        (tf.io.gfile.rmtree if tf.io.gfile.isdir(path) else tf.io.gfile.remove)(path)
+    return leftovers
+

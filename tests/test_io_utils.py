@@ -1,6 +1,7 @@
 """Atomic outputs: a file or a directory is replaced whole, and a failure leaves no temporary behind."""
 
 import glob
+import re
 
 import pytest
 import tensorflow as tf
@@ -96,3 +97,51 @@ def test_the_next_write_removes_what_a_killed_write_left(tmp_path):
     with pytest.raises(RuntimeError), io_utils.atomic_directory(tmp_path / "kept"):
         raise RuntimeError("the write fails")
     assert (tmp_path / "kept" / "old.txt").read_text() == "old"
+
+
+def test_created_directories_a_failed_block_removes_the_outermost_each_created(tmp_path):
+    (tmp_path / "existing").mkdir()
+    wanted = [tmp_path / "new" / "deeper", tmp_path / "new", tmp_path / "existing" / "sub" / "leaf"]
+    with pytest.raises(RuntimeError), io_utils.created_directories(wanted, "output_dir"):
+        assert all(path.is_dir() for path in wanted)
+        raise RuntimeError("the run fails")
+    assert [p.name for p in tmp_path.iterdir()] == ["existing"]
+    assert list((tmp_path / "existing").iterdir()) == []
+    with io_utils.created_directories(wanted, "output_dir"):
+        pass
+    assert all(path.is_dir() for path in wanted)  # a block that succeeds keeps them
+
+
+def test_created_directories_keeps_what_keep_asks_for(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError), io_utils.created_directories([out], "output_dir",
+                                                                    keep=lambda: (out / "ckpt-1.index").exists()):
+        write_file(out / "ckpt-1.index", "a checkpoint")
+        raise RuntimeError("the run fails after its first checkpoint")
+    assert (out / "ckpt-1.index").exists()
+
+
+def test_created_directories_names_the_flag_of_one_it_cannot_create(tmp_path):
+    plain = write_file(tmp_path / "plain.txt", "not a folder\n")
+    message = f"--output_file: cannot create the directory {plain}/sub ({plain} is not a directory)"
+    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+        with io_utils.created_directories([tmp_path / "new", plain / "sub"], "output_file", error=RuntimeError):
+            pass
+    assert [p.name for p in tmp_path.iterdir()] == ["plain.txt"]  # the one it created before is removed
+
+
+def test_remove_interrupted_checkpoint_saves_removes_only_tfs_temporaries(tmp_path):
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1.0)), tmp_path, max_to_keep=None)
+    manager.save()
+    (tmp_path / "ckpt-2.index").mkdir()  # the merge of ckpt-2's shards fails: TF leaves `ckpt-2_temp/` behind
+    with pytest.raises(tf.errors.FailedPreconditionError):
+        manager.save()
+    state = write_file(tmp_path / f"checkpoint.tmp{'0a1b2c3d' * 4}", "killed while written")
+    others = ["ckpt-2_temp.txt", "ckpt_temp", "my-ckpt-3_temp", "checkpoint.tmp-notes", "ckpt-1.index"]
+    for name in others[:-1]:
+        write_file(tmp_path / name, "kept")
+    assert (tmp_path / "ckpt-2_temp" / "part-00000-of-00001.index").exists()
+    removed = io_utils.remove_interrupted_checkpoint_saves(tmp_path)
+    assert sorted(removed) == [str(state), str(tmp_path / "ckpt-2_temp")]
+    assert set(others) <= {p.name for p in tmp_path.iterdir()} and not state.exists()
+    assert not (tmp_path / "ckpt-2_temp").exists()

@@ -213,6 +213,20 @@ def test_config_defaults_to_the_resumed_output_dirs_then_the_init_checkpoints(tr
     assert run_pretraining(warm, tf.distribute.get_strategy())["global_step"] == 0
 
 
+def test_a_resumed_run_removes_what_an_interrupted_save_left(trained, tmp_path):
+    opts = dataclasses.replace(resumed(trained, tmp_path), num_train_steps=trained.num_train_steps)  # no new save
+    out = pathlib.Path(opts.output_dir)
+    # Killed while `CheckpointManager.save` wrote ckpt-9's shard (TF's names: functional_saver.py's
+    # `<prefix>_temp/part-*`, tensor_bundle.cc's `.tempstate<random>`) and the `checkpoint` file's temporary.
+    shard = out / "ckpt-9_temp" / "part-00000-of-00001.data-00000-of-00001.tempstate8327195610382718264"
+    write_file(shard, (out / "ckpt-6.data-00000-of-00001").read_bytes()[:100])
+    state = write_file(out / f"checkpoint.tmp{'0a1b2c3d' * 4}", (out / "checkpoint").read_text())
+    assert {str(shard.parent), str(state)} <= set(tf.io.gfile.glob(str(out / "*")))
+    assert run_pretraining(opts, tf.distribute.get_strategy()) == {}  # resumed at step 6: already trained
+    assert not shard.parent.exists() and not state.exists()
+    assert tf.train.latest_checkpoint(opts.output_dir).endswith("ckpt-6")
+
+
 def test_no_config_to_be_found_names_the_flag(tmp_path):
     result = run_script("run_pretraining.py", f"--input_file={tmp_path}/x", f"--output_dir={tmp_path}/out",
                         "--do_train", timeout=120)
@@ -346,6 +360,13 @@ def test_corrupt_eval_file_is_named(trained, tmp_path):
     with pytest.raises(InputError, match=r"^--eval_file=.*corrupt.tfrecord: corrupt TFRecord "
                                          r"\(corrupted record at \d+\)$"):
         run_pretraining(opts, tf.distribute.get_strategy())
+
+
+def test_output_dir_under_a_file_names_the_flag(tmp_path):
+    plain = write_file(tmp_path / "plain.txt", "not a folder\n")
+    with pytest.raises(ValueError, match=rf"^--output_dir: cannot create the directory {plain}/out "
+                                         rf"\({plain} is not a directory\)$"):
+        run_pretraining(options(tmp_path, output_dir=str(plain / "out")), tf.distribute.get_strategy())
 
 
 def test_eval_without_training_needs_weights(tmp_path):

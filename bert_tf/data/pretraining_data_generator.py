@@ -319,40 +319,6 @@ def output_paths(output_file: str, num_output_shards: int | None = None) -> list
     return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
 
 
-def _highest_missing(directory: str) -> str | None:
-    """The outermost of `directory` and its parents that does not exist; None if it exists."""
-    missing = None
-    while directory and not tf.io.gfile.exists(directory):
-        missing, parent = directory, os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    return missing
-
-
-@contextlib.contextmanager
-def _output_directories(output_files: list[str]):
-    """Creates the folders of `output_files`, raising `PretrainingDataError` where one cannot be;
-    if the block fails, removes the ones it created, so that a failed run leaves nothing behind."""
-    created = []
-    try:
-        for directory in sorted({os.path.dirname(p) for p in output_files} - {""}):
-            missing = _highest_missing(directory)
-            try:
-                tf.io.gfile.makedirs(directory)
-            except tf.errors.OpError as e:
-                raise PretrainingDataError(f"--output_file: cannot create the directory {directory} "
-                                           f"({e.message.splitlines()[0]})") from None
-            if missing:
-                created.append(missing)
-        yield
-    except BaseException:
-        for directory in created:
-            if tf.io.gfile.exists(directory):
-                tf.io.gfile.rmtree(directory)
-        raise
-
-
 @contextlib.contextmanager
 def _scratch_directory(output_files: list[str]):
     """A local scratch directory, removed at the end. Its name comes from the outputs, so that a rerun
@@ -400,7 +366,8 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     stats = Statistics()
     start_time = time.perf_counter()
     with contextlib.ExitStack() as stack:
-        stack.enter_context(_output_directories(output_files))  # exited last: after the shards are removed
+        stack.enter_context(io_utils.created_directories(  # exited last: after the shards are removed
+            [os.path.dirname(p) for p in output_files], "output_file", error=PretrainingDataError))
         scratch_dir = stack.enter_context(_scratch_directory(output_files))
         shards = [stack.enter_context(tf.io.gfile.GFile(stack.enter_context(io_utils.atomic_output(p)), "wb"))
                   for p in output_files]

@@ -12,6 +12,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import resolve_bert_config
 from bert_tf.data import corpus, dynamic_masking
@@ -146,8 +147,16 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
         _check_one_eval_batch(options, eval_files)
 
     chief = strategy.extended.should_checkpoint  # false on the other workers of MultiWorkerMirroredStrategy
-    with _removed_on_failure_without_checkpoint(options.output_dir) if chief else contextlib.nullcontext():
+    with _output_dir(options.output_dir) if chief else contextlib.nullcontext():
         return _train_and_evaluate(config, config_source, options, strategy, train_files, eval_files)
+
+
+def _output_dir(output_dir: str):
+    """Creates `output_dir` for the chief's run; if the run fails before its first checkpoint, what the
+    run created is removed again: a bad input found by the first step (a token id outside the vocab)
+    leaves nothing behind."""
+    return io_utils.created_directories([output_dir], "output_dir",
+                                        keep=lambda: bool(tf.train.latest_checkpoint(output_dir)))
 
 
 def _expand_inputs(options: PretrainingOptions) -> tuple[list[str], list[str]]:
@@ -177,25 +186,13 @@ def _check_one_eval_batch(options: PretrainingOptions, eval_files: list[str]) ->
                          f"of --{flag}: the eval would see no full batch")
 
 
-@contextlib.contextmanager
-def _removed_on_failure_without_checkpoint(output_dir: str):
-    """If the run creates `output_dir` and fails before its first checkpoint, removes it again:
-    a bad input found by the first step (a token id outside the vocab) leaves nothing behind."""
-    existed = tf.io.gfile.exists(output_dir)
-    try:
-        yield
-    except Exception:
-        if not existed and tf.io.gfile.exists(output_dir) and not tf.train.latest_checkpoint(output_dir):
-            tf.io.gfile.rmtree(output_dir)
-        raise
-
-
 def _train_and_evaluate(config: BertConfig, config_source: str, options: PretrainingOptions, strategy,
                         train_files: list[str], eval_files: list[str]) -> dict[str, float]:
     """Every worker resumes from --output_dir; only the chief writes there (`_saving_manager`)."""
     chief = strategy.extended.should_checkpoint
-    if chief:
-        tf.io.gfile.makedirs(options.output_dir)
+    if chief and options.do_train:  # not an eval-only run: it may share --output_dir with a training one
+        for leftover in io_utils.remove_interrupted_checkpoint_saves(options.output_dir):
+            logging.info("Removed %s, left by an interrupted checkpoint save", leftover)
     model, optimizer = build_model(config, options, strategy)
     manager = tf.train.CheckpointManager(
         checkpoints.pretraining_checkpoint(model, optimizer), options.output_dir,
