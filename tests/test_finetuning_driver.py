@@ -1,5 +1,6 @@
 """The shared fine-tuning driver, on a small learnable task, and its options."""
 
+import dataclasses
 import json
 import logging
 import os
@@ -444,11 +445,16 @@ def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
             np.testing.assert_allclose(mirrored[name], one[name], atol=1e-5, err_msg=f"{model} {name}")
         assert sum(not np.allclose(one[name], initial[name]) for name in one.files) > len(one.files) // 2
     assert results["mlm_aux_driver_accuracy"] > 0.9  # the driver takes --mlm_aux_weight on 2 replicas
+    # Keras's fit fails with several steps per call on 2 mirrored replicas: refused before any work.
+    assert results["iterations_per_loop_error"] == ("--iterations_per_loop=2 needs one replica or a TPU: Keras "
+                                                    "cannot run several steps per call under MirroredStrategy with 2 "
+                                                    "replicas; leave it at 1")
 
 
 def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:
     """The same steps of a classifier, bare and in `MaskedLMAuxiliary`, under MirroredStrategy
-    (2 CPUs) and OneDeviceStrategy; then the driver with --mlm_aux_weight on the 2 CPUs.
+    (2 CPUs) and OneDeviceStrategy; then the driver with --mlm_aux_weight on the 2 CPUs, and with
+    --iterations_per_loop=2 there.
 
     The clip norm is tiny, so every step clips: per-replica clipping would differ.
     Writes each run's weights and prints each run's per-epoch loss and the driver's accuracy.
@@ -464,6 +470,10 @@ def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:
     results = {model: _fit_on_two_devices_and_one(workdir, model, task.tokenizer.vocab, strategies)
                for model in ("classifier", "mlm_aux")}
     results["mlm_aux_driver_accuracy"] = run_finetuning(task, options, strategies["mirrored"])["accuracy"]
+    try:
+        run_finetuning(task, dataclasses.replace(options, iterations_per_loop=2), strategies["mirrored"])
+    except ValueError as e:
+        results["iterations_per_loop_error"] = str(e)
     print(json.dumps(results))
 
 

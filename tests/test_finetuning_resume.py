@@ -74,18 +74,19 @@ def test_a_run_killed_mid_epoch_resumes_at_its_last_saved_step(tmp_path, capsys)
     (tmp_path / "dropout").mkdir()
     config = write_tiny_config(tmp_path / "dropout", vocab_size=vocab_size, hidden_dropout_prob=0.1,
                                attention_probs_dropout_prob=0.1)  # a resume must draw the same masks
-    uninterrupted = _resume_options(tmp_path, output_dir=str(tmp_path / "uninterrupted"), save_checkpoints_steps=3,
-                                    bert_config_file=config)
+    uninterrupted = _resume_options(tmp_path, output_dir=str(tmp_path / "uninterrupted"), bert_config_file=config)
     _run(uninterrupted)
-    options = _resume_options(tmp_path, save_checkpoints_steps=3, bert_config_file=config)
-    _crash(options, crash_at=5)  # backed up at step 3
+    # 3 steps per call: calls end at steps 3, 6, 8 (the epoch's end, not 9), then 11, 14, 16.
+    options = _resume_options(tmp_path, save_checkpoints_steps=4, iterations_per_loop=3, bert_config_file=config)
+    _crash(options, crash_at=7)  # backed up at step 6, the end of the call that reaches step 4
     capsys.readouterr()
     _run(options)
     backup = tmp_path / "out" / "backup"
-    assert (f"Resuming the interrupted run saved in {backup} at step 3 of 16 (epoch 1); delete that directory "
+    assert (f"Resuming the interrupted run saved in {backup} at step 6 of 16 (epoch 1); delete that directory "
             "to start over instead" in capsys.readouterr().out)
     assert not backup.exists()
-    # The same 16 steps on the same batches, learning rates and dropout masks: the same weights.
+    # The same 16 steps on the same batches, learning rates and dropout masks, one or 3 steps per call:
+    # the same weights.
     expected = _weights(str(tmp_path / "uninterrupted" / "best" / "ckpt"))
     got = _weights(str(tmp_path / "out" / "best" / "ckpt"))
     assert got.keys() == expected.keys()

@@ -16,7 +16,7 @@ PRETRAINING = {"max_seq_length": 0, "max_predictions_per_seq": 0, "train_batch_s
                "keep_checkpoint_max": 0}
 FINETUNING = {"max_seq_length": 2, "train_batch_size": 0, "eval_batch_size": 0, "predict_batch_size": 0,
               "learning_rate": -1e-5, "warmup_proportion": 1.5, "label_smoothing": -0.1, "mlm_aux_weight": -1,
-              "layerwise_lr_decay": 1.5}
+              "layerwise_lr_decay": 1.5, "save_checkpoints_steps": 0, "iterations_per_loop": 0}
 
 
 def refused_flags(define: str, bad_values: dict) -> list[str]:

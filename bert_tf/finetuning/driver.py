@@ -36,13 +36,14 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
                    strategy: tf.distribute.Strategy | None = None) -> dict[str, float]:
     """Fine-tunes, evaluates, predicts and exports, as `options` asks.
 
-    Training: `model.fit` over the shuffled training split in static batches, AdamW
-    with warmup and linear decay (google-research/bert's), evaluation of
-    `task.eval_splits` after each epoch, and the best weights by `task.main_metric`
-    kept in `output_dir/best`. A run killed before its outputs are written and started
-    again with the same flags resumes from its last backup (`output_dir/backup`, written
-    at each epoch's end and every `--save_checkpoints_steps`, removed once the outputs
-    are), at the step where it was written: after training, it trains nothing.
+    Training: `model.fit` over the shuffled training split in static batches,
+    `--iterations_per_loop` of them per `tf.function` call, AdamW with warmup and linear
+    decay (google-research/bert's), evaluation of `task.eval_splits` after each epoch,
+    and the best weights by `task.main_metric` kept in `output_dir/best`. A run killed
+    before its outputs are written and started again with the same flags resumes from its
+    last backup (`output_dir/backup`, written at each epoch's end and every
+    `--save_checkpoints_steps`, removed once the outputs are), at the step where it was
+    written: after training, it trains nothing.
     Without `--do_train`, the weights come from `--init_checkpoint` or else from
     `output_dir/best`; with neither, it refuses to evaluate an untrained model.
     `--do_eval` writes `eval_results.txt` for the best weights, `--do_predict` the
@@ -92,6 +93,8 @@ def _checked_request(task: FineTuningTask, options: FineTuningOptions, strategy)
                          f"fine-tuned --output_dir: {options.output_dir} has no {BEST_DIR}/ checkpoint")
     for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
+    if options.do_train:
+        _check_iterations_per_loop(options.iterations_per_loop, strategy)
     config = resolve_bert_config(options.bert_config_file, options.init_checkpoint or best)
     config.check_seq_length(options.max_seq_length)
     config.check_vocab_size(len(task.tokenizer.vocab), options.vocab_file)
@@ -99,6 +102,15 @@ def _checked_request(task: FineTuningTask, options: FineTuningOptions, strategy)
         from bert_tf.export.saved_model_writer import check_export_dir  # the export stack loads only when asked
         check_export_dir(options.export_dir)  # before training, not after it
     return config
+
+
+def _check_iterations_per_loop(iterations: int, strategy) -> None:
+    """Refuses --iterations_per_loop > 1 where Keras's `fit` fails with `steps_per_execution` > 1:
+    several replicas under a strategy other than a TPU's (MirroredStrategy's)."""
+    replicas = strategy.num_replicas_in_sync
+    if iterations > 1 and replicas > 1 and not isinstance(strategy, tf.distribute.TPUStrategy):
+        raise ValueError(f"--iterations_per_loop={iterations} needs one replica or a TPU: Keras cannot run several "
+                         f"steps per call under {type(strategy).__name__} with {replicas} replicas; leave it at 1")
 
 
 def _build(task: FineTuningTask, options: FineTuningOptions, config: BertConfig, strategy, steps_per_epoch: int,
@@ -123,7 +135,7 @@ def _build(task: FineTuningTask, options: FineTuningOptions, config: BertConfig,
                                   if options.gradual_unfreezing else 0),
             loss_scale=options.dtype == "float16")
         model.compile(optimizer=optimizer, loss=task.loss(options.label_smoothing),
-                      jit_compile=options.jit_compile)
+                      jit_compile=options.jit_compile, steps_per_execution=options.iterations_per_loop)
     return model, task_model
 
 
@@ -192,7 +204,13 @@ def _encode(task: FineTuningTask, splits, encoded: dict[str, EncodedSplit] | Non
 
 
 def _predict(task_model, encoded: EncodedSplit, batch_size: int, verbose: int) -> dict[str, np.ndarray]:
-    return task_model.predict(encoded.features, batch_size=batch_size, verbose=verbose)
+    """The model's outputs on `encoded`, one batch per call: Keras would unroll --iterations_per_loop
+    predict steps into one graph."""
+    compiled, task_model.steps_per_execution = task_model.steps_per_execution, 1
+    try:
+        return task_model.predict(encoded.features, batch_size=batch_size, verbose=verbose)
+    finally:
+        task_model.steps_per_execution = compiled
 
 
 def _score(task: FineTuningTask, task_model, splits: dict[str, EncodedSplit],
@@ -251,18 +269,20 @@ def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_p
         epoch, steps_into_it = divmod(backup.step, steps_per_epoch)
         if best is not None and not steps_into_it:  # an epoch's end, whose evaluation a crash may have cut short
             best.evaluate_epoch(epoch)
-    for initial_epoch, end_epoch, steps, first_step in _fits(backup.step, steps_per_epoch, epochs):
-        model.fit(_training_dataset(train, options, first_step), initial_epoch=initial_epoch, epochs=end_epoch,
-                  steps_per_epoch=steps, callbacks=callbacks, verbose=options.verbose, shuffle=False)
+    for epoch, steps, first_step in _fits(backup.step, steps_per_epoch, epochs):
+        model.fit(_training_dataset(train, options, first_step, steps), initial_epoch=epoch, epochs=epoch + 1,
+                  steps_per_epoch=steps, callbacks=_callback_list(callbacks, model, options.verbose, epochs, steps),
+                  verbose=options.verbose, shuffle=False)
     if evaluate is None:
         save_model_checkpoint(task_model, os.path.join(options.output_dir, BEST_DIR), {"epoch": epochs},
                               labels)
     return backup
 
 
-def _training_dataset(train: EncodedSplit, options: FineTuningOptions, first_step: int) -> tf.data.Dataset:
-    """The shuffled training batches from global step `first_step` on: with a seed, a resumed run
-    gets the batches the interrupted one would have had."""
+def _training_dataset(train: EncodedSplit, options: FineTuningOptions, first_step: int, steps: int
+                      ) -> tf.data.Dataset:
+    """The shuffled training batches of global steps `first_step` to `first_step + steps`: with a
+    seed, a resumed run gets the batches the interrupted one would have had."""
     parts = (train.features, train.labels)
     if train.sample_weight is not None:
         parts += (train.sample_weight,)
@@ -271,20 +291,30 @@ def _training_dataset(train: EncodedSplit, options: FineTuningOptions, first_ste
             .repeat()
             .skip(first_step * options.train_batch_size)
             .batch(options.train_batch_size, drop_remainder=True)
+            .take(steps)
             .prefetch(tf.data.AUTOTUNE))
 
 
-def _fits(step: int, steps_per_epoch: int, epochs: int) -> list[tuple[int, int, int, int]]:
-    """The `model.fit` calls that train from global step `step`: (initial epoch, end epoch, steps per
-    epoch, first step) each. A run resumed mid-epoch first finishes that epoch on its own."""
-    epoch, done = divmod(step, steps_per_epoch)
+def _fits(step: int, steps_per_epoch: int, epochs: int) -> list[tuple[int, int, int]]:
+    """The `model.fit` calls that train from global step `step`, one per epoch: (epoch, steps, first
+    step) each; a run resumed mid-epoch finishes that epoch first.
+
+    Each call's data ends with its epoch: Keras runs all `steps_per_execution` steps of a call
+    unless the data runs out, so only that ends an epoch's last call at the epoch's end.
+    """
     fits = []
-    if done:
-        fits.append((epoch, epoch + 1, steps_per_epoch - done, step))
-        epoch += 1
-    if epoch < epochs:
-        fits.append((epoch, epochs, steps_per_epoch, epoch * steps_per_epoch))
+    for epoch in range(step // steps_per_epoch, epochs):
+        first = max(step, epoch * steps_per_epoch)
+        fits.append((epoch, (epoch + 1) * steps_per_epoch - first, first))
     return fits
+
+
+def _callback_list(callbacks: list[keras.callbacks.Callback], model, verbose: int, epochs: int, steps: int
+                   ) -> keras.callbacks.CallbackList:
+    """The callbacks of one epoch's `model.fit` call of `steps` steps, the progress bar counting the
+    run's `epochs` (Keras's own would count the call's)."""
+    return keras.callbacks.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, verbose=verbose,
+                                        epochs=epochs, steps=steps, model=model)
 
 
 def _restore_best(task_model, output_dir: str) -> None:

@@ -53,6 +53,12 @@ def define_finetuning_flags(**defaults) -> None:
                          "Also back up the training state to output_dir/backup every this many steps "
                          "(default: at each epoch's end only), so that a killed run loses at most this "
                          "many steps when started again.", lower_bound=1)
+    flags.DEFINE_integer("iterations_per_loop", 1,
+                         "How many training steps to make in each tf.function call (Keras's "
+                         "steps_per_execution): fewer host round trips, the same weights. Default 1, not "
+                         "google-research/bert's 1000: with more, a --save_checkpoints_steps backup waits for "
+                         "the end of the call that reaches its step, and a multi-replica strategy other than "
+                         "tpu is refused.", lower_bound=1)
     flags.DEFINE_string("export_dir", None, "Export the fine-tuned model as a SavedModel here.")
     flags.DEFINE_integer("random_seed", 12345, "Seed for initialisation, shuffling and dropout.")
     runtime_flags.define_runtime_flags()

@@ -33,6 +33,7 @@ class FineTuningOptions:
     gradual_unfreezing: bool = False
     mlm_aux_weight: float = 0.0
     save_checkpoints_steps: int | None = None  # also back up every N steps (default: each epoch's end)
+    iterations_per_loop: int = 1  # training steps per tf.function call (steps_per_execution)
     export_dir: str | None = None
     dtype: str = "float32"
     jit_compile: bool = False

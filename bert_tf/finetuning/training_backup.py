@@ -24,10 +24,12 @@ class TrainingBackup(keras.callbacks.Callback):
     A `tf.train.CheckpointManager` of the model, its optimizer (slots and step count), its
     random states (dropout's seed generators: a resume draws the masks the interrupted run
     would have) and the number of batches trained (a float16 optimizer counts only the
-    steps it applied), saved at each epoch's end and every `save_steps` steps. A checkpoint
-    is complete before the manager's state file names it, and the older one is deleted only
-    then, so a kill at any moment leaves a checkpoint to resume from. The encoder's
-    bert_config.json beside it refuses a resume with another architecture, and
+    steps it applied), saved at each epoch's end and every `save_steps` steps (with several
+    steps per call, `steps_per_execution`, at the end of the call that reaches the step;
+    each epoch has its own `fit` call). A checkpoint is complete before the manager's state
+    file names it, and the older one is deleted only then, so a kill at any moment leaves a
+    checkpoint to resume from. The encoder's bert_config.json beside it refuses a resume
+    with another architecture, and
     `settings.json` (what decides the batches, the learning rates and the loss: flags and
     the training set's size, named as a user reads them) a resume with others, which
     would mix two schedules. `run_id` names the run: a new one for a run that starts
@@ -47,6 +49,7 @@ class TrainingBackup(keras.callbacks.Callback):
             random_states=[v for v in model.variables if id(v) not in weights])  # the seed generators'
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=1)
         self.step = 0  # the batches the model's weights have been trained on
+        self._epoch_start = 0  # `step` when the current epoch's `fit` call began
         self.run_id = uuid.uuid4().hex  # `restore` gives it the interrupted run's
         self._saved_step = None
 
@@ -94,9 +97,14 @@ class TrainingBackup(keras.callbacks.Callback):
                                  f"{written[name]}; resume with the flags and data of the run that wrote it, or "
                                  f"delete {self.directory} to start over")
 
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_start = self.step
+
     def on_train_batch_end(self, batch, logs=None):
-        self.step += 1
-        if self.save_steps and self.step % self.save_steps == 0:
+        """`batch` is the call's last batch (a call runs `steps_per_execution` of them); the epoch's
+        last call stops at the epoch's `steps`."""
+        before, self.step = self.step, self._epoch_start + min(batch + 1, self.params["steps"])
+        if self.save_steps and self.step // self.save_steps > before // self.save_steps:
             self._save()
 
     def on_epoch_end(self, epoch, logs=None):
