@@ -221,3 +221,15 @@ def remove_interrupted_checkpoint_saves(directory: str | os.PathLike) -> list[st
         (tf.io.gfile.rmtree if tf.io.gfile.isdir(path) else tf.io.gfile.remove)(path)
     return leftovers
 
+
+def atomic_write_texts(texts: dict[str, str]) -> None:
+    """Writes each `{path: text}` (UTF-8) atomically, as a set: every temporary is written before the
+    first rename, so a kill pairs old files with new ones only between the renames.
+
+    Example:
+    >>> atomic_write_texts({"predictions.json": "{}", "nbest_predictions.json": "{}"})
+    """
+    with contextlib.ExitStack() as stack:
+        for path, text in texts.items():
+            with tf.io.gfile.GFile(stack.enter_context(atomic_output(path)), "w") as f:
+                f.write(text)

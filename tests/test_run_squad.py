@@ -1,6 +1,8 @@
 """run_squad.py end to end: a tiny BERT learns SQuAD through windows; v2 output files; bad data."""
 
 import json
+import logging
+import os
 import pathlib
 import shutil
 
@@ -151,10 +153,10 @@ def test_predict_file_may_leave_out_answers_unless_evaluated(tmp_path, model_fil
         task(do_eval=True, do_predict=True).encode("dev")
 
 
-def test_answer_start_is_checked_in_the_training_file_only(tmp_path, model_files):
+def test_answer_start_is_checked_in_the_training_file_only(tmp_path, model_files, caplog):
     """The dev file is only scored, on the answer texts (as the official evaluators): its answers are kept
     as they are; in the training file an answer that differs from the context by a doubled space becomes
-    the context's slice."""
+    the context's slice, which --verbose_logging logs."""
     vocab, config = model_files
     data = json.loads((FIXTURES / "train-v1.1.json").read_text(encoding="utf-8"))
     answer = data["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]
@@ -163,12 +165,39 @@ def test_answer_start_is_checked_in_the_training_file_only(tmp_path, model_files
     squad_file.write_text(json.dumps(data), encoding="utf-8")
     options = FineTuningOptions(data_dir=None, vocab_file=vocab, bert_config_file=config,
                                 output_dir=str(tmp_path / "out"), max_seq_length=64, do_train=True, do_eval=True)
-    task = SquadTask(options, BertTokenizer(vocab), train_file=str(squad_file), predict_file=str(squad_file),
-                     doc_stride=16, max_query_length=16)
-    examples, _ = task.encode("dev").metadata
-    assert examples[0].answers == ((answer["text"], answer["answer_start"]),)
-    examples, _ = task.encode("train").metadata
-    assert examples[0].answers == (("Marguerite Oléron", 108),)
+    for verbose_logging in (False, True):
+        task = SquadTask(options, BertTokenizer(vocab), train_file=str(squad_file), predict_file=str(squad_file),
+                         doc_stride=16, max_query_length=16, verbose_logging=verbose_logging)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="absl"):
+            examples, _ = task.encode("dev").metadata
+            assert examples[0].answers == ((answer["text"], answer["answer_start"]),)
+            examples, _ = task.encode("train").metadata
+        assert examples[0].answers == (("Marguerite Oléron", 108),)
+        assert caplog.messages == [f"{squad_file}: question 1.1-00: answer 'Marguerite  Oléron' at answer_start 108 "
+                                   "is taken as the context's 'Marguerite Oléron' at 108"] * verbose_logging
+
+
+class UnwritableNbest(SquadTask):
+    """SquadTask whose n-best text cannot be written (a lone surrogate, which UTF-8 refuses), as a run
+    killed while writing nbest_predictions.json."""
+
+    def _postprocess(self, encoded, outputs):
+        return squad_metrics.SquadPredictions({"1.1-00": "new"}, {"1.1-00": [{"text": "\ud800"}]}, {})
+
+
+def test_prediction_files_are_replaced_together(tmp_path, model_files):
+    """A run that fails while writing nbest_predictions.json leaves a reused output_dir's older
+    predictions.json, which pairs with the older n-best list, and no temporaries."""
+    vocab, config = model_files
+    options = FineTuningOptions(data_dir=str(FIXTURES), vocab_file=vocab, output_dir=str(tmp_path),
+                                do_predict=True)
+    older = {"predictions.json": '{"1.1-00": "old"}\n', "nbest_predictions.json": '{"1.1-00": []}\n'}
+    for name, text in older.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(UnicodeEncodeError):
+        UnwritableNbest(options, BertTokenizer(vocab)).write_predictions("dev", None, None, str(tmp_path))
+    assert {name: (tmp_path / name).read_text(encoding="utf-8") for name in os.listdir(tmp_path)} == older
 
 
 @pytest.mark.parametrize("flag", ["--n_best_size=0", "--max_answer_length=0", "--doc_stride=0"])

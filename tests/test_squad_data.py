@@ -90,11 +90,19 @@ def test_training_answers_are_located_in_the_context_or_their_question_skipped(t
                     encoding="utf-8")
     assert [e.answers for e in read_squad_examples(str(path), check_answer_start=False)] == [
         ((" a\nb ", 1),), (("c", 0),), (("d", 6), ("c", 7))]
-    with caplog.at_level(logging.WARNING, logger="absl"):
+    summary = (f"{path}: skipped 1 of 3 questions whose answer is not in the context at its answer_start, e.g. "
+               "question off: answer_start 0 gives 'x', not the answer text 'c'")
+    with caplog.at_level(logging.INFO, logger="absl"):
         examples = read_squad_examples(str(path))
     assert [(e.qas_id, e.answers) for e in examples] == [("spaced", (("a  b", 2),)), ("second", (("c", 7),))]
-    assert caplog.messages == [f"{path}: skipped 1 of 3 questions whose answer is not in the context at its "
-                               "answer_start, e.g. question off: answer_start 0 gives 'x', not the answer text 'c'"]
+    assert caplog.messages == [summary]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="absl"):  # --verbose_logging: also each case
+        assert read_squad_examples(str(path), verbose_logging=True) == examples
+    assert caplog.messages == [
+        f"{path}: question spaced: answer ' a\\nb ' at answer_start 1 is taken as the context's 'a  b' at 2",
+        f"{path}: skipped question off: answer_start 0 gives 'x', not the answer text 'c'",
+        f"{path}: question second: answer 'd' at answer_start 6 is left out", summary]
     path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [
         {"id": "q1", "question": "a?", "answers": [{"text": "a", "answer_start": -1}]}]}]}]}), encoding="utf-8")
     with pytest.raises(SquadDataError, match=rf"^{path}: no question has its answer in the context at its "

@@ -1,5 +1,7 @@
 """SQuAD post-processing on hand-built logits, and the official EM/F1 on hand-checked predictions."""
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -65,6 +67,22 @@ def test_respects_max_answer_length_and_skips_question_tokens():
     nbest = _predict({"alpha": 3, "beta": 2, "gamma": 1}, {"delta": 3, "gamma": 2, "beta": 1}, n_best_size=3)
     assert [c["text"] for c in nbest.nbest["q1"]] == ["alpha beta gamma delta", "alpha beta gamma",
                                                       "beta gamma delta"]
+
+
+def test_a_question_without_a_valid_span_gets_empty_and_is_logged_when_verbose(caplog):
+    """google-research/bert's placeholder "empty"; --verbose_logging names each such question."""
+    start, end = {"delta": 5}, {"alpha": 5}  # the one start is after the one end
+    for verbose_logging in (False, True):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="absl"):
+            result = _predict(start, end, n_best_size=1, verbose_logging=verbose_logging)
+        assert result.predictions == {"q1": "empty"}
+        assert caplog.messages == ["question q1: no valid answer span among its windows' top 1 start and end "
+                                   "tokens; its best answer is the placeholder 'empty'"] * verbose_logging
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="absl"):
+        _predict({"beta": 5}, {"gamma": 5}, verbose_logging=True)
+    assert not caplog.messages  # a question with a span: nothing to log
 
 
 def test_start_must_have_max_context_and_windows_are_pooled():

@@ -75,7 +75,7 @@ class SquadFeatures:
 
 
 def read_squad_examples(path: str, version_2_with_negative: bool = False, require_answers: bool = True,
-                        check_answer_start: bool = True) -> list[SquadExample]:
+                        check_answer_start: bool = True, verbose_logging: bool = False) -> list[SquadExample]:
     """Reads a SQuAD JSON file (`{"data": [{"paragraphs": [{"context", "qas"}]}]}`).
 
     With `check_answer_start` (a training file, whose answers become token positions),
@@ -86,7 +86,9 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False, requir
     the official evaluators read only the answer texts. A
     question marked `is_impossible` needs `version_2_with_negative`; with
     `require_answers`, any other question needs at least one answer, without
-    it a question may have no `answers` field at all.
+    it a question may have no `answers` field at all. With `verbose_logging`
+    (--verbose_logging), each skipped question is logged, and each answer of a kept one
+    that is taken with the context's whitespace or left out.
     """
     data = text_files.read_json(path, SquadDataError)
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
@@ -103,9 +105,11 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False, requir
                 seen[qas_id] = where
                 try:
                     examples.append(_read_question(qa, qas_id, context, path, version_2_with_negative,
-                                                   require_answers, check_answer_start))
+                                                   require_answers, check_answer_start, verbose_logging))
                 except _AnswerNotInContext as skipped:
                     unlocated.append(str(skipped))
+                    if verbose_logging:
+                        logging.warning("%s: skipped %s", path, skipped)
     if unlocated:
         _skip_unlocated(path, unlocated, len(examples))
     return examples
@@ -138,7 +142,8 @@ def _field(record, key, path, where, types, default=None):
     return value
 
 
-def _read_question(qa, qas_id, context, path, version_2_with_negative, require_answers, check_answer_start):
+def _read_question(qa, qas_id, context, path, version_2_with_negative, require_answers, check_answer_start,
+                   verbose_logging):
     where = f"question {qas_id}"
     question = _field(qa, "question", path, where, str)
     is_impossible = _field(qa, "is_impossible", path, where, bool, default=False)
@@ -163,7 +168,7 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
     if require_answers and not is_impossible and not answers:
         raise SquadDataError(f"{path}: {where} has no answers and is not is_impossible")
     if check_answer_start and answers:
-        located = [a for a in (_located_answer(text, start, context) for text, start in answers) if a]
+        located = _located_answers(answers, context, f"{path}: {where}", verbose_logging)
         if not located:
             text, start = answers[0]
             found = (f"gives {context[start:start + len(text)]!r}, not the answer text {text!r}" if start >= 0
@@ -171,6 +176,18 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
             raise _AnswerNotInContext(f"{where}: answer_start {start} {found}")
         answers = located
     return SquadExample(qas_id, question, context, tuple(answers), is_impossible)
+
+
+def _located_answers(answers, context: str, where: str, verbose_logging: bool) -> list[tuple[str, int]]:
+    """The `answers` that `_located_answer` finds in `context`, as it gives them; with
+    `verbose_logging`, where some are found, logs each that it changed (whitespace) or left out."""
+    located = [_located_answer(text, start, context) for text, start in answers]
+    if verbose_logging and any(located):
+        for (text, start), answer in zip(answers, located):
+            if answer != (text, start):
+                change = f"is taken as the context's {answer[0]!r} at {answer[1]}" if answer else "is left out"
+                logging.info("%s: answer %r at answer_start %d %s", where, text, start, change)
+    return [answer for answer in located if answer]
 
 
 class _AnswerNotInContext(Exception):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from absl import logging
 from official.nlp.tools import squad_evaluate_v1_1, squad_evaluate_v2_0
 from scipy import special
 
@@ -39,7 +40,7 @@ class SquadPredictions:
 
 def postprocess(examples, features, start_logits, end_logits, n_best_size: int = 20,
                 max_answer_length: int = 30, version_2_with_negative: bool = False,
-                null_score_diff_threshold: float = 0.0) -> SquadPredictions:
+                null_score_diff_threshold: float = 0.0, verbose_logging: bool = False) -> SquadPredictions:
     """Window logits `[n, seq]` -> answers, as google-research/bert's `write_predictions`.
 
     `examples` have `qas_id` and `context`; `features` (a `bert_tf.data.squad.SquadFeatures`)
@@ -50,7 +51,8 @@ def postprocess(examples, features, start_logits, end_logits, n_best_size: int =
     context and the start token in its max-context window; its score is
     start + end logit. SQuAD 2.0: the null score of a question is the smallest
     start[0] + end[0] over its windows; it answers "" when the null score exceeds
-    the best span score by more than `null_score_diff_threshold`.
+    the best span score by more than `null_score_diff_threshold`. A question with no
+    valid span gets google-research/bert's placeholder "empty"; `verbose_logging` logs each.
     """
     start_logits, end_logits = np.asarray(start_logits, np.float64), np.asarray(end_logits, np.float64)
     window, start, end, score = _candidate_spans(features, start_logits, end_logits, n_best_size,
@@ -63,6 +65,9 @@ def postprocess(examples, features, start_logits, end_logits, n_best_size: int =
     result = SquadPredictions({}, {}, {})
     for i, ex in enumerate(examples):
         rows = slice(bounds[i], bounds[i + 1])
+        if verbose_logging and bounds[i] == bounds[i + 1]:
+            logging.info("question %s: no valid answer span among its windows' top %d start and end tokens; "
+                         "its best answer is the placeholder 'empty'", ex.qas_id, n_best_size)
         spans = ((ex.context[features.token_char_start[f, s]:features.token_char_end[f, e]],
                   start_logits[f, s], end_logits[f, e])
                  for f, s, e in zip(window[rows], start[rows], end[rows]))  # best first

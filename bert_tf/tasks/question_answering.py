@@ -27,7 +27,7 @@ from absl import flags
 from bert_tf.data import squad
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
-from bert_tf.io_utils import atomic_write_text
+from bert_tf.io_utils import atomic_write_texts
 from bert_tf.metrics import squad_metrics
 from bert_tf.models import BertSpanLabeler
 
@@ -50,12 +50,16 @@ def define_flags() -> None:
     flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in WordPiece tokens.", lower_bound=1)
     flags.DEFINE_float("null_score_diff_threshold", 0.0,
                        "SQuAD 2.0: answer \"\" when the null score beats the best span by more than this.")
+    flags.DEFINE_bool("verbose_logging", False,
+                      "Log each case that data processing skips or adjusts: a training question skipped (its "
+                      "answer is not at its answer_start), a training answer taken with the context's "
+                      "whitespace or left out, a question whose best answer is 'empty' (no valid span).")
 
 
 def build_task(options, tokenizer, flag_values) -> "SquadTask":
     """The `SquadTask` that run_squad.py's flags describe."""
     names = ("train_file", "predict_file", "version_2_with_negative", "doc_stride", "max_query_length",
-             "n_best_size", "max_answer_length", "null_score_diff_threshold")
+             "n_best_size", "max_answer_length", "null_score_diff_threshold", "verbose_logging")
     return SquadTask(options, tokenizer, **{name: flag_values[name].value for name in names})
 
 
@@ -68,7 +72,8 @@ class SquadTask(FineTuningTask):
 
     def __init__(self, options, tokenizer, *, train_file: str | None = None, predict_file: str | None = None,
                  version_2_with_negative: bool = False, doc_stride: int = 128, max_query_length: int = 64,
-                 n_best_size: int = 20, max_answer_length: int = 30, null_score_diff_threshold: float = 0.0):
+                 n_best_size: int = 20, max_answer_length: int = 30, null_score_diff_threshold: float = 0.0,
+                 verbose_logging: bool = False):
         super().__init__(options, tokenizer)
         for flag, value in (("n_best_size", n_best_size), ("max_answer_length", max_answer_length)):
             if value < 1:
@@ -83,6 +88,7 @@ class SquadTask(FineTuningTask):
         self.n_best_size = n_best_size
         self.max_answer_length = max_answer_length
         self.null_score_diff_threshold = null_score_diff_threshold
+        self.verbose_logging = verbose_logging
         self._postprocessed = None  # (outputs, their SquadPredictions): the last post-processing
 
     def build_model(self, encoder) -> keras.Model:
@@ -96,7 +102,8 @@ class SquadTask(FineTuningTask):
         """The split's windows; metadata is `(examples, SquadFeatures)` for post-processing."""
         examples = squad.read_squad_examples(
             self.files[split], self.version_2_with_negative,
-            require_answers=split == "train" or self.options.do_eval, check_answer_start=split == "train")
+            require_answers=split == "train" or self.options.do_eval, check_answer_start=split == "train",
+            verbose_logging=self.verbose_logging)
         if not examples:
             raise ValueError(f"{self.files[split]}: no questions")
         features = squad.convert_examples_to_features(examples, self.tokenizer, self.options.max_seq_length,
@@ -112,16 +119,16 @@ class SquadTask(FineTuningTask):
                                       self.version_2_with_negative)
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
-        """`predictions.json`, `nbest_predictions.json` and, for SQuAD 2.0, `null_odds.json`."""
+        """`predictions.json`, `nbest_predictions.json` and, for SQuAD 2.0, `null_odds.json`, as a set:
+        a kill leaves a reused output_dir's older files beside new ones only between their renames."""
         result = self._postprocess(encoded, outputs)
         files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
         if self.version_2_with_negative:
             files["null_odds.json"] = result.null_odds
-        paths = []
-        for name, value in files.items():
-            paths.append(os.path.join(output_dir, name))
-            atomic_write_text(paths[-1], json.dumps(value, indent=2, ensure_ascii=False) + "\n")
-        return paths
+        texts = {os.path.join(output_dir, name): json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+                 for name, value in files.items()}
+        atomic_write_texts(texts)
+        return list(texts)
 
     def export_options(self) -> dict:
         return {"max_answer_length": self.max_answer_length, "doc_stride": self.doc_stride,
@@ -135,5 +142,6 @@ class SquadTask(FineTuningTask):
             examples, features = encoded.metadata
             self._postprocessed = (outputs, squad_metrics.postprocess(
                 examples, features, outputs["start_logits"], outputs["end_logits"], self.n_best_size,
-                self.max_answer_length, self.version_2_with_negative, self.null_score_diff_threshold))
+                self.max_answer_length, self.version_2_with_negative, self.null_score_diff_threshold,
+                self.verbose_logging))
         return self._postprocessed[1]
