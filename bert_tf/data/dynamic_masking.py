@@ -63,9 +63,24 @@ def _segments(lines: tf.Tensor, tokenizer: BertTokenizer, segment_tokens: int):
     return segments, segment_document
 
 
-def _segment_stream(files: Sequence[str], tokenizer, segment_tokens: int, seed, input_context,
-                    endless: bool = True):
-    """A sharded dataset of segments (int32 `[tokens]`) with their next one in the document.
+def _pairs_function(tokenizer: BertTokenizer, segment_tokens: int) -> tf.types.experimental.GenericFunction:
+    """A block of lines `[n]` -> (segments ragged `[m, (tokens)]`, the segment after each, whether that
+    one follows it in its document `[m]`). A `tf.function` traced once: the corpus's streams share
+    its graph, whose tokenizer takes a second to build."""
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+    def pairs(lines):
+        segments, document = _segments(lines, tokenizer, segment_tokens)
+        count = tf.size(document)  # [:count] keeps a block without segments empty
+        has_next = tf.concat([document[1:] == document[:-1], [False]], 0)[:count]
+        following = tf.concat([segments[1:], tf.ragged.constant([[]], tf.int32)], 0)[:count]
+        return segments, following, has_next
+
+    return pairs
+
+
+def _segment_stream(files: Sequence[str], pairs, seed, input_context, endless: bool = True):
+    """A sharded dataset of segments (int32 `[tokens]`) with their next one in the document, from
+    `_pairs_function`'s `pairs`.
 
     Endless, with the files reshuffled every pass; with `endless=False`, one pass in file order.
     """
@@ -74,22 +89,13 @@ def _segment_stream(files: Sequence[str], tokenizer, segment_tokens: int, seed, 
             file_names = file_names.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
         return file_names.flat_map(tf.data.TextLineDataset).batch(_BLOCK_LINES)
 
-    blocks = pretraining_dataset.read_pipeline_share(files, read_blocks, input_context)
-
-    def pairs(lines):
-        segments, document = _segments(lines, tokenizer, segment_tokens)
-        count = tf.size(document)  # [:count] keeps a block without segments empty
-        has_next = tf.concat([document[1:] == document[:-1], [False]], 0)[:count]
-        following = tf.concat([segments[1:], tf.ragged.constant([[]], tf.int32)], 0)[:count]
-        return segments, following, has_next
-
-    return blocks.map(pairs).unbatch()
+    return pretraining_dataset.read_pipeline_share(files, read_blocks, input_context).map(pairs).unbatch()
 
 
-def _require_segments(files: Sequence[str], tokenizer, segment_tokens: int, input_context) -> None:
+def _require_segments(files: Sequence[str], pairs, input_context) -> None:
     """Raises `CorpusError` if this pipeline's share of `files` holds no token: the endless
     stream would then search it forever. Reads up to the first segment, so normally one block."""
-    probe = _segment_stream(files, tokenizer, segment_tokens, None, input_context, endless=False)
+    probe = _segment_stream(files, pairs, None, input_context, endless=False)
     if next(iter(probe.take(1)), None) is not None:
         return
     share = "the corpus" if input_context is None else (
@@ -165,11 +171,12 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
     if input_context is not None:
         batch_size = input_context.get_per_replica_batch_size(batch_size)
     segment_tokens = max(1, (max_seq_length - 3) // 2)
-    _require_segments(files, tokenizer, segment_tokens, input_context)
+    pairs_of_block = _pairs_function(tokenizer, segment_tokens)
+    _require_segments(files, pairs_of_block, input_context)
     # Four streams; seeds s and s + 1 (a resumed run's) share none of them.
     seeds = [None] * 4 if seed is None else [4 * seed + stream for stream in range(4)]
-    pairs = _segment_stream(files, tokenizer, segment_tokens, seeds[0], input_context)
-    random_segments = _segment_stream(files, tokenizer, segment_tokens, seeds[1], input_context).map(
+    pairs = _segment_stream(files, pairs_of_block, seeds[0], input_context)
+    random_segments = _segment_stream(files, pairs_of_block, seeds[1], input_context).map(
         lambda segment, following, has_next: segment).shuffle(shuffle_buffer_size, seed=seeds[1])
     coins = tf.data.Dataset.random(seed=seeds[2], rerandomize_each_iteration=True)
 
@@ -187,6 +194,7 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
                             unselectable_ids=[vocab.cls_id, vocab.sep_id, vocab.pad_id])
     lengths = pretraining_features.feature_lengths(max_seq_length, max_predictions_per_seq)
 
+    @tf.autograph.experimental.do_not_convert  # graph ops only: autograph would convert tf-text's code
     def mask_and_pack(examples, seed):
         a, b, labels = examples
         ids, segment_ids = tf_text.combine_segments(trimmer.trim([a, b]), vocab.cls_id, vocab.sep_id)
