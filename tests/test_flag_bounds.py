@@ -41,7 +41,9 @@ def refused_flags(define: str, bad_values: dict) -> list[str]:
 @pytest.mark.parametrize("define, bad_values", [
     ("bert_tf.pretraining.flags.define_pretraining_flags", PRETRAINING),
     ("bert_tf.finetuning.flags.define_finetuning_flags", FINETUNING),
-    ("bert_tf.tasks.question_answering.define_flags", {"max_query_length": 0}),
+    # With no candidate span every SQuAD answer would silently be empty.
+    ("bert_tf.tasks.question_answering.define_flags", {"max_query_length": 0, "doc_stride": 0, "n_best_size": 0,
+                                                       "max_answer_length": 0}),
     ("bert_tf.export.cli.define_flags", {"max_query_length": -2, "num_classes": 0, "max_seq_length": 2}),
 ])
 def test_each_numeric_flag_refuses_values_out_of_range(define, bad_values):

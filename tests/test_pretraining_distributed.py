@@ -91,19 +91,6 @@ def test_mirrored_matches_one_device(tmp_path):
         > len(fit_one.files) // 2
 
 
-def test_multi_worker_mirrored_keeps_workers_identical(tmp_path):
-    cluster = {"worker": [f"127.0.0.1:{port}" for port in _free_ports(2)]}
-    workers = [_worker("multi_worker", tmp_path, json.dumps({"cluster": cluster, "task": {"type": "worker",
-                                                                                          "index": i}}))
-               for i in range(2)]
-    outputs = [json.loads(out.strip().splitlines()[-1]) for out in _finish(*workers)]
-    assert [o["replicas"] for o in outputs] == [2, 2]
-    assert outputs[0]["step"] == outputs[1]["step"] == STEPS
-    first, second = np.load(tmp_path / "worker_0.npz"), np.load(tmp_path / "worker_1.npz")
-    for name in first.files:
-        np.testing.assert_array_equal(first[name], second[name], err_msg=name)
-
-
 def test_max_eval_steps_counts_global_batches(tmp_path):
     (out,) = _finish(_worker("mirrored_eval", tmp_path))
     examples = json.loads(out.strip().splitlines()[-1])
@@ -111,21 +98,26 @@ def test_max_eval_steps_counts_global_batches(tmp_path):
     assert examples == {"records": [24, 24], "dynamic_masking": [24, 24]}
 
 
-def test_multi_worker_run_writes_only_the_chiefs_files(tmp_path):
+def test_multi_worker_run_writes_only_the_chiefs_files_and_workers_stay_identical(tmp_path):
     from bert_test_utils import TINY, write_pretraining_records
 
     # One file for two workers: each reads it and keeps its share of the records.
     records = write_pretraining_records(tmp_path / "train.tfrecord", 64, SEQ, PREDICTIONS, TINY["vocab_size"])
     cluster = {"worker": [f"127.0.0.1:{port}" for port in _free_ports(2)]}
-    workers = [_worker("multi_worker_run", tmp_path, records,
+    workers = [_worker("multi_worker", tmp_path, records,
                        json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})) for i in range(2)]
     results = [json.loads(out.strip().splitlines()[-1]) for out in _finish(*workers)]
-    assert results[0] == results[1] and results[0]["global_step"] == STEPS
+    assert results[0] == results[1] and results[0]["run"]["global_step"] == STEPS
     # Each worker was given its own --output_dir: the chief's holds the run, the other's nothing.
     assert sorted(p.name for p in (tmp_path / "out0").iterdir()) == [
         "bert_config.json", "checkpoint", f"ckpt-{STEPS // 2}.data-00000-of-00001", f"ckpt-{STEPS // 2}.index",
         f"ckpt-{STEPS}.data-00000-of-00001", f"ckpt-{STEPS}.index", "eval", "eval_results.txt", "train"]
     assert not (tmp_path / "out1").exists()
+    # Then the runner's steps on a file each: the workers' weights stay the same, bit for bit.
+    assert [r["replicas"] for r in results] == [2, 2] and results[0]["step"] == STEPS
+    first, second = np.load(tmp_path / "worker_0.npz"), np.load(tmp_path / "worker_1.npz")
+    for name in first.files:
+        np.testing.assert_array_equal(first[name], second[name], err_msg=name)
 
 
 def _one_worker_tf_config() -> str:
@@ -309,23 +301,6 @@ def _mirrored_worker(workdir: pathlib.Path):
                       "indivisible_batch_left_output": os.path.exists(indivisible.output_dir)}))
 
 
-def _multi_worker(workdir: pathlib.Path, tf_config: str):
-    os.environ["TF_CONFIG"] = tf_config
-    import tensorflow as tf
-
-    from bert_test_utils import TINY, write_pretraining_records
-
-    index = json.loads(tf_config)["task"]["index"]
-    # Two files, so that each worker's input pipeline gets its own shard.
-    files = [write_pretraining_records(workdir / f"w{index}_part{i}.tfrecord", 32, SEQ, PREDICTIONS,
-                                       TINY["vocab_size"], seed=i) for i in range(2)]
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    (workdir / f"w{index}").mkdir()
-    _, weights, step = _train(strategy, _options(workdir / f"w{index}", files))
-    np.savez(workdir / f"worker_{index}.npz", **weights)
-    print(json.dumps({"replicas": strategy.num_replicas_in_sync, "step": step}))
-
-
 def _mirrored_eval_worker(workdir: pathlib.Path):
     """Prints the examples the eval input holds on 1 and 2 replicas, from records and from text."""
     import tensorflow as tf
@@ -354,9 +329,11 @@ def _mirrored_eval_worker(workdir: pathlib.Path):
     print(json.dumps(examples))
 
 
-def _multi_worker_run(workdir: pathlib.Path, records: str, tf_config: str):
-    """run_pretraining under MultiWorkerMirroredStrategy, into --output_dir out<task index>."""
+def _multi_worker(workdir: pathlib.Path, records: str, tf_config: str):
+    """Under MultiWorkerMirroredStrategy: run_pretraining into --output_dir out<task index>, then
+    `_train` on two files, a shard each, saving the weights; prints both results."""
     os.environ["TF_CONFIG"] = tf_config
+    from bert_test_utils import TINY, write_pretraining_records
     from bert_tf.pretraining.run import run_pretraining
     from bert_tf.training import distribution
 
@@ -366,7 +343,12 @@ def _multi_worker_run(workdir: pathlib.Path, records: str, tf_config: str):
     opts = dataclasses.replace(_options(workdir / f"config{index}", [records]), output_dir=str(workdir / f"out{index}"),
                                do_eval=True, max_eval_steps=2, num_train_steps=STEPS,
                                save_checkpoints_steps=STEPS // 2, log_every=STEPS // 2)
-    print(json.dumps(run_pretraining(opts, strategy)))
+    run = run_pretraining(opts, strategy)
+    files = [write_pretraining_records(workdir / f"w{index}_part{i}.tfrecord", 32, SEQ, PREDICTIONS,
+                                       TINY["vocab_size"], seed=i) for i in range(2)]
+    _, weights, step = _train(strategy, _options(workdir / f"config{index}", files))
+    np.savez(workdir / f"worker_{index}.npz", **weights)
+    print(json.dumps({"run": run, "replicas": strategy.num_replicas_in_sync, "step": step}))
 
 
 def _runtime_started(tf_config: str):
@@ -388,9 +370,7 @@ if __name__ == "__main__":
     if mode == "mirrored":
         _mirrored_worker(workdir)
     elif mode == "multi_worker":
-        _multi_worker(workdir, sys.argv[3])
-    elif mode == "multi_worker_run":
-        _multi_worker_run(workdir, sys.argv[3], sys.argv[4])
+        _multi_worker(workdir, sys.argv[3], sys.argv[4])
     elif mode == "mirrored_eval":
         _mirrored_eval_worker(workdir)
     elif mode == "runtime_started":
