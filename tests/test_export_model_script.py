@@ -7,7 +7,6 @@ import textwrap
 
 import keras
 import numpy as np
-import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the TF Text ops the export uses)
 
