@@ -16,8 +16,8 @@ from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.models import BertClassifier, BertPretrainer, BertSpanLabeler
 from bert_tf.pretraining.checkpoints import pretraining_checkpoint
-from bert_test_utils import (REPO, assert_fails_with_line, random_encoder_inputs, run_script, tiny_encoder,
-                             write_tiny_config, write_word_vocab)
+from bert_test_utils import (REPO, assert_fails_with_line, random_encoder_inputs, run_script, tiny_config,
+                             tiny_encoder, write_tiny_config, write_word_vocab)
 from checkpoint_test_utils import randomize_weights
 
 
@@ -140,29 +140,25 @@ def test_the_checkpoint_is_read_once(tmp_path, caplog):
 
 
 def test_a_fine_tuned_checkpoint_exports_with_its_saved_labels(tmp_path):
-    """bert_tf's best/labels.json names the classes; a --labels of the same names reorders the outputs,
-    one of other names renames them."""
+    """bert_tf's best/labels.json names the classes in the export; a --labels of the same names reorders
+    the head, one of other names renames them (checked on the model the script exports)."""
     vocab = write_word_vocab(tmp_path / "vocab.txt", ["a fine day"])
-    model = BertClassifier(tiny_encoder(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8"))), num_classes=2)
+    config = tiny_config(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8")))
+    model = BertClassifier(tiny_encoder(vocab_size=config.vocab_size), num_classes=2)
     model.build_with_dummy_inputs()
     model.classifier.bias.assign([-0.5, 0.5])  # class 1 wins
-    save_model_checkpoint(model, str(tmp_path / "best"), {}, labels=["neg", "pos"])
-
-    def export(*flags):
-        return run_script("export_model.py", "--model_type=classifier", f"--init_checkpoint={tmp_path / 'best'}",
-                          f"--vocab_file={vocab}", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}",
-                          *flags)
-
-    probabilities = {}
-    for flags, label in (((), b"pos"), (("--labels=bad,good",), b"good"), (("--labels=pos,neg",), b"pos")):
-        result = export(*flags)
-        assert result.returncode == 0, result.stderr[-2000:]
-        text = tf.saved_model.load(str(tmp_path / "export")).signatures["text"]
-        outputs = text(text_a=tf.constant(["a fine day"]))
-        assert outputs["label"].numpy().tolist() == [label]
-        probabilities[flags] = outputs["probabilities"].numpy()[0]
-    np.testing.assert_allclose(probabilities[("--labels=bad,good",)], probabilities[()], rtol=1e-6)
-    np.testing.assert_allclose(probabilities[("--labels=pos,neg",)], probabilities[()][::-1], rtol=1e-6)
+    best = str(tmp_path / "best")
+    save_model_checkpoint(model, best, {}, labels=["neg", "pos"])
+    result = run_script("export_model.py", "--model_type=classifier", f"--init_checkpoint={best}",
+                        f"--vocab_file={vocab}", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    outputs = tf.saved_model.load(str(tmp_path / "export")).signatures["text"](text_a=tf.constant(["a fine day"]))
+    assert outputs["label"].numpy().tolist() == [b"pos"]
+    inputs = random_encoder_inputs(2, 8, config.vocab_size)
+    logits = model(inputs)["logits"].numpy()
+    for labels, expected in ((["bad", "good"], logits), (["pos", "neg"], logits[:, ::-1])):
+        exported = model_from_checkpoint(best, "classifier", config, labels=labels)
+        np.testing.assert_allclose(exported(inputs)["logits"], expected, atol=1e-5, err_msg=str(labels))
 
 
 # Flags given for a --model_type that does not use it, and export_model.py's one-line error for each.
