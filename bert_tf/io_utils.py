@@ -76,9 +76,7 @@ def atomic_output(path: str | os.PathLike):
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Writes `text` (UTF-8) to `path` atomically."""
-    with atomic_output(path) as tmp:
-        with tf.io.gfile.GFile(tmp, "w") as f:
-            f.write(text)
+    atomic_write_texts({path: text})
 
 
 def atomic_write_rows(path: str | os.PathLike, rows, delimiter: str = ",") -> None:
@@ -222,7 +220,7 @@ def remove_interrupted_checkpoint_saves(directory: str | os.PathLike) -> list[st
     return leftovers
 
 
-def atomic_write_texts(texts: dict[str, str]) -> None:
+def atomic_write_texts(texts: dict[str | os.PathLike, str]) -> None:
     """Writes each `{path: text}` (UTF-8) atomically, as a set: every temporary is written before the
     first rename, so a kill pairs old files with new ones only between the renames.
 

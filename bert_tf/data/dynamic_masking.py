@@ -68,19 +68,19 @@ def _pairs_function(tokenizer: BertTokenizer, segment_tokens: int) -> tf.types.e
     one follows it in its document `[m]`). A `tf.function` traced once: the corpus's streams share
     its graph, whose tokenizer takes a second to build."""
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
-    def pairs(lines):
+    def pairs_of_block(lines):
         segments, document = _segments(lines, tokenizer, segment_tokens)
         count = tf.size(document)  # [:count] keeps a block without segments empty
         has_next = tf.concat([document[1:] == document[:-1], [False]], 0)[:count]
         following = tf.concat([segments[1:], tf.ragged.constant([[]], tf.int32)], 0)[:count]
         return segments, following, has_next
 
-    return pairs
+    return pairs_of_block
 
 
-def _segment_stream(files: Sequence[str], pairs, seed, input_context, endless: bool = True):
+def _segment_stream(files: Sequence[str], pairs_of_block, seed, input_context, endless: bool = True):
     """A sharded dataset of segments (int32 `[tokens]`) with their next one in the document, from
-    `_pairs_function`'s `pairs`.
+    `_pairs_function`'s `pairs_of_block`.
 
     Endless, with the files reshuffled every pass; with `endless=False`, one pass in file order.
     """
@@ -89,13 +89,13 @@ def _segment_stream(files: Sequence[str], pairs, seed, input_context, endless: b
             file_names = file_names.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
         return file_names.flat_map(tf.data.TextLineDataset).batch(_BLOCK_LINES)
 
-    return pretraining_dataset.read_pipeline_share(files, read_blocks, input_context).map(pairs).unbatch()
+    return pretraining_dataset.read_pipeline_share(files, read_blocks, input_context).map(pairs_of_block).unbatch()
 
 
-def _require_segments(files: Sequence[str], pairs, input_context) -> None:
+def _require_segments(files: Sequence[str], pairs_of_block, input_context) -> None:
     """Raises `CorpusError` if this pipeline's share of `files` holds no token: the endless
     stream would then search it forever. Reads up to the first segment, so normally one block."""
-    probe = _segment_stream(files, pairs, None, input_context, endless=False)
+    probe = _segment_stream(files, pairs_of_block, None, input_context, endless=False)
     if next(iter(probe.take(1)), None) is not None:
         return
     share = "the corpus" if input_context is None else (
