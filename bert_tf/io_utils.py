@@ -8,7 +8,8 @@ so the next write of a target first removes what a killed run left beside it
 (`.name.tmp-*`, `.name.old-*`). Two runs writing the same target at once are not
 supported: the later one removes the earlier one's temporary.
 
-Also: output directories that a failed run removes again (`created_directories`), and the
+Also: output directories whose errors name the flag (`make_directory`), or that a failed run removes
+again (`created_directories`), and the
 temporaries that a killed `tf.train.CheckpointManager.save` leaves (`remove_interrupted_checkpoint_saves`).
 """
 
@@ -163,7 +164,7 @@ def _highest_missing(directory: str) -> str | None:
     return missing
 
 
-def _make_directory(directory: str, flag: str, error: type[Exception]) -> str | None:
+def make_directory(directory: str, flag: str, error: type[Exception] = ValueError) -> str | None:
     """Creates `directory` and its missing parents; returns the outermost one it created (None: it
     existed). A directory that cannot be created raises `error`, naming `--flag`."""
     missing = _highest_missing(directory)
@@ -191,7 +192,7 @@ def created_directories(directories: Iterable[str | os.PathLike], flag: str,
     created = []  # the outermost directory each creation made
     try:
         for directory in sorted({os.fspath(d) for d in directories} - {""}):
-            created.append(_make_directory(directory, flag, error))
+            created.append(make_directory(directory, flag, error))
         yield
     except BaseException:
         if not keep():

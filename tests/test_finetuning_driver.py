@@ -26,7 +26,7 @@ from bert_tf.models import (BertClassifier, BertMultipleChoice, BertPretrainer, 
 from bert_tf.tokenization import BertTokenizer
 from bert_tf.training import optimization
 from bert_tf.training.layerwise_adamw import LayerwiseAdamW
-from bert_test_utils import random_encoder_inputs, tiny_encoder, write_tiny_config, write_word_vocab
+from bert_test_utils import random_encoder_inputs, tiny_encoder, write_file, write_tiny_config, write_word_vocab
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 
@@ -175,6 +175,11 @@ def test_bad_options_fail_with_the_flag_named(tmp_path):
                                          r"or a fine-tuned --output_dir: .*out has no best/ checkpoint$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     assert not (tmp_path / "out").exists()
+    plain = write_file(tmp_path / "plain.txt", "not a folder\n")
+    options = _options(tmp_path, output_dir=str(plain / "out"))
+    with pytest.raises(ValueError, match=rf"^--output_dir: cannot create the directory {plain}/out "
+                                         rf"\({plain} is not a directory\)$"):
+        run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
 
 
 class NoTestFile(KeywordTask):

@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.checkpoints.task_heads import checkpoint_heads, task_model_type
@@ -58,7 +59,7 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     predict_splits = _encode(task, task.predict_splits, eval_splits) if options.do_predict else {}
     steps_per_epoch, epochs = _schedule(options, train)
     model, task_model = _build(task, options, config, strategy, steps_per_epoch, epochs)
-    tf.io.gfile.makedirs(options.output_dir)  # only now: bad inputs or flags leave no directory behind
+    io_utils.make_directory(options.output_dir, "output_dir")  # only now: bad inputs or flags leave no directory
 
     backup = None
     if options.do_train:
