@@ -4,8 +4,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 from bert_test_utils import REPO, run_script
 
 # Values each flag refuses; a refused value never reaches the driver (where 0 divided by zero,
@@ -18,36 +16,41 @@ FINETUNING = {"max_seq_length": 2, "train_batch_size": 0, "eval_batch_size": 0, 
               "learning_rate": -1e-5, "warmup_proportion": 1.5, "label_smoothing": -0.1, "mlm_aux_weight": -1,
               "layerwise_lr_decay": 1.5, "save_checkpoints_steps": 0, "iterations_per_loop": 0}
 
+# Each define function with the values its flags refuse.
+DEFINES = {
+    "bert_tf.pretraining.flags.define_pretraining_flags": PRETRAINING,
+    "bert_tf.finetuning.flags.define_finetuning_flags": FINETUNING,
+    # With no candidate span every SQuAD answer would silently be empty.
+    "bert_tf.tasks.question_answering.define_flags": {"max_query_length": 0, "doc_stride": 0, "n_best_size": 0,
+                                                      "max_answer_length": 0},
+    "bert_tf.export.cli.define_flags": {"max_query_length": -2, "num_classes": 0, "max_seq_length": 2},
+}
 
-def refused_flags(define: str, bad_values: dict) -> list[str]:
-    """The flags of `bad_values` that refuse their bad value, defined by `define` in a fresh process."""
-    module, function = define.rsplit(".", 1)
+
+def test_each_numeric_flag_refuses_values_out_of_range():
+    """Each define function's flags, defined alone in turn in one fresh process (their names overlap):
+    the flags that refuse their bad value, printed as `function: flag...`."""
     script = f"""
+        import importlib
         from absl import flags
-        from {module} import {function}
-        {function}()
-        for name, value in {bad_values!r}.items():
-            try:
-                flags.FLAGS[name].parse(str(value))
-            except flags.IllegalFlagValueError:
-                print(name)
+        for define, bad_values in {DEFINES!r}.items():
+            module, function = define.rsplit(".", 1)
+            defined_before = set(flags.FLAGS)
+            getattr(importlib.import_module(module), function)()
+            refused = []
+            for name, value in bad_values.items():
+                try:
+                    flags.FLAGS[name].parse(str(value))
+                except flags.IllegalFlagValueError:
+                    refused.append(name)
+            print(define + ": " + " ".join(refused))
+            for name in set(flags.FLAGS) - defined_before:  # the next define function's may share names
+                delattr(flags.FLAGS, name)
     """
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=REPO, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
-    return result.stdout.split()
-
-
-@pytest.mark.parametrize("define, bad_values", [
-    ("bert_tf.pretraining.flags.define_pretraining_flags", PRETRAINING),
-    ("bert_tf.finetuning.flags.define_finetuning_flags", FINETUNING),
-    # With no candidate span every SQuAD answer would silently be empty.
-    ("bert_tf.tasks.question_answering.define_flags", {"max_query_length": 0, "doc_stride": 0, "n_best_size": 0,
-                                                       "max_answer_length": 0}),
-    ("bert_tf.export.cli.define_flags", {"max_query_length": -2, "num_classes": 0, "max_seq_length": 2}),
-])
-def test_each_numeric_flag_refuses_values_out_of_range(define, bad_values):
-    assert refused_flags(define, bad_values) == list(bad_values)
+    assert result.stdout.splitlines() == [f"{define}: {' '.join(values)}" for define, values in DEFINES.items()]
 
 
 def test_a_path_that_cannot_be_written_is_a_one_line_error(tmp_path):
