@@ -4,6 +4,7 @@ backup that a kill mid-save leaves readable, and with one-line errors for a back
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,33 +95,6 @@ def test_a_run_killed_mid_epoch_resumes_at_its_last_saved_step(tmp_path, capsys)
         np.testing.assert_allclose(got[name], value, atol=1e-6, err_msg=name)
 
 
-def test_an_unreadable_backup_is_a_one_line_error(tmp_path):
-    options = _resume_options(tmp_path)
-    _crash(options, crash_at=10)  # backed up at the end of epoch 1, step 8
-    backup = tmp_path / "out" / "backup"
-    (data,) = backup.glob("ckpt-8.data-*")
-    with open(data, "r+b") as f:
-        f.truncate(100)
-    with pytest.raises(ValueError, match=rf"^{re.escape(str(backup))}/ckpt-8: cannot resume from it \([^\n]+\); "
-                                         r"resume with the flags of the run that wrote it, or delete "
-                                         rf"{re.escape(str(backup))} to start over$"):
-        _run(options)
-
-
-def test_a_resume_with_another_architecture_is_a_one_line_error(tmp_path):
-    options = _resume_options(tmp_path)
-    _crash(options, crash_at=10)
-    (tmp_path / "deeper").mkdir()
-    deeper = write_tiny_config(tmp_path / "deeper", vocab_size=len(open(options.vocab_file).read().split()),
-                               num_hidden_layers=3)
-    backup = re.escape(str(tmp_path / "out" / "backup"))
-    with pytest.raises(ValueError, match=rf"^--bert_config_file={re.escape(deeper)}: {backup}/ckpt-8: the model's "
-                                         rf"config does not match the checkpoint's: num_hidden_layers 3 in the model, "
-                                         rf"2 in {backup}/bert_config.json; resume with the config it was written "
-                                         rf"with, or delete {backup} to start over$"):
-        _run(_resume_options(tmp_path, bert_config_file=deeper))
-
-
 class OverflowingTask(CrashingTask):
     """CrashingTask with its loss scaled up, so that float16's first steps overflow and are skipped."""
 
@@ -153,18 +127,42 @@ CHANGED_SCHEDULES = [
 ]
 
 
-def test_a_resume_with_another_schedule_is_a_one_line_error(tmp_path):
-    """A resume on other batches or learning rates would mix two schedules in one model."""
+def test_a_backup_that_cannot_be_resumed_is_a_one_line_error_and_kept(tmp_path):
+    """A resume on other batches or learning rates would mix two schedules in one model; another
+    architecture, or a damaged backup, cannot be restored. Each is refused, the backup kept for a
+    resume with the right flags."""
     options = _resume_options(tmp_path)
-    _crash(options, crash_at=10)
+    _crash(options, crash_at=10)  # backed up at the end of epoch 1, step 8
     backup = tmp_path / "out" / "backup"
     for change, message in CHANGED_SCHEDULES:
         expected = message.format(backup=backup) + f"; resume with the flags and data of the run that wrote it, " \
                                                    f"or delete {backup} to start over"
         with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
             _run(_resume_options(tmp_path, **change))
-        assert (backup / "checkpoint").exists()  # kept for a resume with the right flags
+        assert (backup / "checkpoint").exists()
+
+    (tmp_path / "deeper").mkdir()
+    deeper = write_tiny_config(tmp_path / "deeper", vocab_size=len(open(options.vocab_file).read().split()),
+                               num_hidden_layers=3)
+    escaped = re.escape(str(backup))
+    with pytest.raises(ValueError, match=rf"^--bert_config_file={re.escape(deeper)}: {escaped}/ckpt-8: the model's "
+                                         rf"config does not match the checkpoint's: num_hidden_layers 3 in the model, "
+                                         rf"2 in {escaped}/bert_config.json; resume with the config it was written "
+                                         rf"with, or delete {escaped} to start over$"):
+        _run(_resume_options(tmp_path, bert_config_file=deeper))
+
+    damaged = tmp_path / "damaged" / "backup"  # a copy, so that the run below still resumes
+    shutil.copytree(backup, damaged)
+    (data,) = damaged.glob("ckpt-8.data-*")
+    with open(data, "r+b") as f:
+        f.truncate(100)
+    escaped = re.escape(str(damaged))
+    with pytest.raises(ValueError, match=rf"^{escaped}/ckpt-8: cannot resume from it \([^\n]+\); resume with the "
+                                         rf"flags of the run that wrote it, or delete {escaped} to start over$"):
+        _run(_resume_options(tmp_path, output_dir=str(damaged.parent)))
+
     _run(options)
+    assert not backup.exists()
 
 
 def test_corrupt_settings_and_best_metrics_are_one_line_errors_naming_them(tmp_path):
