@@ -70,7 +70,7 @@ def _free_ports(count: int) -> list[int]:
 # -- tests ------------------------------------------------------------------------------------
 
 
-def test_mirrored_matches_one_device(tmp_path):
+def test_mirrored_matches_one_device_and_evaluates_global_batches(tmp_path):
     (out,) = _finish(_worker("mirrored", tmp_path))
     results = json.loads(out.strip().splitlines()[-1])
     one, mirrored = np.load(tmp_path / "one_device.npz"), np.load(tmp_path / "mirrored.npz")
@@ -89,13 +89,8 @@ def test_mirrored_matches_one_device(tmp_path):
         np.testing.assert_allclose(fit_mirrored[name], fit_one[name], atol=1e-5, err_msg=name)
     assert sum(not np.allclose(fit_one[name], np.load(tmp_path / "initial.npz")[name]) for name in fit_one.files) \
         > len(fit_one.files) // 2
-
-
-def test_max_eval_steps_counts_global_batches(tmp_path):
-    (out,) = _finish(_worker("mirrored_eval", tmp_path))
-    examples = json.loads(out.strip().splitlines()[-1])
-    # --max_eval_steps=3 global batches of --eval_batch_size=8, on 1 replica and on 2.
-    assert examples == {"records": [24, 24], "dynamic_masking": [24, 24]}
+    # --max_eval_steps=3 global batches of --eval_batch_size=8, on 1 replica and on 2, from records and from text.
+    assert results["eval_examples"] == {"records": [24, 24], "dynamic_masking": [24, 24]}
 
 
 def test_multi_worker_run_writes_only_the_chiefs_files_and_workers_stay_identical(tmp_path):
@@ -298,19 +293,15 @@ def _mirrored_worker(workdir: pathlib.Path):
         error = str(e)
     print(json.dumps({"loss": losses, "replicas": [1, mirrored.num_replicas_in_sync],
                       "indivisible_batch_error": error,
-                      "indivisible_batch_left_output": os.path.exists(indivisible.output_dir)}))
+                      "indivisible_batch_left_output": os.path.exists(indivisible.output_dir),
+                      "eval_examples": _eval_examples(workdir, files[0], (one_device, mirrored))}))
 
 
-def _mirrored_eval_worker(workdir: pathlib.Path):
-    """Prints the examples the eval input holds on 1 and 2 replicas, from records and from text."""
-    import tensorflow as tf
-
-    (cpu,) = tf.config.list_physical_devices("CPU")
-    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    from bert_test_utils import TINY, write_pretraining_records, write_word_vocab
+def _eval_examples(workdir: pathlib.Path, records: str, strategies) -> dict[str, list[int]]:
+    """The examples the eval input holds under each strategy, from `records` and from text."""
+    from bert_test_utils import write_word_vocab
     from bert_tf.pretraining.run import _distributed_dataset
 
-    records = write_pretraining_records(workdir / "eval.tfrecord", 64, SEQ, PREDICTIONS, TINY["vocab_size"])
     sentences = [f"sentence {i} of document {i // 5} has some words ." for i in range(200)]
     text = "".join(s + ("\n\n" if i % 5 == 4 else "\n") for i, s in enumerate(sentences))
     (workdir / "corpus.txt").write_text(text, encoding="utf-8")
@@ -318,7 +309,6 @@ def _mirrored_eval_worker(workdir: pathlib.Path):
                                vocab_file=write_word_vocab(workdir / "vocab.txt", sentences))
     inputs = {"records": (opts, [records]),
               "dynamic_masking": (dataclasses.replace(opts, dynamic_masking=True), [str(workdir / "corpus.txt")])}
-    strategies = (tf.distribute.OneDeviceStrategy("/cpu:0"), tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
     examples = {}
     for name, (options, files) in inputs.items():
         for strategy in strategies:
@@ -326,7 +316,7 @@ def _mirrored_eval_worker(workdir: pathlib.Path):
             examples.setdefault(name, []).append(sum(
                 int(labels.shape[0]) for batch in dataset
                 for labels in strategy.experimental_local_results(batch["next_sentence_labels"])))
-    print(json.dumps(examples))
+    return examples
 
 
 def _multi_worker(workdir: pathlib.Path, records: str, tf_config: str):
@@ -371,7 +361,5 @@ if __name__ == "__main__":
         _mirrored_worker(workdir)
     elif mode == "multi_worker":
         _multi_worker(workdir, sys.argv[3], sys.argv[4])
-    elif mode == "mirrored_eval":
-        _mirrored_eval_worker(workdir)
     elif mode == "runtime_started":
         _runtime_started(sys.argv[3])
