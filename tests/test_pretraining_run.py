@@ -392,11 +392,11 @@ def test_token_id_outside_vocab(tmp_path):
                                        ["--use_tpu", "--master=grpc://127.0.0.1:9", "--num_tpu_cores=8"]])
 def test_unreachable_tpu_fails_within_bounded_time(tmp_path, tpu_flags):
     started = time.monotonic()
-    result = run_script("run_pretraining.py", *tpu_flags, "--tpu_timeout=5",
+    result = run_script("run_pretraining.py", *tpu_flags, "--tpu_timeout=1",
                         f"--input_file={tmp_path}/x", "--bert_config_file=configs/tiny/bert_config.json",
                         f"--output_dir={tmp_path}/out", "--do_train", timeout=120)
     flag = next(f for f in tpu_flags if f.endswith("127.0.0.1:9"))
-    assert_fails_with_line(result, f"run_pretraining.py: error: {flag}: no TPU answered within 5 s")
+    assert_fails_with_line(result, f"run_pretraining.py: error: {flag}: no TPU answered within 1 s")
     assert not (tmp_path / "out").exists()
     assert time.monotonic() - started < 60
 
