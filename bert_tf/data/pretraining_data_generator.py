@@ -346,7 +346,8 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     the same outputs removes what a killed run left (`io_utils.atomic_output`,
     `_scratch_directory`). A worker
     process that dies (killed by the system when out of memory) ends the run
-    with a `PretrainingDataError`.
+    with a `PretrainingDataError`. An input of one chunk is processed in this
+    process, whatever `num_workers`.
     Shards that get no example (more shards than examples) are written empty,
     with a warning.
 
@@ -371,11 +372,12 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
         scratch_dir = stack.enter_context(_scratch_directory(output_files))
         shards = [stack.enter_context(tf.io.gfile.GFile(stack.enter_context(io_utils.atomic_output(p)), "wb"))
                   for p in output_files]
-        if num_workers > 1:
+        workers = min(num_workers, len(chunks))  # one chunk is processed here: no process to start
+        if workers > 1:
             method = "spawn" if _tensorflow_runtime_started() else "fork"
             if method == "fork":
                 unicode_tables.build_tables(options.do_lower_case)  # once, for every worker
-            pool = stack.enter_context(_worker_pool(min(num_workers, len(chunks)), method, options, scratch_dir))
+            pool = stack.enter_context(_worker_pool(workers, method, options, scratch_dir))
             with _gc_frozen():  # the first task forks the workers
                 results = _worker_results(pool.map(_process, chunks))
         else:
