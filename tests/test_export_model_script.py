@@ -1,5 +1,6 @@
 """export_model.py: a google-research/bert TF1 classifier checkpoint, head included, to a SavedModel."""
 
+import json
 import os
 import subprocess
 import sys
@@ -55,30 +56,6 @@ def test_tf1_classifier_checkpoint_exports_with_its_head(tmp_path):
     assert text["label"].numpy().tolist() == [[b"bad", b"fine"][i] for i in predicted]
 
 
-def test_missing_head_is_a_one_line_error(tmp_path):
-    vocab = write_word_vocab(tmp_path / "vocab.txt", ["a day"])
-    write_tiny_config(tmp_path, vocab_size=sum(1 for _ in open(vocab, encoding="utf-8")))
-    write_tf1_checkpoint(tiny_encoder(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8"))),
-                         tmp_path / "bert_model.ckpt")
-    result = run_script("export_model.py", "--model_type=classifier",
-                        f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}", f"--vocab_file={vocab}",
-                        "--labels=a,b", "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
-    assert_one_line_error(result, f"{tmp_path / 'bert_model.ckpt'}: no classifier head (output_weights, "
-                                  "Hugging Face classifier or a bert_tf classifier); export it with the "
-                                  "--model_type it was fine-tuned for")
-    assert not (tmp_path / "export").exists()
-
-
-def test_jit_compile_with_the_hub_pair_is_a_one_line_error(tmp_path):
-    vocab = write_word_vocab(tmp_path / "vocab.txt", ["a day"])
-    result = run_script("export_model.py", "--model_type=hub", "--jit_compile",
-                        f"--init_checkpoint={tmp_path / 'none'}", f"--vocab_file={vocab}",
-                        f"--export_dir={tmp_path / 'export'}")
-    assert_one_line_error(result, "--jit_compile applies to task models (their serving_default), "
-                                  "not --model_type=hub")
-    assert not (tmp_path / "export").exists()
-
-
 def test_hub_pair_from_a_pretraining_checkpoint(tmp_path):
     vocab = write_word_vocab(tmp_path / "vocab.txt", ["the cat sat on the mat"])
     vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
@@ -102,33 +79,6 @@ def test_hub_pair_from_a_pretraining_checkpoint(tmp_path):
     expected = model({"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
                       "segment_ids": inputs["input_type_ids"], "masked_lm_positions": positions})
     np.testing.assert_allclose(got, expected["masked_lm_logits"], atol=1e-5)
-
-
-def test_num_classes_unlike_the_checkpoint_head_is_a_one_line_error(tmp_path):
-    _, vocab = write_tf1_classifier(tmp_path)
-    checkpoint = tmp_path / "bert_model.ckpt"
-    result = run_script("export_model.py", "--model_type=classifier", f"--init_checkpoint={checkpoint}",
-                        f"--vocab_file={vocab}", "--num_classes=3", "--max_seq_length=16",
-                        f"--export_dir={tmp_path / 'export'}")
-    assert_one_line_error(result, f"--num_classes=3 (or the number of --labels) does not fit {checkpoint}: "
-                                  "its classifier head has 2 classes")
-    assert not (tmp_path / "export").exists()
-
-
-def test_max_seq_length_beyond_the_model_is_a_one_line_error(tmp_path):
-    _, vocab = write_tf1_classifier(tmp_path)  # max_position_embeddings 64
-    result = run_script("export_model.py", "--model_type=classifier",
-                        f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}", f"--vocab_file={vocab}",
-                        "--max_seq_length=65", f"--export_dir={tmp_path / 'export'}")
-    assert_one_line_error(result, "--max_seq_length=65 exceeds the model's max_position_embeddings 64")
-    assert not (tmp_path / "export").exists()
-
-
-def test_stray_arguments_are_a_one_line_error(tmp_path):
-    result = run_script("export_model.py", "--model_type=hub", f"--init_checkpoint={tmp_path / 'none'}",
-                        f"--vocab_file={tmp_path / 'vocab.txt'}", f"--export_dir={tmp_path / 'export'}",
-                        "extra", "words")
-    assert_one_line_error(result, "unexpected arguments: extra words")
 
 
 def test_the_checkpoint_is_read_once(tmp_path, caplog):
@@ -173,34 +123,58 @@ UNUSED_FLAGS = [
                                                               "--model_type=span, not --model_type=token"),
     (("--model_type=span", "--null_score_diff_threshold=-3"), "--null_score_diff_threshold applies with "
                                                              "--version_2_with_negative (SQuAD 2.0) only"),
+    (("--model_type=hub", "--jit_compile"), "--jit_compile applies to task models (their serving_default), "
+                                            "not --model_type=hub"),
+    (("--model_type=hub", "extra", "words"), "unexpected arguments: extra words"),
 ]
 
 
-def test_flags_the_model_type_does_not_use_are_refused(tmp_path):
-    """Refused before the checkpoint is read: the first case through the script, every case through its
+def test_bad_flags_and_checkpoints_are_one_line_errors(tmp_path):
+    """Refused before an export is written: the first case through the script, every case through its
     `main` in one process (a process each would take seconds)."""
-    paths = [f"--init_checkpoint={tmp_path / 'none'}", f"--vocab_file={tmp_path / 'vocab.txt'}",
-             f"--export_dir={tmp_path / 'export'}"]
-    flags, message = UNUSED_FLAGS[0]
-    assert_one_line_error(run_script("export_model.py", *flags, *paths), message)
+    export = f"--export_dir={tmp_path / 'export'}"
+    nothing = [f"--init_checkpoint={tmp_path / 'none'}", f"--vocab_file={tmp_path / 'vocab.txt'}", export]
+    cases = [([*flags, *nothing], message) for flags, message in UNUSED_FLAGS]
+    (tmp_path / "tf1").mkdir()
+    _, vocab = write_tf1_classifier(tmp_path / "tf1")  # max_position_embeddings 64, a head of 2 classes
+    classifier = [f"--init_checkpoint={tmp_path / 'tf1' / 'bert_model.ckpt'}", f"--vocab_file={vocab}", export]
+    cases += [
+        (["--model_type=classifier", "--num_classes=3", "--max_seq_length=16", *classifier],
+         f"--num_classes=3 (or the number of --labels) does not fit {tmp_path / 'tf1' / 'bert_model.ckpt'}: "
+         "its classifier head has 2 classes"),
+        (["--model_type=classifier", "--max_seq_length=65", *classifier],
+         "--max_seq_length=65 exceeds the model's max_position_embeddings 64"),
+    ]
+    (tmp_path / "encoder").mkdir()
+    headless = tmp_path / "encoder" / "bert_model.ckpt"
+    write_tiny_config(tmp_path / "encoder", vocab_size=sum(1 for _ in open(vocab, encoding="utf-8")))
+    write_tf1_checkpoint(tiny_encoder(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8"))), headless)
+    cases.append((["--model_type=classifier", f"--init_checkpoint={headless}", f"--vocab_file={vocab}",
+                   "--labels=a,b", "--max_seq_length=16", export],
+                  f"{headless}: no classifier head (output_weights, Hugging Face classifier or a bert_tf "
+                  "classifier); export it with the --model_type it was fine-tuned for"))
+
+    argv, message = cases[0]
+    assert_one_line_error(run_script("export_model.py", *argv), message)
     script = f"""
-        import sys
+        import contextlib, io, json
         from absl import flags
         from bert_tf.export import cli
         cli.define_flags()
-        for flags_given in {[list(flags) for flags, _ in UNUSED_FLAGS]!r}:
-            argv = ["export_model.py", *flags_given, *{paths!r}]
+        for argv in {[argv for argv, _ in cases]!r}:
             flags.FLAGS.unparse_flags()
+            error = io.StringIO()
             try:
-                cli.main(flags.FLAGS(argv))  # as absl's app.run: the arguments left after the flags
+                with contextlib.redirect_stderr(error):
+                    cli.main(flags.FLAGS(["export_model.py", *argv]))  # as absl's app.run: the arguments left
             except SystemExit as exit:
-                print(exit.code, file=sys.stderr)
+                print(json.dumps([error.getvalue().strip().splitlines()[-1:], exit.code]))
     """
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=REPO, capture_output=True,
                             text=True, timeout=120, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stderr.splitlines()[-2 * len(UNUSED_FLAGS):] == [
-        line for _, message in UNUSED_FLAGS for line in (f"export_model.py: error: {message}", "1")]
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        [[f"export_model.py: error: {message}"], 1] for _, message in cases]
     assert not (tmp_path / "export").exists()
 
 
