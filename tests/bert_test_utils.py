@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 
@@ -155,7 +157,6 @@ def run_without_bert_tf(script: str, cwd) -> str:
     bert_tf is installed with `pip install -e`, so the script starts by making any
     import of it fail; `tf` and `tensorflow_text` (its ops registered) are imported for it.
     """
-    import textwrap
 
     prologue = ('import sys\nsys.modules["bert_tf"] = None  # any import of bert_tf now fails\n'
                 'import tensorflow as tf\nimport tensorflow_text  # registers the TF Text ops\n')
@@ -181,6 +182,35 @@ def assert_fails_with_line(result, line: str) -> None:
     """A script run (`run_script`) failed with exit status 1, its stderr ending in `line`."""
     assert result.returncode == 1, result.stderr[-2000:]
     assert result.stderr.strip().splitlines()[-1] == line
+
+
+def script_failures(script: str, *argvs: list[str], timeout: float = 300) -> list[tuple[int, str]]:
+    """(exit status, last line of stderr) of `script` run on each of `argvs`, all in one fresh process:
+    the script defines its flags as when it runs, and its `app.run(main)` becomes a loop calling `main`
+    on each argv's flags (one TensorFlow start, not one a run). Each argv must pass absl's parsing (an
+    unknown flag's error is absl's own: check it with `run_script`)."""
+    runner = f"""
+        import contextlib, io, json, runpy
+        from absl import app, flags
+
+        def run_each(main):
+            for argv in {[list(argv) for argv in argvs]!r}:
+                flags.FLAGS.unparse_flags()
+                stderr, status = io.StringIO(), 0
+                try:
+                    with contextlib.redirect_stderr(stderr):
+                        main(flags.FLAGS([{script!r}, *argv]))  # as app.run: the arguments left after the flags
+                except SystemExit as exit:
+                    status = exit.code
+                print(json.dumps([status, (stderr.getvalue().strip().splitlines() or [""])[-1]]))
+
+        app.run = run_each
+        runpy.run_path({str(REPO / script)!r}, run_name="__main__")
+    """
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(runner)], cwd=REPO, capture_output=True,
+                            text=True, timeout=timeout, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    return [tuple(json.loads(line)) for line in result.stdout.splitlines()]
 
 
 def run_script(script: str, *flags: str, timeout: float = 300):

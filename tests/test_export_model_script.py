@@ -1,11 +1,5 @@
 """export_model.py: a google-research/bert TF1 classifier checkpoint, head included, to a SavedModel."""
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-
 import keras
 import numpy as np
 import tensorflow as tf
@@ -17,7 +11,7 @@ from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.models import BertClassifier, BertPretrainer, BertSpanLabeler
 from bert_tf.pretraining.checkpoints import pretraining_checkpoint
-from bert_test_utils import (REPO, assert_fails_with_line, random_encoder_inputs, run_script, tiny_config,
+from bert_test_utils import (assert_fails_with_line, random_encoder_inputs, run_script, script_failures, tiny_config,
                              tiny_encoder, write_tiny_config, write_word_vocab)
 from checkpoint_test_utils import randomize_weights
 
@@ -130,8 +124,8 @@ UNUSED_FLAGS = [
 
 
 def test_bad_flags_and_checkpoints_are_one_line_errors(tmp_path):
-    """Refused before an export is written: the first case through the script, every case through its
-    `main` in one process (a process each would take seconds)."""
+    """Refused before an export is written: the first case through the script, every case through
+    `script_failures`'s one process (a process each would take seconds)."""
     export = f"--export_dir={tmp_path / 'export'}"
     nothing = [f"--init_checkpoint={tmp_path / 'none'}", f"--vocab_file={tmp_path / 'vocab.txt'}", export]
     cases = [([*flags, *nothing], message) for flags, message in UNUSED_FLAGS]
@@ -156,25 +150,8 @@ def test_bad_flags_and_checkpoints_are_one_line_errors(tmp_path):
 
     argv, message = cases[0]
     assert_one_line_error(run_script("export_model.py", *argv), message)
-    script = f"""
-        import contextlib, io, json
-        from absl import flags
-        from bert_tf.export import cli
-        cli.define_flags()
-        for argv in {[argv for argv, _ in cases]!r}:
-            flags.FLAGS.unparse_flags()
-            error = io.StringIO()
-            try:
-                with contextlib.redirect_stderr(error):
-                    cli.main(flags.FLAGS(["export_model.py", *argv]))  # as absl's app.run: the arguments left
-            except SystemExit as exit:
-                print(json.dumps([error.getvalue().strip().splitlines()[-1:], exit.code]))
-    """
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=REPO, capture_output=True,
-                            text=True, timeout=120, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert [json.loads(line) for line in result.stdout.splitlines()] == [
-        [[f"export_model.py: error: {message}"], 1] for _, message in cases]
+    assert script_failures("export_model.py", *(argv for argv, _ in cases)) == [
+        (1, f"export_model.py: error: {message}") for _, message in cases]
     assert not (tmp_path / "export").exists()
 
 

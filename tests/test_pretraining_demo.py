@@ -16,8 +16,8 @@ from bert_tf.pretraining import demo
 from bert_tf.pretraining.demo import majority_baselines, split_corpus
 from bert_tf.pretraining.run import PretrainingOptions, build_model
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import (REPO, assert_fails_with_line, random_pretraining_batch, run_script, tiny_config,
-                             write_pretraining_records, write_word_vocab)
+from bert_test_utils import (REPO, random_pretraining_batch, script_failures, tiny_config, write_pretraining_records,
+                             write_word_vocab)
 
 
 def test_split_corpus_holds_out_every_tenth_article(tmp_path):
@@ -70,21 +70,16 @@ def test_a_second_demo_says_what_it_does_with_the_first_ones_checkpoint(tmp_path
         f"is (delete {tmp_path} to train again)")
 
 
-def test_output_dir_without_input_file_is_refused(tmp_path):
-    # A real run that forgot --input_file must not train its --output_dir on the demo's data.
-    result = run_script("run_pretraining.py", f"--output_dir={tmp_path / 'run'}", "--do_train",
-                        "--bert_config_file=configs/tiny/bert_config.json", timeout=120)
-    assert_fails_with_line(result, (
-        "run_pretraining.py: error: --input_file is required with --output_dir (without both, "
-        "run_pretraining.py runs the demo)"))
+def test_flags_the_demo_cannot_use_are_refused(tmp_path):
+    """A real run that forgot --input_file must not train its --output_dir on the demo's data; the
+    demo evaluates on its own held-out articles, not an --eval_file."""
+    cases = [([f"--output_dir={tmp_path / 'run'}", "--do_train", "--bert_config_file=configs/tiny/bert_config.json"],
+              "--input_file is required with --output_dir (without both, run_pretraining.py runs the demo)"),
+             ([f"--eval_file={tmp_path / 'eval.tfrecord'}"],
+              "--eval_file needs --output_dir (the demo evaluates on its own held-out articles)")]
+    assert script_failures("run_pretraining.py", *(argv for argv, _ in cases)) == [
+        (1, f"run_pretraining.py: error: {message}") for _, message in cases]
     assert not (tmp_path / "run").exists()
-
-
-def test_the_demo_refuses_an_eval_file_it_would_not_use(tmp_path):
-    result = run_script("run_pretraining.py", f"--eval_file={tmp_path / 'eval.tfrecord'}", timeout=120)
-    assert_fails_with_line(result, (
-        "run_pretraining.py: error: --eval_file needs --output_dir (the demo evaluates on its own held-out "
-        "articles)"))
 
 
 def demo_options(tmp_path, **overrides) -> PretrainingOptions:

@@ -7,7 +7,7 @@ import csv
 
 import numpy as np
 
-from bert_test_utils import assert_fails_with_line, run_script, write_tiny_config
+from bert_test_utils import run_script, script_failures, write_tiny_config
 
 POSITIVE = ["good", "great", "wonderful", "superb", "lovely", "brilliant"]
 NEGATIVE = ["bad", "awful", "terrible", "dull", "boring", "poor"]
@@ -66,20 +66,18 @@ def test_learns_sst2_layout_and_writes_submission(tmp_path):
     assert [r[:2] for r in results[1:]] == [[str(i), r[1]] for i, r in enumerate(rows[1:])]
 
 
-def test_malformed_csv_row_exits_with_one_line_error(tmp_path):
+def test_a_malformed_csv_row_and_no_data_dir_are_one_line_errors(tmp_path):
+    """Refused before anything is written. run_classifier.py has no flag naming a split's file:
+    every run reads --data_dir."""
     (tmp_path / "train.csv").write_text("id,review,verdict\n1,a good film,pos\n2,a bad film\n")
     vocab, config = model_files(tmp_path, ["a", "good", "bad", "film"])
-    result = run_script("run_classifier.py", "--task_name=csv", "--text_a_column=review", "--label_column=verdict",
-                            f"--data_dir={tmp_path}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
-                            f"--output_dir={tmp_path / 'out'}", "--do_train", "--max_seq_length=16")
-    assert_fails_with_line(result,
-        f"run_classifier.py: error: {tmp_path}/train.csv:3: malformed CSV row: 2 columns, the header names 3")
-    assert not (tmp_path / "out").exists()  # the data is checked before anything is written
-
-
-def test_data_dir_is_required(tmp_path):
-    """run_classifier.py has no flag naming a split's file: every run reads --data_dir."""
-    vocab, config = model_files(tmp_path, ["a"])
-    result = run_script("run_classifier.py", "--task_name=SST-2", f"--vocab_file={vocab}",
-                        f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", "--do_predict")
-    assert_fails_with_line(result, "run_classifier.py: error: --data_dir is required")
+    model = [f"--vocab_file={vocab}", f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}"]
+    cases = [
+        (["--task_name=csv", "--text_a_column=review", "--label_column=verdict", f"--data_dir={tmp_path}",
+          *model, "--do_train", "--max_seq_length=16"],
+         f"{tmp_path}/train.csv:3: malformed CSV row: 2 columns, the header names 3"),
+        (["--task_name=SST-2", *model, "--do_predict"], "--data_dir is required"),
+    ]
+    assert script_failures("run_classifier.py", *(argv for argv, _ in cases)) == [
+        (1, f"run_classifier.py: error: {message}") for _, message in cases]
+    assert not (tmp_path / "out").exists()

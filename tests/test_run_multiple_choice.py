@@ -10,7 +10,7 @@ from bert_tf.data.swag import SwagError
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.tasks.multiple_choice import MultipleChoiceTask
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import assert_fails_with_line, run_script, write_tiny_config, write_word_vocab
+from bert_test_utils import run_script, script_failures, write_tiny_config, write_word_vocab
 
 HEADER = ["", "video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
           "ending0", "ending1", "ending2", "ending3", "label"]
@@ -81,37 +81,38 @@ def test_learns_swag_and_writes_predictions(swag_dir, tmp_path):
     assert np.mean(np.array(predicted) == truth) > 0.6
 
 
+def write_unlabelled(directory, labelled_train):
+    """SWAG files without labels, except the train file's if `labelled_train`; returns `directory`."""
+    directory.mkdir()
+    write_csv(directory / "train.csv", swag_rows(20, seed=5, labelled=labelled_train), labelled=labelled_train)
+    for split in ("val", "test"):
+        write_csv(directory / f"{split}.csv", swag_rows(8, seed=6, labelled=False), labelled=False)
+    return directory
+
+
 def test_bad_data_is_a_one_line_error(swag_dir, tmp_path):
-    data_dir, vocab, config = swag_dir
+    """A label out of range, and a val file without labels (the train and val files need them),
+    each refused before anything is written."""
+    _, vocab, config = swag_dir
     bad_dir = tmp_path / "bad"
     bad_dir.mkdir()
     rows = swag_rows(20, seed=4)
     rows[6][-1] = "4"
     write_csv(bad_dir / "train.csv", rows)
-    result = run_script("run_multiple_choice.py", f"--data_dir={bad_dir}", f"--vocab_file={vocab}",
-                        f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", "--do_train",
-                        "--max_seq_length=24")
-    assert_fails_with_line(result,
-        f"run_multiple_choice.py: error: {bad_dir / 'train.csv'}:8: label 4 is outside 0..3")
-    assert not (tmp_path / "out").exists()  # the data is checked before anything is written
+    unlabelled = write_unlabelled(tmp_path / "unlabelled", labelled_train=True)
+    model = [f"--vocab_file={vocab}", f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}",
+             "--max_seq_length=24", "--do_train"]
+    cases = [([f"--data_dir={bad_dir}", *model], f"{bad_dir / 'train.csv'}:8: label 4 is outside 0..3"),
+             ([f"--data_dir={unlabelled}", *model, "--do_eval"],
+              f"{unlabelled / 'val.csv'}: no 'label' column (the train and val files need one)")]
+    assert script_failures("run_multiple_choice.py", *(argv for argv, _ in cases)) == [
+        (1, f"run_multiple_choice.py: error: {message}") for _, message in cases]
+    assert not (tmp_path / "out").exists()
 
 
-def test_train_and_val_files_need_labels(swag_dir, tmp_path):
-    data_dir, vocab, config = swag_dir
-    unlabelled = tmp_path / "unlabelled"
-    unlabelled.mkdir()
-    write_csv(unlabelled / "train.csv", swag_rows(20, seed=5))
-    for split in ("val", "test"):
-        write_csv(unlabelled / f"{split}.csv", swag_rows(8, seed=6, labelled=False), labelled=False)
-    result = run_script("run_multiple_choice.py", f"--data_dir={unlabelled}", f"--vocab_file={vocab}",
-                        f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", "--do_train",
-                        "--do_eval", "--max_seq_length=24")
-    assert_fails_with_line(result,
-        f"run_multiple_choice.py: error: {unlabelled / 'val.csv'}: no 'label' column "
-        "(the train and val files need one)")
-    assert not (tmp_path / "out").exists()  # the data is checked before anything is written
-
-    write_csv(unlabelled / "train.csv", swag_rows(20, seed=5, labelled=False), labelled=False)
+def test_only_the_test_file_may_leave_out_labels(swag_dir, tmp_path):
+    _, vocab, _ = swag_dir
+    unlabelled = write_unlabelled(tmp_path / "unlabelled", labelled_train=False)
     options = FineTuningOptions(data_dir=str(unlabelled), vocab_file=vocab, output_dir=str(tmp_path / "out"),
                                 max_seq_length=24)
     task = MultipleChoiceTask(options, BertTokenizer(vocab))

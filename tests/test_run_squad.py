@@ -16,7 +16,7 @@ from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.metrics import squad_metrics
 from bert_tf.tasks.question_answering import SquadTask
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import REPO, assert_fails_with_line, run_script, write_tiny_config, write_word_vocab
+from bert_test_utils import REPO, run_script, script_failures, write_tiny_config, write_word_vocab
 
 FIXTURES = REPO / "tests" / "fixtures" / "squad"
 # 64 tokens a window and a stride of 16: the longer contexts take two or three windows.
@@ -112,23 +112,6 @@ def test_a_training_set_smaller_than_a_batch_is_counted_in_windows(tmp_path, mod
         run_finetuning(task, options)
 
 
-def test_a_training_file_with_no_answer_in_its_context_exits_with_one_line(tmp_path, model_files):
-    vocab, config = model_files
-    data = json.loads((FIXTURES / "train-v1.1.json").read_text(encoding="utf-8"))
-    for article in data["data"]:
-        for paragraph in article["paragraphs"]:
-            for qa in paragraph["qas"]:
-                qa["answers"][0]["answer_start"] = 3
-    bad = tmp_path / "train-v1.1.json"
-    bad.write_text(json.dumps(data), encoding="utf-8")
-    result = run_script("run_squad.py", f"--data_dir={tmp_path}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
-                       f"--output_dir={tmp_path / 'out'}", "--do_train", *WINDOWS)
-    assert_fails_with_line(result,
-        f"run_squad.py: error: {bad}: no question has its answer in the context at its answer_start, e.g. "
-        "question 1.1-00: answer_start 3 gives ' Vell Lighthouse ', not the answer text 'Marguerite Oléron'")
-    assert not (tmp_path / "out").exists()  # the data is checked before anything is written
-
-
 def test_predict_file_may_leave_out_answers_unless_evaluated(tmp_path, model_files):
     vocab, config = model_files
     data = json.loads((FIXTURES / "train-v1.1.json").read_text(encoding="utf-8"))
@@ -208,15 +191,30 @@ def test_squad_task_refuses_answer_settings_that_are_not_positive(tmp_path, mode
         SquadTask(options, BertTokenizer(vocab), max_answer_length=-1)
 
 
-@pytest.mark.parametrize("flags, missing", [
-    (["--do_train", f"--predict_file={FIXTURES / 'train-v1.1.json'}"], "--data_dir is required without --train_file"),
-    (["--do_predict", f"--train_file={FIXTURES / 'train-v1.1.json'}"], "--data_dir is required without --predict_file"),
-])
-def test_data_dir_is_required_only_for_a_file_left_unnamed(tmp_path, model_files, flags, missing):
+def test_bad_data_and_missing_flags_are_one_line_errors(tmp_path, model_files):
+    """A training answer not found at its answer_start, and --data_dir left out where a file is
+    unnamed: each refused before anything is written."""
     vocab, config = model_files
-    result = run_script("run_squad.py", f"--vocab_file={vocab}", f"--bert_config_file={config}",
-                        f"--output_dir={tmp_path / 'out'}", *flags, *WINDOWS)
-    assert_fails_with_line(result, f"run_squad.py: error: {missing}")
+    data = json.loads((FIXTURES / "train-v1.1.json").read_text(encoding="utf-8"))
+    for article in data["data"]:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                qa["answers"][0]["answer_start"] = 3
+    bad = tmp_path / "train-v1.1.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    model = [f"--vocab_file={vocab}", f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", *WINDOWS]
+    cases = [
+        ([f"--data_dir={tmp_path}", "--do_train", *model],
+         f"{bad}: no question has its answer in the context at its answer_start, e.g. question 1.1-00: "
+         "answer_start 3 gives ' Vell Lighthouse ', not the answer text 'Marguerite Oléron'"),
+        (["--do_train", f"--predict_file={FIXTURES / 'train-v1.1.json'}", *model],
+         "--data_dir is required without --train_file"),
+        (["--do_predict", f"--train_file={FIXTURES / 'train-v1.1.json'}", *model],
+         "--data_dir is required without --predict_file"),
+    ]
+    assert script_failures("run_squad.py", *(argv for argv, _ in cases)) == [
+        (1, f"run_squad.py: error: {message}") for _, message in cases]
+    assert not (tmp_path / "out").exists()
 
 
 def test_task_name_is_no_flag_of_squad():
