@@ -137,6 +137,7 @@ def _build(task: FineTuningTask, options: FineTuningOptions, config: BertConfig,
             loss_scale=options.dtype == "float16")
         model.compile(optimizer=optimizer, loss=task.loss(options.label_smoothing),
                       jit_compile=options.jit_compile, steps_per_execution=options.iterations_per_loop)
+        optimizer.build(model.trainable_variables)  # else the train step's first trace builds it, and is retraced
     return model, task_model
 
 

@@ -67,7 +67,8 @@ class TrainingBackup(keras.callbacks.Callback):
         self._check_settings(written)
         self.run_id = written.get(RUN_ID, self.run_id)  # a backup without one has no best to match
         model, optimizer = self.checkpoint.model, self.checkpoint.optimizer
-        optimizer.build(model.trainable_variables)  # slots exist before they are restored
+        if not optimizer.built:  # the driver's is; LossScaleOptimizer.build would add its variables again
+            optimizer.build(model.trainable_variables)  # slots exist before they are restored
         try:
             self.checkpoint.restore(latest).assert_existing_objects_matched()
         except (AssertionError, IndexError, ValueError, tf.errors.OpError) as e:
