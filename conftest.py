@@ -22,9 +22,3 @@ def wikipedia_sample_lines() -> tuple[str, ...]:
     from bert_tf.datasets import fetch_wikipedia_sample
 
     return tuple(fetch_wikipedia_sample().read_text(encoding="utf-8").split("\n"))
-
-
-def pytest_collection_modifyitems(items):
-    """Tests marked slow first, the rest in file order: under pytest-xdist, a slow test started
-    last would keep one worker busy while the other has nothing left to run."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

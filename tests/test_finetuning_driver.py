@@ -433,7 +433,6 @@ def test_sparse_cross_entropy_smooths_labels_and_averages_over_weighted_tokens()
                                                                                          rel=1e-5)
 
 
-@pytest.mark.slow
 def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
     repo = pathlib.Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]), TF_CPP_MIN_LOG_LEVEL="2")

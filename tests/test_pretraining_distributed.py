@@ -18,7 +18,6 @@ import sys
 import time
 
 import numpy as np
-import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SEQ, PREDICTIONS, BATCH, STEPS = 16, 4, 8, 4
@@ -71,7 +70,6 @@ def _free_ports(count: int) -> list[int]:
 # -- tests ------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_mirrored_matches_one_device_and_evaluates_global_batches(tmp_path):
     (out,) = _finish(_worker("mirrored", tmp_path))
     results = json.loads(out.strip().splitlines()[-1])
@@ -95,7 +93,6 @@ def test_mirrored_matches_one_device_and_evaluates_global_batches(tmp_path):
     assert results["eval_examples"] == {"records": [24, 24], "dynamic_masking": [24, 24]}
 
 
-@pytest.mark.slow
 def test_multi_worker_run_writes_only_the_chiefs_files_and_workers_stay_identical(tmp_path):
     from bert_test_utils import TINY, write_pretraining_records
 
@@ -157,7 +154,6 @@ def _train_events(out_dir: pathlib.Path) -> dict[str, dict[int, float]]:
     return scalars
 
 
-@pytest.mark.slow
 def test_resume_after_sigkill(tmp_path):
     import tensorflow as tf
 
