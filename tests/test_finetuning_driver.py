@@ -121,6 +121,29 @@ def test_a_worse_later_epoch_leaves_the_best_epochs_weights(tmp_path):
     assert json.load(open(tmp_path / "out" / "best" / "metrics.json")) == {"accuracy": 1.0, "epoch": 1, "run_id": ANY}
 
 
+class TracedClassifier(BertClassifier):
+    """BertClassifier that counts the traces of its train step (each runs `train_step` in Python)."""
+
+    traces = 0
+
+    def train_step(self, data):
+        type(self).traces += 1
+        return super().train_step(data)
+
+
+class TracedTask(KeywordTask):
+    def build_model(self, encoder):
+        return TracedClassifier(encoder, num_classes=2, dropout_rate=0.0)
+
+
+def test_the_train_step_is_traced_once(tmp_path):
+    """The optimizer is built before training: built in the step's first trace, its variables would
+    make TensorFlow trace the step again (twice the start-up time)."""
+    options = _options(tmp_path, do_eval=False, num_train_epochs=2, train_batch_size=64)
+    run_finetuning(TracedTask(options, BertTokenizer(options.vocab_file)), options)
+    assert TracedClassifier.traces == 1
+
+
 class ScoresConstant(KeywordTask):
     """KeywordTask whose every evaluation scores `score`."""
 
