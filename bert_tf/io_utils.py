@@ -8,9 +8,9 @@ so the next write of a target first removes what a killed run left beside it
 (`.name.tmp-*`, `.name.old-*`). Two runs writing the same target at once are not
 supported: the later one removes the earlier one's temporary.
 
-Also: output directories whose errors name the flag (`make_directory`), or that a failed run removes
-again (`created_directories`), and the
-temporaries that a killed `tf.train.CheckpointManager.save` leaves (`remove_interrupted_checkpoint_saves`).
+Also: output directories whose errors name the flag (`make_directory`) or that a failed run
+removes again (`created_directories`), and the temporaries that a killed
+`tf.train.CheckpointManager.save` leaves (`remove_interrupted_checkpoint_saves`).
 """
 
 from __future__ import annotations
