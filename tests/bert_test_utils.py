@@ -157,7 +157,6 @@ def run_without_bert_tf(script: str, cwd) -> str:
     bert_tf is installed with `pip install -e`, so the script starts by making any
     import of it fail; `tf` and `tensorflow_text` (its ops registered) are imported for it.
     """
-
     prologue = ('import sys\nsys.modules["bert_tf"] = None  # any import of bert_tf now fails\n'
                 'import tensorflow as tf\nimport tensorflow_text  # registers the TF Text ops\n')
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
