@@ -4,6 +4,9 @@ Example:
 >>> import bert_tf
 >>> config = bert_tf.BertConfig.from_json_file("bert_config.json")
 >>> encoder = bert_tf.BertEncoder.from_bert_config(config)
+
+`keras.saving.load_model` reads a bert_tf `.keras` file once `bert_tf.models` (which
+registers the Keras classes) is imported.
 """
 
 import os as _os
@@ -17,8 +20,11 @@ _os.environ["KERAS_BACKEND"] = "tensorflow"
 # takes effect if bert_tf is imported before the first op runs; a value the caller set wins.
 _os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
 
-from bert_tf.bert_config import BertConfig, ConfigError  # noqa: E402
-from bert_tf.models import BertEncoder, BertPretrainer, pretraining_losses  # noqa: E402
+from bert_tf.lazy_exports import lazy_exports  # noqa: E402
 
-__all__ = ["BertConfig", "BertEncoder", "BertPretrainer", "ConfigError", "pretraining_losses"]
+_EXPORTS = {"BertConfig": "bert_tf.bert_config", "ConfigError": "bert_tf.bert_config",
+            "BertEncoder": "bert_tf.models", "BertPretrainer": "bert_tf.models",
+            "pretraining_losses": "bert_tf.models"}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __version__ = "0.1.0"

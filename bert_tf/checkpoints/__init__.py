@@ -10,12 +10,14 @@ Example (a TF1 checkpoint written from one encoder, read into another):
 ('tf1', [], True)
 """
 
-from bert_tf.checkpoints.checkpoint_flags import load_init_checkpoint, resolve_bert_config
-from bert_tf.checkpoints.checkpoint_weights import CheckpointError
-from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
-from bert_tf.checkpoints.loader import LoadReport, checkpoint_config, checkpoint_labels, load_checkpoint
-from bert_tf.checkpoints.tf1_checkpoint import write_tf1_checkpoint
+from bert_tf.lazy_exports import lazy_exports
 
-__all__ = ["CheckpointError", "CheckpointFormat", "LoadReport", "checkpoint_config", "checkpoint_labels",
-           "detect_format", "load_checkpoint", "load_init_checkpoint", "resolve_bert_config",
-           "write_tf1_checkpoint"]
+_EXPORTS = {"CheckpointError": "bert_tf.checkpoints.checkpoint_weights",
+            "CheckpointFormat": "bert_tf.checkpoints.formats", "detect_format": "bert_tf.checkpoints.formats",
+            "LoadReport": "bert_tf.checkpoints.loader", "checkpoint_config": "bert_tf.checkpoints.loader",
+            "checkpoint_labels": "bert_tf.checkpoints.loader", "load_checkpoint": "bert_tf.checkpoints.loader",
+            "load_init_checkpoint": "bert_tf.checkpoints.checkpoint_flags",
+            "resolve_bert_config": "bert_tf.checkpoints.checkpoint_flags",
+            "write_tf1_checkpoint": "bert_tf.checkpoints.tf1_checkpoint"}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -10,7 +10,8 @@ Example:
 'export/classifier'
 """
 
-from bert_tf.export.hub_export import export_hub_pair
-from bert_tf.export.task_export import export_task_model
+from bert_tf.lazy_exports import lazy_exports
 
-__all__ = ["export_hub_pair", "export_task_model"]
+_EXPORTS = {"export_hub_pair": "bert_tf.export.hub_export", "export_task_model": "bert_tf.export.task_export"}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -4,8 +4,9 @@ A task (`bert_tf.tasks`) says how to read and encode its data, which head to use
 and how to score it; `run_finetuning` does everything else.
 """
 
-from bert_tf.finetuning.driver import run_finetuning
-from bert_tf.finetuning.options import FineTuningOptions
-from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
+from bert_tf.lazy_exports import lazy_exports
 
-__all__ = ["EncodedSplit", "FineTuningOptions", "FineTuningTask", "run_finetuning"]
+_EXPORTS = {"EncodedSplit": "bert_tf.finetuning.task", "FineTuningOptions": "bert_tf.finetuning.options",
+            "FineTuningTask": "bert_tf.finetuning.task", "run_finetuning": "bert_tf.finetuning.driver"}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
