@@ -6,18 +6,9 @@ Example:
     --vocab_file=vocab.txt --max_seq_length=128 --max_predictions_per_seq=20 --dupe_factor=10
 """
 
-import gc
-
-from absl import app
-
-from bert_tf.cli_help import list_flags_in_help
-
-gc.disable()  # No collections while TensorFlow imports: they would walk its growing object graph (~1 s).
-from bert_tf.data import cli  # noqa: E402
-
-gc.enable()
+from bert_tf import script
+from bert_tf.data.flags import define_create_pretraining_data_flags
 
 if __name__ == "__main__":
-    cli.define_create_pretraining_data_flags()
-    list_flags_in_help()
-    app.run(cli.create_pretraining_data_main)
+    define_create_pretraining_data_flags()
+    script.run("bert_tf.data.cli:create_pretraining_data_main")

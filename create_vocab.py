@@ -8,12 +8,9 @@ The reserved tokens `[PAD] [UNK] [CLS] [SEP] [MASK]` come first, then
 `bert_tf/data/vocab_learner.py`, the main in `bert_tf/data/cli.py`.
 """
 
-from absl import app
-
-from bert_tf.cli_help import list_flags_in_help
-from bert_tf.data import cli
+from bert_tf import script
+from bert_tf.data.flags import define_create_vocab_flags
 
 if __name__ == "__main__":
-    cli.define_create_vocab_flags()
-    list_flags_in_help()
-    app.run(cli.create_vocab_main)
+    define_create_vocab_flags()
+    script.run("bert_tf.data.cli:create_vocab_main")

@@ -10,12 +10,9 @@ A fine-tuning run keeps its best weights in `<output_dir>/best/ckpt`.
         --vocab_file=vocab.txt --export_dir=export/bert   # export/bert/{preprocessing,encoder}
 """
 
-from absl import app
-
-from bert_tf.cli_help import list_flags_in_help
-from bert_tf.export.cli import define_flags, main
+from bert_tf import script
+from bert_tf.export.flags import define_export_flags
 
 if __name__ == "__main__":
-    define_flags()
-    list_flags_in_help()
-    app.run(main)
+    define_export_flags()
+    script.run("bert_tf.export.cli:main")

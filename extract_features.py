@@ -10,12 +10,9 @@ Each input line is a text or `text_a ||| text_b`. The logic is in
 `bert_tf/tasks/feature_extraction.py`.
 """
 
-from absl import app
-
-from bert_tf.cli_help import list_flags_in_help
-from bert_tf.tasks import feature_extraction
+from bert_tf import script
+from bert_tf.tasks.flags import define_feature_extraction_flags
 
 if __name__ == "__main__":
-    feature_extraction.define_flags()
-    list_flags_in_help()
-    app.run(feature_extraction.main)
+    define_feature_extraction_flags()
+    script.run("bert_tf.tasks.feature_extraction:main")

@@ -9,15 +9,11 @@
         --label_column=stars ...
 """
 
-from absl import app
-
-from bert_tf.cli_help import list_flags_in_help
-from bert_tf.finetuning.cli import finetuning_main
+from bert_tf import script
 from bert_tf.finetuning.flags import define_finetuning_flags
-from bert_tf.tasks.sentence_prediction import build_task, define_flags
+from bert_tf.tasks.flags import define_classifier_flags
 
 if __name__ == "__main__":
     define_finetuning_flags()
-    define_flags()
-    list_flags_in_help()
-    app.run(finetuning_main(build_task))
+    define_classifier_flags()
+    script.run("bert_tf.tasks.sentence_prediction:main")

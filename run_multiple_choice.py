@@ -8,14 +8,9 @@ The defaults follow the paper's SWAG run: batch 16, learning rate 2e-5, 3 epochs
 The logic is in `bert_tf/tasks/multiple_choice.py`.
 """
 
-from absl import app
-
-from bert_tf.cli_help import list_flags_in_help
-from bert_tf.finetuning.cli import finetuning_main
+from bert_tf import script
 from bert_tf.finetuning.flags import define_finetuning_flags
-from bert_tf.tasks.multiple_choice import build_task
 
 if __name__ == "__main__":
     define_finetuning_flags(train_batch_size=16, learning_rate=2e-5)
-    list_flags_in_help()
-    app.run(finetuning_main(build_task))
+    script.run("bert_tf.tasks.multiple_choice:main")

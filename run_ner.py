@@ -6,14 +6,9 @@
         --do_train --do_eval --do_predict --train_batch_size=32 --learning_rate=5e-5 --num_train_epochs=3
 """
 
-from absl import app
-
-from bert_tf.cli_help import list_flags_in_help
-from bert_tf.finetuning.cli import finetuning_main
+from bert_tf import script
 from bert_tf.finetuning.flags import define_finetuning_flags
-from bert_tf.tasks.tagging import build_task
 
 if __name__ == "__main__":
     define_finetuning_flags()
-    list_flags_in_help()
-    app.run(finetuning_main(build_task))
+    script.run("bert_tf.tasks.tagging:main")

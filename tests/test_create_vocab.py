@@ -6,6 +6,7 @@ import pytest
 from absl import flags
 
 from bert_tf.data import cli, vocab_learner
+from bert_tf.data.flags import define_create_vocab_flags
 from bert_tf.tokenization import SPECIAL_TOKENS, BertTokenizer
 from bert_test_utils import assert_fails_with_line, run_script, write_file
 
@@ -109,7 +110,7 @@ def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
 ])
 def test_main_reports_one_line_errors(corpus, tmp_path, capsys, argv, message):
     flag_values = flags.FlagValues()
-    cli.define_create_vocab_flags(flag_values)
+    define_create_vocab_flags(flag_values)
 
     def fill(text):
         for name, path in {"OUT": tmp_path / "vocab.txt", "CORPUS": corpus, "TMP": tmp_path}.items():

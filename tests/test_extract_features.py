@@ -14,6 +14,7 @@ from absl import flags
 from bert_tf.models import BertEncoder
 from bert_tf.tasks import feature_extraction
 from bert_tf.tasks.feature_extraction import FeatureExtractor, parse_layers
+from bert_tf.tasks.flags import define_feature_extraction_flags
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import REPO, write_tiny_config, write_word_vocab
 
@@ -112,7 +113,7 @@ def test_layers_are_checked():
 
 def parsed_flags(*argv):
     flag_values = flags.FlagValues()
-    feature_extraction.define_flags(flag_values)
+    define_feature_extraction_flags(flag_values)
     flag_values(["extract_features.py", *argv])
     return flag_values
 

@@ -21,9 +21,9 @@ DEFINES = {
     "bert_tf.pretraining.flags.define_pretraining_flags": PRETRAINING,
     "bert_tf.finetuning.flags.define_finetuning_flags": FINETUNING,
     # With no candidate span every SQuAD answer would silently be empty.
-    "bert_tf.tasks.question_answering.define_flags": {"max_query_length": 0, "doc_stride": 0, "n_best_size": 0,
+    "bert_tf.tasks.flags.define_squad_flags": {"max_query_length": 0, "doc_stride": 0, "n_best_size": 0,
                                                       "max_answer_length": 0},
-    "bert_tf.export.cli.define_flags": {"max_query_length": -2, "num_classes": 0, "max_seq_length": 2},
+    "bert_tf.export.flags.define_export_flags": {"max_query_length": -2, "num_classes": 0, "max_seq_length": 2},
 }
 
 

@@ -1,25 +1,55 @@
-"""Each script's `--help` lists its own flags (absl lists only the main module's key flags)."""
+"""Each script's `--help` lists its own flags (absl lists only the main module's key flags), and
+`--help` and a bad flag answer without importing TensorFlow (`bert_tf.script`)."""
+
+import subprocess
+import sys
 
 import pytest
 
-from bert_test_utils import REPO, run_script
+from bert_test_utils import REPO
+
+# Each script with some of the flags its --help must list.
+SCRIPTS = {
+    "run_pretraining.py": ["--input_file", "--train_batch_size", "--tpu", "--dynamic_masking"],
+    "run_classifier.py": ["--task_name", "--text_a_column", "--learning_rate", "--dtype"],
+    "run_squad.py": ["--init_checkpoint", "--doc_stride", "--version_2_with_negative", "--export_dir"],
+    "run_ner.py": ["--data_dir", "--label_smoothing", "--export_dir"],
+    "run_multiple_choice.py": ["--data_dir", "--train_batch_size"],
+    "create_pretraining_data.py": ["--input_file", "--dupe_factor", "--num_output_shards"],
+    "create_vocab.py": ["--input_file", "--vocab_size", "--num_unused"],
+    "convert_checkpoint.py": ["--input_checkpoint", "--output_dir", "--to", "--bert_config_file"],
+    "export_model.py": ["--model_type", "--export_dir", "--labels"],
+    "extract_features.py": ["--layers", "--pooling"],
+    "data/fetch_public_data.py": [],
+}
 
 
-@pytest.mark.parametrize("script, expected", [
-    ("run_pretraining.py", ["--input_file", "--train_batch_size", "--tpu", "--dynamic_masking"]),
-    ("create_vocab.py", ["--input_file", "--vocab_size", "--num_unused"]),
-    ("convert_checkpoint.py", ["--input_checkpoint", "--output_dir", "--to", "--bert_config_file"]),
-    ("run_squad.py", ["--init_checkpoint", "--doc_stride", "--version_2_with_negative", "--export_dir"]),
-])
-def test_help_lists_the_scripts_flags(script, expected):
-    result = run_script(script, "--help", timeout=120)  # absl exits 1 after the help
+def run_importing(script: str, *flags: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """`script` run on `flags`, and the modules it imported (`python -X importtime`)."""
+    result = subprocess.run([sys.executable, "-X", "importtime", script, *flags], cwd=REPO, capture_output=True,
+                            text=True, timeout=120)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()
+                if line.startswith("import time:")}
+    return result, imported
+
+
+@pytest.mark.parametrize("script, expected", SCRIPTS.items())
+def test_help_lists_the_scripts_flags_and_bad_flags_fail_without_tensorflow(script, expected):
+    result, imported = run_importing(script, "--help")
     listed = [flag for flag in expected if f"  {flag}:" in result.stdout or f"  --[no]{flag[2:]}:" in result.stdout]
-    assert listed == expected, result.stdout + result.stderr[-2000:]
-    assert "--xla_" not in result.stdout  # not every library's flags, as --helpfull
+    assert listed == expected, result.stdout
+    assert "\n  --xla_" not in result.stdout  # not every library's flags, as --helpfull
+    assert "tensorflow" not in imported and "bert_tf" in imported
+
+    result, imported = run_importing(script, "--no_such_flag")
+    assert result.returncode == 1
+    assert "Unknown command line flag 'no_such_flag'" in result.stderr
+    assert "tensorflow" not in imported
 
 
-def test_every_script_lists_its_flags_in_help():
-    scripts = [path for path in REPO.glob("*.py") if "app.run(" in path.read_text()]
-    assert len(scripts) == 10
-    for path in scripts:
-        assert "    list_flags_in_help()\n    app.run(" in path.read_text(), path.name
+def test_every_script_runs_its_main_through_bert_tf_script():
+    scripts = sorted(path.relative_to(REPO).as_posix() for pattern in ("*.py", "data/*.py")
+                     for path in REPO.glob(pattern) if 'if __name__ == "__main__":' in path.read_text())
+    assert scripts == sorted(SCRIPTS)
+    for script in scripts:
+        assert "    script.run(" in (REPO / script).read_text(), script

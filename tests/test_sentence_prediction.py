@@ -15,7 +15,8 @@ from bert_tf.data import glue
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.finetuning.driver import run_finetuning
 from bert_tf.finetuning.options import FineTuningOptions
-from bert_tf.tasks.sentence_prediction import SentencePredictionTask, build_task, define_flags
+from bert_tf.tasks.flags import define_classifier_flags
+from bert_tf.tasks.sentence_prediction import SentencePredictionTask, build_task
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import tiny_encoder, write_tiny_config, write_word_vocab
 from test_run_classifier import FILLER, NEGATIVE, POSITIVE, sentiment_examples
@@ -149,7 +150,7 @@ def test_task_name_is_required(vocab):
 @pytest.mark.parametrize("task_name", ["XNLI", "xnli"])
 def test_xnli_task_builds_from_flags_and_predicts_on_its_test_file(tmp_path, vocab, task_name):
     flag_values = flags.FlagValues()
-    define_flags(flag_values)
+    define_classifier_flags(flag_values)
     flag_values(["run_classifier.py", f"--task_name={task_name}", "--xnli_language=de"])
     options = FineTuningOptions(data_dir=str(write_xnli(tmp_path)), vocab_file=vocab, output_dir="unused",
                                 max_seq_length=16)

@@ -1,14 +1,14 @@
 """Convert a BERT checkpoint in any supported format to google-research/bert's TF1 format or to bert_tf's.
 
-The logic of `convert_checkpoint.py` (its flags and main are in `convert_cli.py`). The input
-is anything `load_checkpoint` reads (a TF1 `bert_model.ckpt`, a Model Garden TF2
-checkpoint, a Hugging Face directory, a bert_tf checkpoint or `.keras` file). The output
-directory then holds `bert_config.json`, `vocab.txt` (copied when the input directory has
-one) and the checkpoint, to pass as `--bert_config_file`, `--vocab_file` and
-`--init_checkpoint`: `DIR/bert_model.ckpt` (tf1, Google's names) or `DIR/ckpt` (bert_tf,
-`tf.train.Checkpoint(model=BertPretrainer)`, or `encoder=` when the input has no
-pretraining heads). The directory is written whole, then renamed into place; a new one, or
-an earlier conversion's, is replaced.
+The logic of `convert_checkpoint.py` (its flags are in `convert_flags.py`, its main in
+`convert_cli.py`). The input is anything `load_checkpoint` reads (a TF1 `bert_model.ckpt`,
+a Model Garden TF2 checkpoint, a Hugging Face directory, a bert_tf checkpoint or `.keras`
+file). The output directory then holds `bert_config.json`, `vocab.txt` (copied when the
+input directory has one) and the checkpoint, to pass as `--bert_config_file`,
+`--vocab_file` and `--init_checkpoint`: `DIR/bert_model.ckpt` (tf1, Google's names) or
+`DIR/ckpt` (bert_tf, `tf.train.Checkpoint(model=BertPretrainer)`, or `encoder=` when the
+input has no pretraining heads). The directory is written whole, then renamed into place; a
+new one, or an earlier conversion's, is replaced.
 
 The TF1 `bert_config.json` names `hidden_act` as google-research/bert's
 `modeling.get_activation` reads it (see `tf1_config`): its "gelu" is the tanh approximation,

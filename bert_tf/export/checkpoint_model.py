@@ -7,9 +7,9 @@ from absl import logging
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import CheckpointFormat, load_checkpoint
 from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, label_order, load_task_head, missing_head
+from bert_tf.export.flags import MODEL_TYPES
 from bert_tf.models import BertEncoder, BertPretrainer
 
-MODEL_TYPES = (*TASK_MODELS, "hub")
 _MASKED_LM = "cls/predictions/"  # the TF1 names of the masked-LM head's weights
 
 

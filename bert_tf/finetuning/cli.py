@@ -12,7 +12,7 @@ from bert_tf.finetuning.flags import check_required_flags
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.finetuning.task import FineTuningTask
 from bert_tf.tokenization import BertTokenizer
-from bert_tf.training import runtime_flags
+from bert_tf.training import distribution, runtime_flags
 
 FLAGS = flags.FLAGS
 TaskBuilder = Callable[[FineTuningOptions, BertTokenizer, flags.FlagValues], FineTuningTask]
@@ -29,7 +29,7 @@ def finetuning_main(build_task: TaskBuilder):
         reject_arguments(argv)
         check_required_flags(FLAGS)
         options = runtime_flags.options_from_flags(FineTuningOptions, FLAGS)
-        strategy = runtime_flags.strategy_from_flags(FLAGS)
+        strategy = distribution.strategy_from_flags(FLAGS)
         tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case)
         run_finetuning(build_task(options, tokenizer, FLAGS), options, strategy)
 

@@ -1,4 +1,7 @@
-"""The flags every fine-tuning script shares: google-research/bert's names, plus our options."""
+"""The flags every fine-tuning script shares: google-research/bert's names, plus our options.
+
+Like every flag module, this one imports no TensorFlow (see `bert_tf.script`).
+"""
 
 from __future__ import annotations
 

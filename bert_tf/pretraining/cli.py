@@ -7,7 +7,7 @@ from absl import flags
 
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
-from bert_tf.training import runtime_flags
+from bert_tf.training import distribution, runtime_flags
 
 FLAGS = flags.FLAGS
 
@@ -27,7 +27,7 @@ def _main(argv) -> None:
                                     "run_pretraining.py runs the demo)")
     if FLAGS.output_dir is None:
         raise flags.ValidationError("--output_dir is required with --input_file")
-    strategy = runtime_flags.strategy_from_flags(FLAGS)
+    strategy = distribution.strategy_from_flags(FLAGS)
     run_pretraining(runtime_flags.options_from_flags(PretrainingOptions, FLAGS), strategy)
 
 

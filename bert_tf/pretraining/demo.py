@@ -34,7 +34,7 @@ from bert_tf.export import export_hub_pair
 from bert_tf.pretraining import fill_mask
 from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
-from bert_tf.training import runtime_flags
+from bert_tf.training import distribution, runtime_flags
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 HELD_OUT_EVERY = 10  # every tenth article is held out for evaluation
@@ -105,7 +105,7 @@ def run_demo(flag_values) -> dict:
           f"{options.num_train_steps} steps, then evaluating on held-out articles...")
     if note := resume_note(options):
         print(note)
-    strategy = runtime_flags.strategy_from_flags(flag_values)
+    strategy = distribution.strategy_from_flags(flag_values)
     results = run_pretraining(options, strategy)
 
     baseline = majority_baselines(options.eval_file, options.max_seq_length, options.max_predictions_per_seq)

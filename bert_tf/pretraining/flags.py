@@ -1,10 +1,13 @@
-"""The flags of run_pretraining.py: google-research/bert's names, plus distribution and precision."""
+"""The flags of run_pretraining.py: google-research/bert's names, plus distribution and precision.
+
+Like every flag module, this one imports no TensorFlow (see `bert_tf.script`).
+"""
 
 from __future__ import annotations
 
 from absl import flags
 
-from bert_tf.training import optimization, runtime_flags
+from bert_tf.training import runtime_flags
 
 
 def define_pretraining_flags() -> None:
@@ -42,7 +45,7 @@ def define_pretraining_flags() -> None:
     flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval batches (global batches of "
                          "--eval_batch_size, whatever the replica count).", lower_bound=1)
     # Additions.
-    flags.DEFINE_enum("optimizer", "adamw", optimization.OPTIMIZERS, "AdamW (the paper) or LAMB.")
+    flags.DEFINE_enum("optimizer", "adamw", ["adamw", "lamb"], "AdamW (the paper) or LAMB.")
     flags.DEFINE_bool("dynamic_masking", False,
                       "Mask on the fly from raw text, fresh every epoch (RoBERTa): --input_file and "
                       "--eval_file are then text corpora (one sentence per line, blank line between "

@@ -36,9 +36,9 @@ from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.data import corpus, text_files
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
+from bert_tf.tasks.flags import POOLINGS
 from bert_tf.tokenization import BertTokenizer
 
-POOLINGS = ("none", "cls", "mean")
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")  # google-research/bert's `text_a ||| text_b`
 _DECIMALS = 6
 _SHORTEST_PAIR = 4  # [CLS] a [SEP] [SEP]: the packer's shortest row for a pair
@@ -164,41 +164,6 @@ def extract_features(extractor: FeatureExtractor, texts: list[tuple[str, str | N
                 out.write(json.dumps(record) + "\n")
             bar.update(len(batch))
     return len(texts)
-
-
-def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
-    """google-research/bert's `extract_features.py` flags, plus `--pooling`; its TPU flags are
-    accepted so that its command lines run, but the features are computed on this machine."""
-    define = dict(flag_values=flag_values)
-    flags.DEFINE_string("input_file", None, "Text, one input a line: `text` or `text_a ||| text_b`.",
-                        **define)
-    flags.DEFINE_string("output_file", None, "The JSON lines file to write (atomically).", **define)
-    flags.DEFINE_string("vocab_file", None, "The WordPiece vocab.txt the model was trained with.",
-                        **define)
-    flags.DEFINE_string("bert_config_file", None,
-                        "bert_config.json; defaults to the config stored with --init_checkpoint.",
-                        **define)
-    flags.DEFINE_string("init_checkpoint", None, "The model's checkpoint, in any format bert_tf "
-                        "loads (TF1, Model Garden, Hugging Face, bert_tf, .keras).", **define)
-    flags.DEFINE_string("layers", "-1,-2,-3,-4", "Comma-separated block indexes to output (-1 = last).",
-                        **define)
-    flags.DEFINE_integer("max_seq_length", 128, "Tokens per input, [CLS] and [SEP] included.",
-                         lower_bound=3, **define)
-    flags.DEFINE_integer("batch_size", 32, "Inputs per forward pass.", lower_bound=1, **define)
-    flags.DEFINE_bool("do_lower_case", True, "Lower-case the input (uncased models).", **define)
-    flags.DEFINE_enum("pooling", "none", POOLINGS, "Also write a sentence vector under `pooled`: "
-                      "the last layer's [CLS] vector (cls) or the mean of the chosen layers over "
-                      "real tokens (mean).", **define)
-    flags.DEFINE_bool("use_tpu", False, "google-research/bert's TPU switch: accepted, but the features are "
-                      "computed on this machine's CPU or GPU (a warning says so when it is true).", **define)
-    flags.DEFINE_string("master", None, "google-research/bert's TPU address (grpc://...): accepted, but "
-                        "ignored as --use_tpu is (with a warning).", **define)
-    flags.DEFINE_integer("num_tpu_cores", None, "google-research/bert's number of TPU cores: accepted, unused.",
-                         lower_bound=1, **define)
-    flags.DEFINE_bool("use_one_hot_embeddings", False, "google-research/bert's TPU embedding lookup (a one-hot "
-                      "matmul instead of a gather): accepted, no effect on the results.", **define)
-    flags.mark_flags_as_required(["input_file", "output_file", "vocab_file", "init_checkpoint"],
-                                 flag_values=flag_values)
 
 
 def _flag_file(flag_values: flags.FlagValues, flag: str) -> str:

@@ -22,9 +22,9 @@ import json
 import os
 
 import keras
-from absl import flags
 
 from bert_tf.data import squad
+from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_texts
@@ -34,33 +34,14 @@ from bert_tf.models import BertSpanLabeler
 OUTPUTS = ("start_logits", "end_logits")
 
 
-def define_flags() -> None:
-    """run_squad.py's own flags (google-research/bert's names and defaults)."""
-    flags.DEFINE_string("train_file", None,
-                        "SQuAD JSON for training (default: train-v1.1.json or train-v2.0.json in "
-                        "--data_dir).")
-    flags.DEFINE_string("predict_file", None,
-                        "SQuAD JSON to evaluate and predict (default: dev-v1.1.json or dev-v2.0.json in "
-                        "--data_dir).")
-    flags.DEFINE_bool("version_2_with_negative", False,
-                      "SQuAD 2.0: some questions have no answer in the context.")
-    flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of a long context's windows.", lower_bound=1)
-    flags.DEFINE_integer("max_query_length", 64, "Question tokens kept; longer questions are cut.", lower_bound=1)
-    flags.DEFINE_integer("n_best_size", 20, "Candidates per question in nbest_predictions.json.", lower_bound=1)
-    flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in WordPiece tokens.", lower_bound=1)
-    flags.DEFINE_float("null_score_diff_threshold", 0.0,
-                       "SQuAD 2.0: answer \"\" when the null score beats the best span by more than this.")
-    flags.DEFINE_bool("verbose_logging", False,
-                      "Log each case that data processing skips or adjusts: a training question skipped (its "
-                      "answer is not at its answer_start), a training answer taken with the context's "
-                      "whitespace or left out, a question whose best answer is 'empty' (no valid span).")
-
-
 def build_task(options, tokenizer, flag_values) -> "SquadTask":
     """The `SquadTask` that run_squad.py's flags describe."""
     names = ("train_file", "predict_file", "version_2_with_negative", "doc_stride", "max_query_length",
              "n_best_size", "max_answer_length", "null_score_diff_threshold", "verbose_logging")
     return SquadTask(options, tokenizer, **{name: flag_values[name].value for name in names})
+
+
+main = finetuning_main(build_task)  # run_squad.py's absl main
 
 
 class SquadTask(FineTuningTask):

@@ -19,11 +19,11 @@ import os
 
 import keras
 import numpy as np
-from absl import flags
 from scipy import special
 
 from bert_tf.data import glue
 from bert_tf.finetuning.best_checkpoint import task_labels
+from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_rows
@@ -32,26 +32,14 @@ from bert_tf.models import BertClassifier
 from bert_tf.models.bert_task_model import LOGITS
 
 
-def define_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
-    """run_classifier.py's own flags: the task, the columns of a `--task_name=csv|tsv` file, XNLI's language."""
-    define = dict(flag_values=flag_values)
-    flags.DEFINE_string("task_name", None, "The task: a GLUE task (e.g. MRPC, SST-2, MNLI), XNLI, or csv/tsv.",
-                        **define)
-    flags.DEFINE_string("text_a_column", "text", "csv/tsv task: the header name of the (first) text column.",
-                        **define)
-    flags.DEFINE_string("text_b_column", None, "csv/tsv task: the header name of the second text of a pair.",
-                        **define)
-    flags.DEFINE_string("label_column", "label", "csv/tsv task: the header name of the label column.", **define)
-    flags.DEFINE_string("xnli_language", "zh", "XNLI task: the language trained (multinli.train.<language>.tsv), "
-                        "evaluated and predicted (the xnli.dev.tsv and xnli.test.tsv rows of that language).",
-                        **define)
-
-
 def build_task(options, tokenizer, flag_values) -> "SentencePredictionTask":
     """The `SentencePredictionTask` that run_classifier.py's flags describe."""
     names = ("text_a_column", "text_b_column", "label_column", "xnli_language")
     return SentencePredictionTask(options, tokenizer, flag_values.task_name,
                                   **{name: flag_values[name].value for name in names})
+
+
+main = finetuning_main(build_task)  # run_classifier.py's absl main
 
 
 class SentencePredictionTask(FineTuningTask):

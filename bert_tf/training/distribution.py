@@ -6,10 +6,10 @@ import threading
 
 import keras
 import tensorflow as tf
+from absl import flags, logging
 from official.common import distribute_utils
 
-STRATEGIES = ("tpu", "mirrored", "multi_worker_mirrored", "one_device", "default")
-DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
+from bert_tf.training.runtime_flags import DTYPE_POLICIES, STRATEGIES
 
 
 class DistributionError(RuntimeError):
@@ -101,3 +101,25 @@ def set_precision(dtype: str) -> None:
         keras.mixed_precision.set_dtype_policy(DTYPE_POLICIES[dtype])
     except KeyError:
         raise ValueError(f"--dtype must be one of {', '.join(DTYPE_POLICIES)}; got {dtype!r}") from None
+
+
+def strategy_from_flags(flag_values: flags.FlagValues):
+    """Sets the precision policy and builds the strategy the runtime flags ask for.
+
+    --tpu_name (or --master) implies the TPU unless --use_tpu=false is given explicitly.
+    """
+    tpu_flag = "tpu" if flag_values.tpu_name or not flag_values.master else "master"
+    tpu = flag_values[tpu_flag].value
+    if tpu and flag_values["use_tpu"].present and not flag_values.use_tpu:  # as google-research/bert: no TPU
+        logging.warning("--use_tpu=false: --%s=%s is ignored", tpu_flag, tpu)
+        tpu = None
+    if flag_values.use_tpu and not tpu:
+        raise flags.ValidationError("--use_tpu needs --tpu_name (or --tpu, or --master)")
+    set_precision(flag_values.dtype)
+    strategy = create_strategy(
+        flag_values.distribution_strategy, tpu=tpu, tpu_zone=flag_values.tpu_zone,
+        gcp_project=flag_values.gcp_project, tpu_timeout_s=flag_values.tpu_timeout, tpu_flag=tpu_flag)
+    if isinstance(strategy, tf.distribute.TPUStrategy):
+        check_num_tpu_cores(flag_values.num_tpu_cores, strategy.num_replicas_in_sync)
+    logging.info("Strategy %s with %d replicas", type(strategy).__name__, strategy.num_replicas_in_sync)
+    return strategy

@@ -14,8 +14,7 @@ from bert_tf.training.layerwise_adamw import LayerwiseAdamW
 # matches these patterns against the variable's short name: LayerNorm's `gamma` and
 # `beta`, and every `bias`/`output_bias`.
 NO_DECAY_PATTERNS = ("gamma", "beta", "bias")
-_OPTIMIZER_CLASSES = {"adamw": keras.optimizers.AdamW, "lamb": Lamb}
-OPTIMIZERS = tuple(_OPTIMIZER_CLASSES)  # --optimizer's values
+_OPTIMIZER_CLASSES = {"adamw": keras.optimizers.AdamW, "lamb": Lamb}  # --optimizer's values
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -83,7 +82,7 @@ def create_optimizer(name: str, learning_rate: float, num_train_steps: int, num_
     """BERT's pretraining optimizer: adamw, or lamb (layer-wise adaptive, You et al.: `Lamb`); see
     `bert_optimizer`."""
     if name not in _OPTIMIZER_CLASSES:
-        raise ValueError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}; got {name!r}")
+        raise ValueError(f"--optimizer must be one of {', '.join(_OPTIMIZER_CLASSES)}; got {name!r}")
     return bert_optimizer(_OPTIMIZER_CLASSES[name], learning_rate, num_train_steps, num_warmup_steps,
                           weight_decay, loss_scale)
 
