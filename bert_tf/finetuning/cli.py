@@ -21,9 +21,10 @@ TaskBuilder = Callable[[FineTuningOptions, BertTokenizer, flags.FlagValues], Fin
 def finetuning_main(build_task: TaskBuilder):
     """An absl main: checks the common flags, builds the strategy, tokenizer and task, and runs.
 
-    Example (a whole script):
-        define_finetuning_flags(); my_task.define_flags()
-        app.run(finetuning_main(my_task.build_task))
+    Example (a task module, `my_tasks/review_stars.py`, and its script):
+        main = finetuning_main(build_task)                   # in the task module
+        define_finetuning_flags()                            # in the script
+        script.run("my_tasks.review_stars:main")
     """
     def _main(argv) -> None:
         reject_arguments(argv)
