@@ -95,6 +95,37 @@ def test_dropout_only_in_training():
     assert not np.allclose(encoder(inputs, training=True)["sequence_output"], encoder(inputs)["sequence_output"])
 
 
+def test_call_at_positions_equals_the_full_pass_gathered_in_values_and_gradients():
+    encoder = tiny_encoder()
+    inputs = random_encoder_inputs(3, 16, TINY["vocab_size"], lengths=[16, 9, 4])
+    # Repeated positions, position 0, and positions in the padding, as padded prediction slots have.
+    positions = np.array([[1, 7, 15], [0, 3, 3], [2, 0, 12]], "int32")
+    probe = tf.random.stateless_normal((3, 3, TINY["hidden_size"]), seed=(1, 2))
+
+    def loss_and_gradients(outputs_fn):
+        with tf.GradientTape() as tape:
+            outputs = outputs_fn()
+            loss = tf.reduce_sum(outputs["sequence_output"] * probe) + tf.reduce_sum(outputs["pooled_output"])
+        return outputs, tape.gradient(loss, encoder.trainable_variables)
+
+    def full():
+        outputs = encoder(inputs, training=True)
+        gathered = tf.gather(outputs["sequence_output"], positions, batch_dims=1)
+        return {"sequence_output": gathered, "pooled_output": outputs["pooled_output"]}
+
+    expected, expected_gradients = loss_and_gradients(full)
+    got, gradients = loss_and_gradients(lambda: encoder.call_at_positions(inputs, positions, training=True))
+    assert got["sequence_output"].shape == (3, 3, TINY["hidden_size"])
+    np.testing.assert_allclose(got["sequence_output"], expected["sequence_output"], atol=1e-5)
+    np.testing.assert_allclose(got["pooled_output"], expected["pooled_output"], atol=1e-5)
+    for variable, got_gradient, expected_gradient in zip(encoder.trainable_variables, gradients, expected_gradients):
+        np.testing.assert_allclose(tf.convert_to_tensor(got_gradient), tf.convert_to_tensor(expected_gradient),
+                                   rtol=1e-5, atol=1e-5, err_msg=variable.path)
+    # Under XLA too (static shapes).
+    xla = tf.function(lambda: encoder.call_at_positions(inputs, positions), jit_compile=True)()
+    np.testing.assert_allclose(xla["sequence_output"], expected["sequence_output"], atol=1e-4)
+
+
 def test_tf_function_and_jit_compile_match_eager():
     encoder = tiny_encoder()
     inputs = random_encoder_inputs(2, 16, TINY["vocab_size"])

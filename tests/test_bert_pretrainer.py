@@ -83,6 +83,20 @@ def test_outputs_and_tied_embeddings():
     assert float(tf.reduce_max(tf.abs(grad[target_only]))) > 0
 
 
+def test_logits_equal_the_head_on_the_full_sequence_output():
+    # The pretrainer runs the last block only at [CLS] and the masked positions.
+    model = BertPretrainer(tiny_encoder())
+    batch = random_pretraining_batch(3, 16, 4, TINY["vocab_size"])
+    outputs = model(batch)
+    encoder_outputs = model.encoder({"input_word_ids": batch["input_ids"], "input_mask": batch["input_mask"],
+                                     "input_type_ids": batch["segment_ids"]})
+    expected_logits = model.masked_lm_head(encoder_outputs["sequence_output"], model.encoder.word_embedding_matrix,
+                                           batch["masked_lm_positions"])
+    np.testing.assert_allclose(outputs["masked_lm_logits"], expected_logits, atol=1e-5)
+    expected_next_sentence = model.next_sentence_head(encoder_outputs["pooled_output"])
+    np.testing.assert_allclose(outputs["next_sentence_logits"], expected_next_sentence, atol=1e-5)
+
+
 def test_fit_uses_features_as_targets():
     model = BertPretrainer(tiny_encoder())
     model.compile(optimizer=keras.optimizers.Adam(3e-3))

@@ -32,8 +32,8 @@ class _MaskedLM(tf.Module):
         pretrainer = self._pretrainer.model
         encoder = pretrainer.encoder
         outputs = encoder({name: inputs[name] for name in ENCODER_INPUTS}, training=False)
-        logits = pretrainer.masked_lm_head(outputs["sequence_output"], inputs["masked_lm_positions"],
-                                           encoder.word_embedding_matrix)
+        logits = pretrainer.masked_lm_head(outputs["sequence_output"], encoder.word_embedding_matrix,
+                                           inputs["masked_lm_positions"])
         return _float32({"mlm_logits": logits, "pooled_output": outputs["pooled_output"],
                          "sequence_output": outputs["sequence_output"]})
 

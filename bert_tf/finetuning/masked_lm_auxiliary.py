@@ -61,7 +61,7 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
 
     def build_with_dummy_inputs(self) -> None:
         self.task_model.build_with_dummy_inputs()
-        self.masked_lm_head.build((None, None, self.encoder.hidden_size), (None, self.max_predictions))
+        self.masked_lm_head.build((None, None, self.encoder.hidden_size))
         self.built = True
 
     def get_build_config(self):
@@ -106,7 +106,7 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
         flat["input_word_ids"] = ops.where(replaced, new_values, ids)
 
         sequence = self.encoder(flat, training=True)["sequence_output"]
-        logits = self.masked_lm_head(sequence, positions, self.encoder.word_embedding_matrix)
+        logits = self.masked_lm_head(sequence, self.encoder.word_embedding_matrix, positions)
         per_prediction = cross_entropy(targets, logits)  # [n, predictions]
         count = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, ops.sum(weights))
         return ops.divide_no_nan(ops.sum(weights * per_prediction), count)

@@ -12,7 +12,7 @@ from bert_tf.layers.initializers import bert_initializer, bert_layer_norm
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class MaskedLMHead(keras.layers.Layer):
-    """Gathers the masked positions, transforms them and scores them against the vocab.
+    """Transforms the masked positions' vectors and scores them against the vocab.
 
     The transform is dense + activation + LayerNorm (`cls/predictions/transform/...`
     in TF1), and the logits are the transformed vectors times the word-embedding
@@ -21,16 +21,18 @@ class MaskedLMHead(keras.layers.Layer):
     the encoder's.
 
     Call arguments:
-        sequence_output: `[batch, seq, hidden]`.
-        masked_lm_positions: int `[batch, num_predictions]`.
+        hidden_states: `[batch, seq, hidden]`, the encoder's sequence output.
         word_embeddings: the encoder's embedding matrix `[vocab_size, hidden]`.
+        masked_lm_positions: optional int `[batch, num_predictions]`, the positions to
+            score; without it every vector of `hidden_states` is scored (the caller
+            gathered them, as `BertEncoder.call_at_positions` does).
 
     Returns float32 logits `[batch, num_predictions, vocab_size]`.
 
     Example:
     >>> head = MaskedLMHead(vocab_size=100, hidden_size=16, hidden_act="gelu")
-    >>> logits = head(keras.ops.ones((2, 8, 16)), keras.ops.zeros((2, 3), "int32"),
-    ...               keras.ops.ones((100, 16)))
+    >>> logits = head(keras.ops.ones((2, 8, 16)), keras.ops.ones((100, 16)),
+    ...               keras.ops.zeros((2, 3), "int32"))
     >>> tuple(logits.shape)
     (2, 3, 100)
     """
@@ -55,15 +57,17 @@ class MaskedLMHead(keras.layers.Layer):
         return cls(encoder.vocab_size, encoder.hidden_size, hidden_act=encoder.hidden_act,
                    initializer_range=encoder.initializer_range, dtype=encoder.dtype_policy, name="masked_lm_head")
 
-    def build(self, sequence_output_shape, masked_lm_positions_shape=None, word_embeddings_shape=None):
+    def build(self, hidden_states_shape, word_embeddings_shape=None, masked_lm_positions_shape=None):
         self.transform.build((None, None, self.hidden_size))
         self.layer_norm.build((None, None, self.hidden_size))
         self.output_bias = self.add_weight(shape=(self.vocab_size,), initializer="zeros",
                                            name="output_bias")
 
-    def call(self, sequence_output, masked_lm_positions, word_embeddings):
-        positions = ops.cast(masked_lm_positions, "int32")[..., None]  # [batch, predictions, 1]
-        masked = ops.take_along_axis(sequence_output, positions, axis=1)  # [batch, predictions, hidden]
+    def call(self, hidden_states, word_embeddings, masked_lm_positions=None):
+        masked = hidden_states  # [batch, predictions, hidden]
+        if masked_lm_positions is not None:
+            positions = ops.cast(masked_lm_positions, "int32")[..., None]  # [batch, predictions, 1]
+            masked = ops.take_along_axis(hidden_states, positions, axis=1)
         masked = self.layer_norm(self._activation(self.transform(masked)))  # float32
         masked = ops.cast(masked, self.compute_dtype)
         embeddings = ops.cast(word_embeddings, self.compute_dtype)  # [vocab, hidden]
@@ -72,13 +76,13 @@ class MaskedLMHead(keras.layers.Layer):
         # of the head's time at vocab 30,522 on CPU).
         flat = ops.reshape(masked, (-1, self.hidden_size))  # [batch * predictions, hidden]
         logits = tf.linalg.matmul(flat, embeddings, transpose_b=True)  # [batch * predictions, vocab]
-        batch, predictions = ops.shape(masked_lm_positions)
+        batch, predictions = ops.shape(masked)[0], ops.shape(masked)[1]
         logits = ops.reshape(logits, (batch, predictions, self.vocab_size))
         return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
 
-    def compute_output_shape(self, sequence_output_shape, masked_lm_positions_shape,
-                             word_embeddings_shape=None):
-        return tuple(masked_lm_positions_shape) + (self.vocab_size,)
+    def compute_output_shape(self, hidden_states_shape, word_embeddings_shape=None,
+                             masked_lm_positions_shape=None):
+        return tuple(masked_lm_positions_shape or hidden_states_shape[:-1]) + (self.vocab_size,)
 
     def get_config(self):
         config = super().get_config()

@@ -21,11 +21,13 @@ class SelfAttention(keras.layers.Layer):
     compute dtype; BERT's layout and a float32 softmax are simpler to keep here.)
 
     Call arguments:
-        hidden_states: `[batch, seq, hidden]`.
+        hidden_states: `[batch, seq, hidden]`, the keys' and values' source.
         attention_bias: float32 `[batch, 1, 1, seq]`, 0 for real keys and a large
             negative number for padding (see `BertEncoder`).
+        query_states: `[batch, queries, hidden]`, the states that attend; by default
+            `hidden_states` (self-attention at every position).
 
-    Returns the per-head context vectors, concatenated: `[batch, seq, hidden]`.
+    Returns the per-head context vectors, concatenated: `[batch, queries, hidden]`.
 
     Example:
     >>> layer = SelfAttention(hidden_size=16, num_attention_heads=2)
@@ -64,26 +66,29 @@ class SelfAttention(keras.layers.Layer):
         x = ops.reshape(x, (batch, seq, self.num_attention_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))
 
-    def call(self, hidden_states, attention_bias, training=False):
+    def call(self, hidden_states, attention_bias, query_states=None, training=False):
+        if query_states is None:
+            query_states = hidden_states
         batch, seq = ops.shape(hidden_states)[0], ops.shape(hidden_states)[1]
-        query = self._split_heads(self.query(hidden_states), batch, seq)
+        queries = ops.shape(query_states)[1]
+        query = self._split_heads(self.query(query_states), batch, queries)
         key = self._split_heads(self.key(hidden_states), batch, seq)
         value = self._split_heads(self.value(hidden_states), batch, seq)
 
         # Fold the 1/sqrt(d) scale into the query: [batch, seq, d] instead of [seq, seq].
         query = query * ops.cast(1.0 / math.sqrt(self.head_size), query.dtype)
-        scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))  # [batch, heads, seq, seq]
+        scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))  # [batch, heads, queries, seq]
         # Keras casts float inputs to the compute dtype: take the bias back to float32.
         scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.dropout(probs, training=training)
 
-        context = ops.matmul(probs, value)  # [batch, heads, seq, head_size]
+        context = ops.matmul(probs, value)  # [batch, heads, queries, head_size]
         context = ops.transpose(context, (0, 2, 1, 3))
-        return ops.reshape(context, (batch, seq, self.hidden_size))
+        return ops.reshape(context, (batch, queries, self.hidden_size))
 
-    def compute_output_shape(self, hidden_states_shape, attention_bias_shape=None):
-        return tuple(hidden_states_shape)
+    def compute_output_shape(self, hidden_states_shape, attention_bias_shape=None, query_states_shape=None):
+        return tuple(query_states_shape or hidden_states_shape)
 
     def get_config(self):
         config = super().get_config()

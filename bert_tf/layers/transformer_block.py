@@ -22,6 +22,14 @@ class TransformerBlock(keras.layers.Layer):
         `output_dense`          output/dense
         `output_layer_norm`     output/LayerNorm
 
+    Call arguments:
+        hidden_states: `[batch, seq, hidden]`.
+        attention_bias: float32 `[batch, 1, 1, seq]` (see `SelfAttention`).
+        output_positions: optional int `[batch, n]`: compute the output only at these
+            positions, still attending over all `seq` keys. The result `[batch, n, hidden]`
+            equals the full output gathered there; the queries, the feed-forward network
+            and the residuals then run on `n` rows instead of `seq`.
+
     Example:
     >>> block = TransformerBlock(hidden_size=16, num_attention_heads=2, intermediate_size=64)
     >>> x = keras.ops.ones((2, 5, 16))
@@ -68,20 +76,26 @@ class TransformerBlock(keras.layers.Layer):
         self.output_dense.build((None, None, self.intermediate_size))
         self.output_layer_norm.build(hidden_shape)
 
-    def call(self, hidden_states, attention_bias, training=False):
-        # hidden_states: [batch, seq, hidden]
-        attention = self.self_attention(hidden_states, attention_bias, training=training)
+    def call(self, hidden_states, attention_bias, output_positions=None, training=False):
+        # hidden_states: [batch, seq, hidden]; queries: [batch, n, hidden], n = seq by default.
+        queries = hidden_states
+        if output_positions is not None:
+            positions = ops.cast(output_positions, "int32")[..., None]  # [batch, n, 1]
+            queries = ops.take_along_axis(hidden_states, positions, axis=1)
+        attention = self.self_attention(hidden_states, attention_bias, query_states=queries, training=training)
         attention = self.attention_output_dropout(self.attention_output(attention), training=training)
-        attention = self.attention_layer_norm(hidden_states + attention)  # float32
+        attention = self.attention_layer_norm(queries + attention)  # float32
         attention = ops.cast(attention, self.compute_dtype)
 
-        intermediate = self._activation(self.intermediate(attention))  # [batch, seq, intermediate]
+        intermediate = self._activation(self.intermediate(attention))  # [batch, n, intermediate]
         output = self.output_dropout(self.output_dense(intermediate), training=training)
         output = self.output_layer_norm(attention + output)  # float32
         return ops.cast(output, self.compute_dtype)
 
-    def compute_output_shape(self, hidden_states_shape, attention_bias_shape=None):
-        return tuple(hidden_states_shape)
+    def compute_output_shape(self, hidden_states_shape, attention_bias_shape=None, output_positions_shape=None):
+        if output_positions_shape is None:
+            return tuple(hidden_states_shape)
+        return tuple(output_positions_shape) + (self.hidden_size,)
 
     def get_config(self):
         config = super().get_config()

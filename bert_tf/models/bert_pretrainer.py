@@ -58,13 +58,15 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         self.next_sentence_loss = keras.metrics.Mean("next_sentence_loss")
 
     def call(self, features, training=False):
-        encoder_outputs = self.encoder({
+        # Only [CLS] and the masked positions of the last layer are read: the encoder
+        # computes its last block there alone.
+        encoder_outputs = self.encoder.call_at_positions({
             "input_word_ids": features["input_ids"],
             "input_mask": features["input_mask"],
             "input_type_ids": features["segment_ids"],
-        }, training=training)
+        }, features["masked_lm_positions"], training=training)
         masked_lm_logits = self.masked_lm_head(
-            encoder_outputs["sequence_output"], features["masked_lm_positions"], self.encoder.word_embedding_matrix)
+            encoder_outputs["sequence_output"], self.encoder.word_embedding_matrix)  # masked positions only
         next_sentence_logits = self.next_sentence_head(encoder_outputs["pooled_output"])
         return {
             "masked_lm_logits": masked_lm_logits,  # [batch, predictions, vocab]
@@ -74,13 +76,12 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
     def build_with_dummy_inputs(self) -> None:
         """Builds the heads' weights for any batch, sequence length and prediction count (the
         encoder is built already): what loading a checkpoint into the model needs first."""
-        self.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
+        self.build({"masked_lm_positions": (None, None)})
 
     def build(self, features_shape):
         # The encoder is a functional model and already built; only the heads are new.
-        batch, seq = features_shape["input_ids"]
-        predictions = features_shape["masked_lm_positions"][-1]
-        self.masked_lm_head.build((batch, seq, self.encoder.hidden_size), (batch, predictions))
+        batch, predictions = features_shape["masked_lm_positions"]
+        self.masked_lm_head.build((batch, predictions, self.encoder.hidden_size))
         self.next_sentence_head.build((batch, self.encoder.hidden_size))
 
     # -- Keras training hooks: the targets live in the features (x). --------------------
