@@ -316,8 +316,9 @@ def test_layerwise_adamw_without_options_is_keras_adamw():
     for _ in range(3):
         ours.apply(grads, encoder.trainable_variables)
         keras_adamw.apply(grads, reference.trainable_variables)
+    # Within float32 rounding: the fused kernel (FusedAdamW) takes 1 - beta_2 in float32, Keras in float64.
     for a, b in zip(encoder.trainable_variables, reference.trainable_variables):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_layerwise_decay_and_gradual_unfreezing_scale_each_layer():

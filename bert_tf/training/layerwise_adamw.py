@@ -5,11 +5,12 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_tf.training.fused_adamw import FusedAdamW
 from bert_tf.training.no_decay_patterns import KeepsNoDecayPatterns
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class LayerwiseAdamW(KeepsNoDecayPatterns, keras.optimizers.AdamW):
+class LayerwiseAdamW(KeepsNoDecayPatterns, FusedAdamW):
     """AdamW whose learning rate (and so its decoupled weight decay) is scaled per layer.
 
     Each variable has a depth: 0 for the embeddings, `i + 1` for Transformer
@@ -20,7 +21,7 @@ class LayerwiseAdamW(KeepsNoDecayPatterns, keras.optimizers.AdamW):
         multiplier = layerwise_lr_decay ** (top - d)            (discriminative fine-tuning)
                      * (t >= (top - d) * unfreeze_every_steps)  (gradual unfreezing, top down)
 
-    With `layerwise_lr_decay=1` and `unfreeze_every_steps=0` it is Keras's AdamW.
+    With `layerwise_lr_decay=1` and `unfreeze_every_steps=0` it is Keras's AdamW (`FusedAdamW`).
     A frozen layer's update and weight decay are both zero.
 
     Args:

@@ -7,6 +7,7 @@ import functools
 import keras
 from keras import ops
 
+from bert_tf.training.fused_adamw import FusedAdamW
 from bert_tf.training.lamb import Lamb
 from bert_tf.training.layerwise_adamw import LayerwiseAdamW
 
@@ -14,7 +15,7 @@ from bert_tf.training.layerwise_adamw import LayerwiseAdamW
 # matches these patterns against the variable's short name: LayerNorm's `gamma` and
 # `beta`, and every `bias`/`output_bias`.
 NO_DECAY_PATTERNS = ("gamma", "beta", "bias")
-_OPTIMIZER_CLASSES = {"adamw": keras.optimizers.AdamW, "lamb": Lamb}  # --optimizer's values
+_OPTIMIZER_CLASSES = {"adamw": FusedAdamW, "lamb": Lamb}  # --optimizer's values
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
