@@ -95,7 +95,7 @@ def test_dropout_only_in_training():
     assert not np.allclose(encoder(inputs, training=True)["sequence_output"], encoder(inputs)["sequence_output"])
 
 
-def test_call_at_positions_equals_the_full_pass_gathered_in_values_and_gradients():
+def test_call_at_positions_and_pooled_output_equal_the_full_pass_in_values_and_gradients():
     encoder = tiny_encoder()
     inputs = random_encoder_inputs(3, 16, TINY["vocab_size"], lengths=[16, 9, 4])
     # Repeated positions, position 0, and positions in the padding, as padded prediction slots have.
@@ -121,6 +121,8 @@ def test_call_at_positions_equals_the_full_pass_gathered_in_values_and_gradients
     for variable, got_gradient, expected_gradient in zip(encoder.trainable_variables, gradients, expected_gradients):
         np.testing.assert_allclose(tf.convert_to_tensor(got_gradient), tf.convert_to_tensor(expected_gradient),
                                    rtol=1e-5, atol=1e-5, err_msg=variable.path)
+    # A classifier's pooled output alone: the last block at [CLS] only.
+    np.testing.assert_allclose(encoder.pooled_output(inputs), expected["pooled_output"], atol=1e-5)
     # Under XLA too (static shapes).
     xla = tf.function(lambda: encoder.call_at_positions(inputs, positions), jit_compile=True)()
     np.testing.assert_allclose(xla["sequence_output"], expected["sequence_output"], atol=1e-4)

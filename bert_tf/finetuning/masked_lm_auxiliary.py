@@ -105,8 +105,8 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
         new_values = ops.cast(ops.sum(hits * ops.cast(replacement, "float32")[..., None], axis=1), "int32")
         flat["input_word_ids"] = ops.where(replaced, new_values, ids)
 
-        sequence = self.encoder(flat, training=True)["sequence_output"]
-        logits = self.masked_lm_head(sequence, self.encoder.word_embedding_matrix, positions)
+        masked = self.encoder.call_at_positions(flat, positions, training=True)["sequence_output"]
+        logits = self.masked_lm_head(masked, self.encoder.word_embedding_matrix)
         per_prediction = cross_entropy(targets, logits)  # [n, predictions]
         count = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, ops.sum(weights))
         return ops.divide_no_nan(ops.sum(weights * per_prediction), count)

@@ -31,7 +31,7 @@ class BertClassifier(BertTaskModel):
         self.classifier = self.output_layer(num_classes, "classifier")
 
     def call(self, inputs, training=False):
-        pooled = self.encoder(inputs, training=training)["pooled_output"]  # [batch, hidden]
+        pooled = self.encoder.pooled_output(inputs, training=training)  # [batch, hidden]
         logits = self.classifier(self.dropout(pooled, training=training))  # [batch, num_classes]
         return {LOGITS: ops.cast(logits, "float32")}
 

@@ -109,7 +109,8 @@ class BertEncoder(keras.Model):
                 "pooled_output": self.pooler(x[:, 0, :]),  # [batch, hidden]
                 "encoder_outputs": encoder_outputs + [x],
             }
-        cls_position = ops.zeros_like(output_positions[:, :1])
+        output_positions = ops.cast(output_positions, "int32")
+        cls_position = ops.zeros((ops.shape(output_positions)[0], 1), "int32")
         x = last_block(x, attention_bias, ops.concatenate([cls_position, output_positions], axis=1),
                        training=training)  # [batch, 1 + n, hidden]
         return {"sequence_output": x[:, 1:, :], "pooled_output": self.pooler(x[:, 0, :])}
@@ -135,6 +136,12 @@ class BertEncoder(keras.Model):
         (2, 2, 16)
         """
         return self._encode(inputs, output_positions, training=training)
+
+    def pooled_output(self, inputs, training=False):
+        """`pooled_output` `[batch, hidden]` alone: the last block runs at `[CLS]` only
+        (`call_at_positions` with no positions), as a classifier needs."""
+        no_positions = ops.zeros((ops.shape(inputs["input_word_ids"])[0], 0), "int32")  # [batch, 0]
+        return self._encode(inputs, no_positions, training=training)["pooled_output"]
 
     @classmethod
     def from_bert_config(cls, config: BertConfig, **kwargs) -> "BertEncoder":

@@ -36,6 +36,6 @@ class BertMultipleChoice(BertTaskModel):
     def call(self, inputs, training=False):
         shape = ops.shape(inputs["input_word_ids"])  # [batch, choices, seq]
         flat = {name: ops.reshape(inputs[name], (-1, shape[-1])) for name in ENCODER_INPUTS}
-        pooled = self.encoder(flat, training=training)["pooled_output"]  # [batch * choices, hidden]
+        pooled = self.encoder.pooled_output(flat, training=training)  # [batch * choices, hidden]
         scores = self.choice_scorer(self.dropout(pooled, training=training))  # [batch * choices, 1]
         return {LOGITS: ops.cast(ops.reshape(scores, (shape[0], shape[1])), "float32")}
