@@ -44,6 +44,9 @@ class BertEncoder(keras.Model):
         `pooled_output`: `[batch, hidden]`, tanh dense on the `[CLS]` vector.
         `encoder_outputs`: list of `num_hidden_layers` tensors `[batch, seq, hidden]`.
 
+    `call_at_positions` and `pooled_output` run the last block only where the caller
+    reads it (pretraining's masked positions, a classifier's `[CLS]`).
+
     Example:
     >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=2,
     ...                       num_attention_heads=2, intermediate_size=32)
