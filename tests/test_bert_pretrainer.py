@@ -7,6 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf import BertPretrainer, pretraining_losses
+from bert_tf.layers import gather_positions
 from bert_test_utils import TINY, random_pretraining_batch, tiny_encoder
 
 # Two examples, three prediction slots, a vocab of two tokens. Slot 3 of example 1 is
@@ -90,8 +91,8 @@ def test_logits_equal_the_head_on_the_full_sequence_output():
     outputs = model(batch)
     encoder_outputs = model.encoder({"input_word_ids": batch["input_ids"], "input_mask": batch["input_mask"],
                                      "input_type_ids": batch["segment_ids"]})
-    expected_logits = model.masked_lm_head(encoder_outputs["sequence_output"], model.encoder.word_embedding_matrix,
-                                           batch["masked_lm_positions"])
+    masked = gather_positions(encoder_outputs["sequence_output"], batch["masked_lm_positions"])
+    expected_logits = model.masked_lm_head(masked, model.encoder.word_embedding_matrix)
     np.testing.assert_allclose(outputs["masked_lm_logits"], expected_logits, atol=1e-5)
     expected_next_sentence = model.next_sentence_head(encoder_outputs["pooled_output"])
     np.testing.assert_allclose(outputs["next_sentence_logits"], expected_next_sentence, atol=1e-5)

@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from bert_tf.export.keras_tracking import KerasModelRef
 from bert_tf.export.task_module import id_spec
+from bert_tf.layers.positions import gather_positions
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
@@ -32,8 +33,8 @@ class _MaskedLM(tf.Module):
         pretrainer = self._pretrainer.model
         encoder = pretrainer.encoder
         outputs = encoder({name: inputs[name] for name in ENCODER_INPUTS}, training=False)
-        logits = pretrainer.masked_lm_head(outputs["sequence_output"], encoder.word_embedding_matrix,
-                                           inputs["masked_lm_positions"])
+        masked = gather_positions(outputs["sequence_output"], inputs["masked_lm_positions"])
+        logits = pretrainer.masked_lm_head(masked, encoder.word_embedding_matrix)
         return _float32({"mlm_logits": logits, "pooled_output": outputs["pooled_output"],
                          "sequence_output": outputs["sequence_output"]})
 

@@ -12,7 +12,7 @@ from bert_tf.layers.initializers import bert_initializer, bert_layer_norm
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class MaskedLMHead(keras.layers.Layer):
-    """Transforms the masked positions' vectors and scores them against the vocab.
+    """Transforms the vectors at the masked positions and scores them against the vocab.
 
     The transform is dense + activation + LayerNorm (`cls/predictions/transform/...`
     in TF1), and the logits are the transformed vectors times the word-embedding
@@ -21,18 +21,15 @@ class MaskedLMHead(keras.layers.Layer):
     the encoder's.
 
     Call arguments:
-        hidden_states: `[batch, seq, hidden]`, the encoder's sequence output.
+        masked_states: `[batch, num_predictions, hidden]`, the encoder's output at the
+            masked positions (`BertEncoder.call_at_positions`, or `gather_positions`).
         word_embeddings: the encoder's embedding matrix `[vocab_size, hidden]`.
-        masked_lm_positions: optional int `[batch, num_predictions]`, the positions to
-            score; without it every vector of `hidden_states` is scored (the caller
-            gathered them, as `BertEncoder.call_at_positions` does).
 
     Returns float32 logits `[batch, num_predictions, vocab_size]`.
 
     Example:
     >>> head = MaskedLMHead(vocab_size=100, hidden_size=16, hidden_act="gelu")
-    >>> logits = head(keras.ops.ones((2, 8, 16)), keras.ops.ones((100, 16)),
-    ...               keras.ops.zeros((2, 3), "int32"))
+    >>> logits = head(keras.ops.ones((2, 3, 16)), keras.ops.ones((100, 16)))
     >>> tuple(logits.shape)
     (2, 3, 100)
     """
@@ -57,18 +54,15 @@ class MaskedLMHead(keras.layers.Layer):
         return cls(encoder.vocab_size, encoder.hidden_size, hidden_act=encoder.hidden_act,
                    initializer_range=encoder.initializer_range, dtype=encoder.dtype_policy, name="masked_lm_head")
 
-    def build(self, hidden_states_shape, word_embeddings_shape=None, masked_lm_positions_shape=None):
+    def build(self, masked_states_shape, word_embeddings_shape=None):
         self.transform.build((None, None, self.hidden_size))
         self.layer_norm.build((None, None, self.hidden_size))
         self.output_bias = self.add_weight(shape=(self.vocab_size,), initializer="zeros",
                                            name="output_bias")
 
-    def call(self, hidden_states, word_embeddings, masked_lm_positions=None):
-        masked = hidden_states  # [batch, predictions, hidden]
-        if masked_lm_positions is not None:
-            positions = ops.cast(masked_lm_positions, "int32")[..., None]  # [batch, predictions, 1]
-            masked = ops.take_along_axis(hidden_states, positions, axis=1)
-        masked = self.layer_norm(self._activation(self.transform(masked)))  # float32
+    def call(self, masked_states, word_embeddings):
+        # masked_states: [batch, predictions, hidden]
+        masked = self.layer_norm(self._activation(self.transform(masked_states)))  # float32
         masked = ops.cast(masked, self.compute_dtype)
         embeddings = ops.cast(word_embeddings, self.compute_dtype)  # [vocab, hidden]
         # One 2-D matmul against the untransposed table: its gradient is then
@@ -80,9 +74,8 @@ class MaskedLMHead(keras.layers.Layer):
         logits = ops.reshape(logits, (batch, predictions, self.vocab_size))
         return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
 
-    def compute_output_shape(self, hidden_states_shape, word_embeddings_shape=None,
-                             masked_lm_positions_shape=None):
-        return tuple(masked_lm_positions_shape or hidden_states_shape[:-1]) + (self.vocab_size,)
+    def compute_output_shape(self, masked_states_shape, word_embeddings_shape=None):
+        return tuple(masked_states_shape[:-1]) + (self.vocab_size,)
 
     def get_config(self):
         config = super().get_config()

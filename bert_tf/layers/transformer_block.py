@@ -7,6 +7,7 @@ from keras import ops
 
 from bert_tf.layers.activations import get_activation
 from bert_tf.layers.initializers import bert_initializer, bert_layer_norm
+from bert_tf.layers.positions import gather_positions
 from bert_tf.layers.self_attention import SelfAttention
 
 
@@ -78,10 +79,7 @@ class TransformerBlock(keras.layers.Layer):
 
     def call(self, hidden_states, attention_bias, output_positions=None, training=False):
         # hidden_states: [batch, seq, hidden]; queries: [batch, n, hidden], n = seq by default.
-        queries = hidden_states
-        if output_positions is not None:
-            positions = ops.cast(output_positions, "int32")[..., None]  # [batch, n, 1]
-            queries = ops.take_along_axis(hidden_states, positions, axis=1)
+        queries = hidden_states if output_positions is None else gather_positions(hidden_states, output_positions)
         attention = self.self_attention(hidden_states, attention_bias, query_states=queries, training=training)
         attention = self.attention_output_dropout(self.attention_output(attention), training=training)
         attention = self.attention_layer_norm(queries + attention)  # float32

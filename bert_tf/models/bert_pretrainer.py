@@ -66,7 +66,7 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
             "input_type_ids": features["segment_ids"],
         }, features["masked_lm_positions"], training=training)
         masked_lm_logits = self.masked_lm_head(
-            encoder_outputs["sequence_output"], self.encoder.word_embedding_matrix)  # masked positions only
+            encoder_outputs["sequence_output"], self.encoder.word_embedding_matrix)
         next_sentence_logits = self.next_sentence_head(encoder_outputs["pooled_output"])
         return {
             "masked_lm_logits": masked_lm_logits,  # [batch, predictions, vocab]
