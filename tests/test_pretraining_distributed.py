@@ -81,6 +81,7 @@ def test_mirrored_matches_one_device_and_evaluates_global_batches(tmp_path):
         np.testing.assert_allclose(mirrored[name], one[name], atol=1e-5, err_msg=name)
     changed = sum(not np.allclose(one[name], np.load(tmp_path / "initial.npz")[name]) for name in one.files)
     assert changed > len(one.files) // 2  # the steps really moved the weights
+    assert np.isfinite(results["sampled_loss"]) and results["sampled_changed"] > len(one.files) // 2
     assert results["indivisible_batch_error"] == "--train_batch_size=7 is not divisible by the 2 replicas"
     assert results["indivisible_batch_left_output"] is False
     # BertPretrainer.fit, unclipped: each replica's loss is scaled so that the gradients sum to the global batch's.
@@ -285,6 +286,8 @@ def _mirrored_worker(workdir: pathlib.Path):
         np.savez(workdir / f"{name}.npz", **weights)
         losses.append(loss)
         np.savez(workdir / f"fit_{name}.npz", **_fit(strategy, opts, initial))
+    # A sampled masked-LM softmax draws its candidates in each replica (no parity: each draws for its own labels).
+    sampled_loss, sampled, _ = _train(mirrored, dataclasses.replace(opts, masked_lm_samples=16), initial)
     indivisible = dataclasses.replace(_options(workdir, files, batch=7), output_dir=str(workdir / "indivisible"))
     try:
         run_pretraining(indivisible, mirrored)
@@ -292,6 +295,8 @@ def _mirrored_worker(workdir: pathlib.Path):
     except ValueError as e:
         error = str(e)
     print(json.dumps({"loss": losses, "replicas": [1, mirrored.num_replicas_in_sync],
+                      "sampled_loss": sampled_loss,
+                      "sampled_changed": sum(not np.allclose(initial[name], sampled[name]) for name in initial),
                       "indivisible_batch_error": error,
                       "indivisible_batch_left_output": os.path.exists(indivisible.output_dir),
                       "eval_examples": _eval_examples(workdir, files[0], (one_device, mirrored))}))

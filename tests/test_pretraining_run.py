@@ -38,8 +38,9 @@ def options(tmp_path, **overrides) -> PretrainingOptions:
     return PretrainingOptions(**values)
 
 
-def runner_on_fixed_batch(tmp_path, dtype="float32", jit_compile=False, learning_rate=1e-3):
-    opts = options(tmp_path, learning_rate=learning_rate, num_warmup_steps=0, num_train_steps=1000, dtype=dtype)
+def runner_on_fixed_batch(tmp_path, dtype="float32", jit_compile=False, learning_rate=1e-3, masked_lm_samples=0):
+    opts = options(tmp_path, learning_rate=learning_rate, num_warmup_steps=0, num_train_steps=1000, dtype=dtype,
+                   masked_lm_samples=masked_lm_samples)
     strategy = tf.distribute.get_strategy()
     model, optimizer = build_model(distribution_config(opts), opts, strategy)
     batch = random_pretraining_batch(8, SEQ, PREDICTIONS, TINY["vocab_size"], seed=3)
@@ -52,14 +53,17 @@ def distribution_config(opts):
     return BertConfig.from_json_file(opts.bert_config_file)
 
 
-def test_overfits_a_fixed_batch(tmp_path):
-    runner, iterator = runner_on_fixed_batch(tmp_path)
+@pytest.mark.parametrize("masked_lm_samples", [0, 16])
+def test_overfits_a_fixed_batch(tmp_path, masked_lm_samples):
+    runner, iterator = runner_on_fixed_batch(tmp_path, masked_lm_samples=masked_lm_samples)
     runner.train(iterator, 150)
     runner.reset_metrics()
     runner.train(iterator, 5)
     results = runner.metric_results()
     assert results["masked_lm_accuracy"] > 0.9, results
     assert results["next_sentence_accuracy"] == 1.0, results
+    # A sampled softmax's training accuracy is against its candidates; evaluation scores the whole vocab.
+    assert runner.evaluate(tf.data.Dataset.from_tensors(next(iterator)))["masked_lm_accuracy"] > 0.9
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
@@ -121,8 +125,9 @@ def test_float16_run_whose_loss_is_never_finite_stops(tmp_path):
         distribution.set_precision("float32")
 
 
-def test_train_step_compiles_with_xla(tmp_path):
-    runner, iterator = runner_on_fixed_batch(tmp_path, jit_compile=True)
+@pytest.mark.parametrize("masked_lm_samples", [0, 16])
+def test_train_step_compiles_with_xla(tmp_path, masked_lm_samples):
+    runner, iterator = runner_on_fixed_batch(tmp_path, jit_compile=True, masked_lm_samples=masked_lm_samples)
     before = [w.numpy() for w in runner.model.trainable_weights[:3]]
     runner.train(iterator, 2)
     assert np.isfinite(runner.metric_results()["loss"])

@@ -10,6 +10,7 @@ from bert_tf.layers.initializers import bert_initializer
 from bert_tf.layers.masked_lm_head import MaskedLMHead
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.pretraining_loss import pretraining_losses
+from bert_tf.models.sampled_masked_lm import sampled_masked_lm_scores
 from bert_tf.training.gradients import GlobalClippingTrainStep
 
 
@@ -29,6 +30,13 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         `masked_lm_logits`: `[batch, max_predictions_per_seq, vocab_size]`.
         `next_sentence_logits`: `[batch, 2]`; class 0 means B follows A.
 
+    With `masked_lm_samples > 0`, training steps score each prediction against the
+    batch's labels plus that many random vocab ids instead of the whole vocab (a sampled
+    softmax, `sampled_masked_lm`): `masked_lm_logits` is then replaced by the
+    `[batch, predictions]` scores `masked_lm_label_logits`, `masked_lm_log_partition`
+    and `masked_lm_best_logits`, and the training accuracy is against those candidates.
+    Inference (`training=False`) and evaluation score the whole vocab.
+
     Metrics: `masked_lm_accuracy` and `masked_lm_loss` weighted by
     `masked_lm_weights`, `next_sentence_accuracy` and `next_sentence_loss`.
 
@@ -43,10 +51,12 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
     ((2, 3, 100), (2, 2))
     """
 
-    def __init__(self, encoder: BertEncoder, **kwargs):
+    def __init__(self, encoder: BertEncoder, masked_lm_samples: int = 0, **kwargs):
         # The encoder's policy: `compile` then adds loss scaling to a mixed_float16 model.
         super().__init__(**{"dtype": encoder.dtype_policy, **kwargs})
         self.encoder = encoder
+        self.masked_lm_samples = masked_lm_samples
+        self._sampling_seed = keras.random.SeedGenerator() if masked_lm_samples else None
         self.masked_lm_head = MaskedLMHead.for_encoder(encoder)
         self.next_sentence_head = keras.layers.Dense(
             2, kernel_initializer=bert_initializer(encoder.initializer_range),
@@ -65,13 +75,16 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
             "input_mask": features["input_mask"],
             "input_type_ids": features["segment_ids"],
         }, features["masked_lm_positions"], training=training)
-        masked_lm_logits = self.masked_lm_head(
-            encoder_outputs["sequence_output"], self.encoder.word_embedding_matrix)
+        masked_states = encoder_outputs["sequence_output"]  # [batch, predictions, hidden]
+        if training and self.masked_lm_samples:
+            outputs = sampled_masked_lm_scores(self.masked_lm_head, masked_states, self.encoder.word_embedding_matrix,
+                                               features["masked_lm_ids"], self.masked_lm_samples, self._sampling_seed)
+        else:
+            outputs = {"masked_lm_logits": self.masked_lm_head(  # [batch, predictions, vocab]
+                masked_states, self.encoder.word_embedding_matrix)}
         next_sentence_logits = self.next_sentence_head(encoder_outputs["pooled_output"])
-        return {
-            "masked_lm_logits": masked_lm_logits,  # [batch, predictions, vocab]
-            "next_sentence_logits": ops.cast(next_sentence_logits, "float32"),  # [batch, 2]
-        }
+        outputs["next_sentence_logits"] = ops.cast(next_sentence_logits, "float32")  # [batch, 2]
+        return outputs
 
     def build_with_dummy_inputs(self) -> None:
         """Builds the heads' weights for any batch, sequence length and prediction count (the
@@ -107,13 +120,8 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         """
         losses = losses or pretraining_losses(features, outputs)
         weights = features["masked_lm_weights"]
-        logits = outputs["masked_lm_logits"]  # [batch, predictions, vocab]
-        ids = ops.cast(features["masked_lm_ids"], "int32")[..., None]  # [batch, predictions, 1]
-        label_logits = ops.take_along_axis(logits, ids, axis=-1)[..., 0]  # [batch, predictions]
-        # The mean of "the label's logit is the largest", weighted: one max-reduction over
-        # the [batch, predictions, vocab] logits, where an argmax or top-k takes 2-3x longer
-        # (Keras's argmax adds a pass for -0.0). A tie with the label counts as correct.
-        self.masked_lm_accuracy.update_state(label_logits >= ops.max(logits, axis=-1), sample_weight=weights)
+        label_logits, best_logits = _label_and_best_logits(features, outputs)  # [batch, predictions]
+        self.masked_lm_accuracy.update_state(label_logits >= best_logits, sample_weight=weights)
         self.masked_lm_loss.update_state(losses["masked_lm_cross_entropy"], sample_weight=weights)
         self.next_sentence_accuracy.update_state(features["next_sentence_labels"],
                                                  outputs["next_sentence_logits"])
@@ -129,6 +137,7 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
             "name": self.name,
             "trainable": self.trainable,
             "encoder": keras.saving.serialize_keras_object(self.encoder),
+            "masked_lm_samples": self.masked_lm_samples,
         }
 
     @classmethod
@@ -136,3 +145,18 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         config = dict(config)
         config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
         return cls(**config)
+
+
+def _label_and_best_logits(features, outputs):
+    """(the label's logit, the largest logit) of each prediction, `[batch, predictions]`: from the
+    vocab's `masked_lm_logits`, or from the candidates of a sampled softmax (`sampled_masked_lm`).
+
+    The accuracy is the mean of "the label's logit is the largest", weighted: one max-reduction
+    over the logits, where an argmax or top-k takes 2-3x longer (Keras's argmax adds a pass for
+    -0.0). A tie with the label counts as correct.
+    """
+    if "masked_lm_logits" not in outputs:
+        return outputs["masked_lm_label_logits"], outputs["masked_lm_best_logits"]
+    logits = outputs["masked_lm_logits"]  # [batch, predictions, vocab]
+    ids = ops.cast(features["masked_lm_ids"], "int32")[..., None]  # [batch, predictions, 1]
+    return ops.take_along_axis(logits, ids, axis=-1)[..., 0], ops.max(logits, axis=-1)

@@ -21,7 +21,8 @@ def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_example
     Args:
         features: the pretraining feature dict (`masked_lm_ids`, `masked_lm_weights`,
             `next_sentence_labels`).
-        outputs: `BertPretrainer` outputs (`masked_lm_logits`, `next_sentence_logits`).
+        outputs: `BertPretrainer` outputs: `next_sentence_logits`, and `masked_lm_logits` or, from a
+            sampled softmax, `masked_lm_log_partition` and `masked_lm_label_logits`.
         masked_lm_weight_sum, num_examples: the denominators. They default to
             this batch's; a distributed step passes the global batch's, so that the
             replicas' losses sum to the loss of the whole batch.
@@ -32,7 +33,10 @@ def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_example
     they come from (the metrics reuse them rather than recompute the vocab softmax).
     """
     weights = ops.cast(features["masked_lm_weights"], "float32")
-    mlm_ce = cross_entropy(features["masked_lm_ids"], outputs["masked_lm_logits"])  # [batch, predictions]
+    if "masked_lm_logits" in outputs:
+        mlm_ce = cross_entropy(features["masked_lm_ids"], outputs["masked_lm_logits"])  # [batch, predictions]
+    else:
+        mlm_ce = outputs["masked_lm_log_partition"] - outputs["masked_lm_label_logits"]
     nsp_ce = cross_entropy(features["next_sentence_labels"], outputs["next_sentence_logits"])  # [batch]
     if masked_lm_weight_sum is None:
         masked_lm_weight_sum = ops.sum(weights)

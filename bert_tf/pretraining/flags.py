@@ -46,6 +46,11 @@ def define_pretraining_flags() -> None:
                          "--eval_batch_size, whatever the replica count).", lower_bound=1)
     # Additions.
     flags.DEFINE_enum("optimizer", "adamw", ["adamw", "lamb"], "AdamW (the paper) or LAMB.")
+    flags.DEFINE_integer("masked_lm_samples", 0,
+                         "Train the masked-LM softmax on the batch's label tokens plus this many vocab ids "
+                         "drawn at random (a sampled softmax, bert_tf.models.sampled_masked_lm) instead of "
+                         "the whole vocab; 0: the whole vocab. Evaluation always scores the whole vocab.",
+                         lower_bound=0)
     flags.DEFINE_bool("dynamic_masking", False,
                       "Mask on the fly from raw text, fresh every epoch (RoBERTa): --input_file and "
                       "--eval_file are then text corpora (one sentence per line, blank line between "

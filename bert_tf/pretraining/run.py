@@ -48,6 +48,7 @@ class PretrainingOptions:
     iterations_per_loop: int = 1000
     max_eval_steps: int = 100
     optimizer: str = "adamw"
+    masked_lm_samples: int = 0
     dynamic_masking: bool = False
     vocab_file: str | None = None
     do_lower_case: bool = True
@@ -91,7 +92,7 @@ def build_model(config: BertConfig, options: PretrainingOptions, strategy):
     with strategy.scope():
         if options.random_seed is not None:
             keras.utils.set_random_seed(options.random_seed)
-        model = BertPretrainer(BertEncoder.from_bert_config(config))
+        model = BertPretrainer(BertEncoder.from_bert_config(config), masked_lm_samples=options.masked_lm_samples)
         model.build_with_dummy_inputs()
         optimizer = optimization.create_optimizer(
             options.optimizer, options.learning_rate, options.num_train_steps,
