@@ -11,7 +11,7 @@ from bert_test_utils import REPO, run_script
 PRETRAINING = {"max_seq_length": 0, "max_predictions_per_seq": 0, "train_batch_size": 0, "eval_batch_size": 0,
                "learning_rate": -1e-4, "num_train_steps": 0, "num_warmup_steps": -1,
                "save_checkpoints_steps": 0, "iterations_per_loop": 0, "max_eval_steps": 0, "log_every": 0,
-               "keep_checkpoint_max": 0}
+               "keep_checkpoint_max": 0, "masked_lm_samples": -1}
 FINETUNING = {"max_seq_length": 2, "train_batch_size": 0, "eval_batch_size": 0, "predict_batch_size": 0,
               "learning_rate": -1e-5, "warmup_proportion": 1.5, "label_smoothing": -0.1, "mlm_aux_weight": -1,
               "layerwise_lr_decay": 1.5, "save_checkpoints_steps": 0, "iterations_per_loop": 0}
