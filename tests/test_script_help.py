@@ -53,3 +53,13 @@ def test_every_script_runs_its_main_through_bert_tf_script():
     assert scripts == sorted(SCRIPTS)
     for script in scripts:
         assert "    script.run(" in (REPO / script).read_text(), script
+
+
+def test_the_tensorflow_free_flag_values_are_the_ones_the_code_accepts():
+    from bert_tf.checkpoints.task_heads import TASK_MODELS
+    from bert_tf.export.flags import MODEL_TYPES
+    from bert_tf.pretraining.flags import OPTIMIZERS
+    from bert_tf.training.optimization import OPTIMIZER_CLASSES
+
+    assert OPTIMIZERS == tuple(OPTIMIZER_CLASSES)
+    assert MODEL_TYPES == (*TASK_MODELS, "hub")

@@ -9,6 +9,9 @@ from absl import flags
 
 from bert_tf.training import runtime_flags
 
+# --optimizer's values (`bert_tf.training.optimization.OPTIMIZER_CLASSES` maps them to classes).
+OPTIMIZERS = ("adamw", "lamb")
+
 
 def define_pretraining_flags() -> None:
     # Model and data (google-research/bert names and defaults).
@@ -45,7 +48,7 @@ def define_pretraining_flags() -> None:
     flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval batches (global batches of "
                          "--eval_batch_size, whatever the replica count).", lower_bound=1)
     # Additions.
-    flags.DEFINE_enum("optimizer", "adamw", ["adamw", "lamb"], "AdamW (the paper) or LAMB.")
+    flags.DEFINE_enum("optimizer", "adamw", list(OPTIMIZERS), "AdamW (the paper) or LAMB.")
     flags.DEFINE_integer("masked_lm_samples", 0,
                          "Train the masked-LM softmax on the batch's label tokens plus this many vocab ids "
                          "drawn at random (a sampled softmax, bert_tf.models.sampled_masked_lm) instead of "

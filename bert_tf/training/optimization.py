@@ -15,7 +15,7 @@ from bert_tf.training.layerwise_adamw import LayerwiseAdamW
 # matches these patterns against the variable's short name: LayerNorm's `gamma` and
 # `beta`, and every `bias`/`output_bias`.
 NO_DECAY_PATTERNS = ("gamma", "beta", "bias")
-_OPTIMIZER_CLASSES = {"adamw": FusedAdamW, "lamb": Lamb}  # --optimizer's values
+OPTIMIZER_CLASSES = {"adamw": FusedAdamW, "lamb": Lamb}  # by --optimizer value (`pretraining.flags.OPTIMIZERS`)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -82,9 +82,9 @@ def create_optimizer(name: str, learning_rate: float, num_train_steps: int, num_
                      weight_decay: float = 0.01, loss_scale: bool = False) -> keras.optimizers.Optimizer:
     """BERT's pretraining optimizer: adamw, or lamb (layer-wise adaptive, You et al.: `Lamb`); see
     `bert_optimizer`."""
-    if name not in _OPTIMIZER_CLASSES:
-        raise ValueError(f"--optimizer must be one of {', '.join(_OPTIMIZER_CLASSES)}; got {name!r}")
-    return bert_optimizer(_OPTIMIZER_CLASSES[name], learning_rate, num_train_steps, num_warmup_steps,
+    if name not in OPTIMIZER_CLASSES:
+        raise ValueError(f"--optimizer must be one of {', '.join(OPTIMIZER_CLASSES)}; got {name!r}")
+    return bert_optimizer(OPTIMIZER_CLASSES[name], learning_rate, num_train_steps, num_warmup_steps,
                           weight_decay, loss_scale)
 
 
