@@ -58,6 +58,10 @@ def test_encoder_and_mlm_equal_the_model(exported):
     reference = model({"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
                        "segment_ids": inputs["input_type_ids"], "masked_lm_positions": positions})
     np.testing.assert_allclose(mlm, reference["masked_lm_logits"], atol=1e-5)
+    beyond_vocab = {**inputs, "input_word_ids": inputs["input_word_ids"] + tokenizer.vocab_size}
+    for call in (encoder, lambda x: encoder.mlm({**x, "masked_lm_positions": positions})):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="input_word_ids must be < the vocab size"):
+            call(beyond_vocab)
 
 
 def test_fill_mask_in_a_fresh_process_without_bert_tf(exported, tmp_path):

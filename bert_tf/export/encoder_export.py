@@ -5,7 +5,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_tf.export.keras_tracking import KerasModelRef
-from bert_tf.export.task_module import id_spec
+from bert_tf.export.task_module import checked_ids, id_spec
 from bert_tf.layers.positions import gather_positions
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
@@ -32,7 +32,8 @@ class _MaskedLM(tf.Module):
     def __call__(self, inputs):
         pretrainer = self._pretrainer.model
         encoder = pretrainer.encoder
-        outputs = encoder({name: inputs[name] for name in ENCODER_INPUTS}, training=False)
+        outputs = encoder(checked_ids({name: inputs[name] for name in ENCODER_INPUTS}, encoder.bert_config),
+                          training=False)
         masked = gather_positions(outputs["sequence_output"], inputs["masked_lm_positions"])
         logits = pretrainer.masked_lm_head(masked, encoder.word_embedding_matrix)
         return _float32({"mlm_logits": logits, "pooled_output": outputs["pooled_output"],
@@ -81,7 +82,8 @@ class EncoderExport(tf.train.Checkpoint):
 
     @tf.function(autograph=False)
     def __call__(self, inputs, training=False):
-        return _float32(self._encoder.model(inputs, training=training))
+        encoder = self._encoder.model
+        return _float32(encoder(checked_ids(inputs, encoder.bert_config), training=training))
 
     @tf.function(autograph=False, input_signature=[ENCODER_SPEC])
     def serve(self, inputs):

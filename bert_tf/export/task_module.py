@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints.task_heads import task_model_type
 from bert_tf.export.keras_tracking import KerasModelRef
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
@@ -19,6 +20,29 @@ def id_spec(rank: int = 2) -> dict[str, tf.TensorSpec]:
 def text_spec(name: str, rank: int = 1) -> tf.TensorSpec:
     """A string input named `name`: `[batch]`, or `[batch, choices]` for rank 2."""
     return tf.TensorSpec([None] * rank, tf.string, name=name)
+
+
+def checked_ids(inputs: dict[str, tf.Tensor], config: BertConfig) -> dict[str, tf.Tensor]:
+    """`inputs` behind asserts that the model has an embedding for every id and position.
+
+    Without them a bad id would not fail: Keras's `take` wraps negative ids around, and
+    under XLA a gather clamps the others to the last row, so ids from another vocab would
+    get a confident answer. Run them outside an XLA-compiled function, which drops asserts.
+    """
+    word_ids, type_ids = inputs["input_word_ids"], inputs["input_type_ids"]
+    checks = [
+        tf.debugging.assert_non_negative(word_ids, message="input_word_ids must be >= 0"),
+        tf.debugging.assert_less(word_ids, config.vocab_size,
+                                 message=f"input_word_ids must be < the vocab size, {config.vocab_size}"),
+        tf.debugging.assert_non_negative(type_ids, message="input_type_ids must be >= 0"),
+        tf.debugging.assert_less(type_ids, config.type_vocab_size,
+                                 message=f"input_type_ids must be < type_vocab_size, {config.type_vocab_size}"),
+        tf.debugging.assert_less_equal(tf.shape(word_ids)[-1], config.max_position_embeddings,
+                                       message=f"the sequence must be at most max_position_embeddings, "
+                                               f"{config.max_position_embeddings}, long"),
+    ]
+    with tf.control_dependencies(checks):
+        return {name: tf.identity(tensor) for name, tensor in inputs.items()}
 
 
 def label_names(labels, num_classes: int, head: str) -> tf.Tensor:
@@ -75,15 +99,18 @@ class TaskExport(tf.Module):
     def signatures(self, jit_compile: bool = False) -> dict:
         """Signature name -> concrete function, for `tf.saved_model.save`.
 
-        `jit_compile` compiles `serving_default` with XLA: about 25% lower latency
-        for BERT-base on CPU (benchmarks/README.md), but TF Serving then needs
-        `--xla_cpu_compilation_enabled`. The text signatures stay uncompiled: they
-        pad to each batch's own length, and XLA would compile every new shape.
+        `jit_compile` compiles the model behind `serving_default` with XLA (lower
+        latency for BERT-base on CPU, benchmarks/README.md), but TF Serving then needs
+        `--xla_cpu_compilation_enabled`. Its ids are checked before (`checked_ids`).
+        The text signatures stay uncompiled: they pad to each batch's own length, and
+        XLA would compile every new shape.
         """
         signatures = {name: tf.function(method, input_signature=specs, autograph=False)
                       for name, (method, specs) in self.text_signatures().items()}
-        signatures["serving_default"] = tf.function(self.serve, input_signature=[self.id_spec()],
-                                                    autograph=False, jit_compile=jit_compile)
+        serve = tf.function(self.serve, autograph=False, jit_compile=jit_compile)
+        config = self._model.model.encoder.bert_config
+        signatures["serving_default"] = tf.function(lambda inputs: serve(checked_ids(inputs, config)),
+                                                    input_signature=[self.id_spec()], autograph=False)
         return {name: function.get_concrete_function() for name, function in signatures.items()}
 
     def id_spec(self) -> dict[str, tf.TensorSpec]:
