@@ -176,12 +176,6 @@ def test_jit_compiled_serving_default_equals_the_model(tmp_path):
     np.testing.assert_allclose(outputs["logits"], model(inputs)["logits"], atol=1e-5)
 
 
-# (input, value, the error's message): ids the model has no embedding for.
-BAD_IDS = [("input_word_ids", -1, "input_word_ids must be >= 0"),
-           ("input_word_ids", "vocab_size", "input_word_ids must be < the vocab size"),
-           ("input_type_ids", 2, "input_type_ids must be < type_vocab_size, 2")]
-
-
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_ids_without_an_embedding_are_refused_with_xla_too(exported, tmp_path, jit_compile):
     # Unchecked, Keras's `take` wraps -1 around and XLA's gather clamps the others: no error.
@@ -191,8 +185,10 @@ def test_ids_without_an_embedding_are_refused_with_xla_too(exported, tmp_path, j
     serving = tf.saved_model.load(path).signatures["serving_default"]
     ids = {name: tf.constant(v) for name, v in random_encoder_inputs(2, 8, tokenizer.vocab_size).items()}
     serving(**ids)
-    for name, value, message in BAD_IDS:
-        value = tokenizer.vocab_size if value == "vocab_size" else value
+    bad_ids = [("input_word_ids", -1, "input_word_ids must be >= 0"),  # (input, value, the error)
+               ("input_word_ids", tokenizer.vocab_size, "input_word_ids must be < the vocab size"),
+               ("input_type_ids", 2, "input_type_ids must be < type_vocab_size, 2")]
+    for name, value, message in bad_ids:
         bad = tf.tensor_scatter_nd_update(ids[name], [[1, 3]], [value])
         with pytest.raises(tf.errors.InvalidArgumentError, match=message):
             serving(**{**ids, name: bad})
