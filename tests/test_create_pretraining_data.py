@@ -1,5 +1,6 @@
 """create_pretraining_data.py end to end: determinism, Model Garden interop, bad input, killed runs."""
 
+import itertools
 import os
 import pathlib
 import signal
@@ -134,6 +135,63 @@ def test_wildcards_skip_hidden_names_as_a_shell_does(tmp_path):
         corpus.expand_input_files(f"{tmp_path}/*.tmp-*")
 
 
+def chunk_documents(chunk):
+    """The documents of `chunk`, as lists of lines (blank lines end documents)."""
+    runs = itertools.groupby(corpus.read_chunk(chunk), key=lambda line: line == "")
+    return [list(lines) for blank, lines in runs if not blank]
+
+
+def test_chunks_span_files_and_never_split_a_document(tmp_path):
+    a = str(write_file(tmp_path / "a.txt", b"a one.\na two.\n\na three.\n"))  # 24 bytes, two documents
+    b = str(write_file(tmp_path / "b.txt", b"b one."))  # no final newline: the file's end ends it
+    c = str(write_file(tmp_path / "c.txt", b"c one.\nc two.\n\nc three.\n"))
+    every_document = [["a one.", "a two."], ["a three."], ["b one."], ["c one.", "c two."], ["c three."]]
+
+    # a (24 bytes) does not fill 26 bytes: the chunk goes on into b; c, less than 26 bytes, joins it.
+    (chunk,) = corpus.plan_chunks([a, b, c], 26)
+    assert chunk.spans == (corpus.FileSpan(a, 0, 24), corpus.FileSpan(b, 0, 6), corpus.FileSpan(c, 0, 24))
+    assert chunk_documents(chunk) == every_document
+    # A chunk per document once each is longer than the chunk size: cut at the blank lines.
+    chunks = corpus.plan_chunks([a, b, c], 1)
+    assert [chunk_documents(chunk) for chunk in chunks] == [[document] for document in every_document]
+    assert [chunk.index for chunk in chunks] == list(range(5))
+
+
+def test_random_next_sentences_come_from_other_files_of_one_document_each(tmp_path):
+    """A corpus of one document per file: every random next sentence (label 1) is from another
+    document, and every actual next sentence from the same one."""
+    words = ["apple", "zebra", "guitar", "ocean"]
+    files = [str(write_file(tmp_path / f"{word}.txt", "".join(f"{word} {word} {word} .\n" for _ in range(8))))
+             for word in words]
+    vocab = Vocab.from_file(write_word_vocab(tmp_path / "vocab.txt", words + ["."]))
+    options = generator.PretrainingDataOptions(vocab_file=vocab.path, max_seq_length=SEQ,
+                                               max_predictions_per_seq=PREDICTIONS, dupe_factor=10)
+    generator.create_pretraining_data(files, [str(tmp_path / "out.tfrecord")], options, progress=False)
+    features = read_records(str(tmp_path / "out.tfrecord"))
+    word_ids = {vocab.token_to_id[word] for word in words}
+    labels = {0: [], 1: []}
+    for i, label in enumerate(features["next_sentence_labels"]):
+        row, predicted = features["input_ids"][i].copy(), features["masked_lm_weights"][i] > 0
+        row[features["masked_lm_positions"][i][predicted]] = features["masked_lm_ids"][i][predicted]  # unmasked
+        first_sep, second_sep = np.flatnonzero(row == vocab.sep_id)[:2]
+        a_words, b_words = (word_ids & set(row[1:first_sep])), (word_ids & set(row[first_sep + 1:second_sep]))
+        assert len(a_words) == len(b_words) == 1
+        labels[int(label)].append(a_words == b_words)
+    assert labels[1] and not any(labels[1])
+    assert labels[0] and all(labels[0])
+
+
+def test_chunks_of_a_single_document_are_reported(tmp_path, uncased_vocab_file, caplog):
+    long_document = "".join(f"sentence number {i} of the long document.\n" for i in range(40))
+    files = [str(write_file(tmp_path / "long.txt", long_document)),
+             str(write_file(tmp_path / "short.txt", "".join(f"short document {i}.\nits end.\n\n" for i in range(10))))]
+    options = generator.PretrainingDataOptions(vocab_file=uncased_vocab_file, dupe_factor=1)
+    generator.create_pretraining_data(files, [str(tmp_path / "out.tfrecord")], options, chunk_bytes=200,
+                                      progress=False)
+    assert ("1 of the 2 chunks hold a single document, longer than --chunk_mb: their random next sentences "
+            "come from that same document (raise --chunk_mb)") in caplog.text
+
+
 def test_missing_vocab_and_vocab_without_special_tokens(tmp_path, small_corpus):
     with pytest.raises(VocabError, match=r"missing\.txt: no such vocab file$"):
         create(tmp_path, [small_corpus], str(tmp_path / "missing.txt"))
@@ -214,6 +272,13 @@ def test_script_reports_one_line_error_and_fails(tmp_path, uncased_vocab_file):
     assert_no_output(tmp_path)
 
 
+def test_num_output_shards_names_the_shards_of_one_output_file(tmp_path):
+    assert generator.output_paths("out.tfrecord", 1) == ["out.tfrecord-00000-of-00001"]
+    assert generator.output_paths("out.tfrecord", 2) == ["out.tfrecord-00000-of-00002", "out.tfrecord-00001-of-00002"]
+    assert generator.output_paths("a.tfrecord, b.tfrecord", 2) == ["a.tfrecord", "b.tfrecord"]
+    assert generator.output_paths("out.tfrecord") == ["out.tfrecord"]
+
+
 @pytest.mark.parametrize("shards,message", [
     (0, "--num_output_shards=0: must be at least 1"),
     (3, "--num_output_shards=3 needs one --output_file (a prefix), got 2"),
@@ -286,6 +351,16 @@ def test_negative_random_seed_is_refused_at_parsing():
     define_create_pretraining_data_flags(flag_values)
     with pytest.raises(flags.IllegalFlagValueError, match=r"^flag --random_seed=-1: "):
         flag_values["random_seed"].parse("-1")
+
+
+@pytest.mark.parametrize("chunk_mb", ["0", "-1"])
+def test_chunk_mb_must_be_above_zero(chunk_mb):
+    flag_values = flags.FlagValues()
+    define_create_pretraining_data_flags(flag_values)
+    with pytest.raises(flags.IllegalFlagValueError, match=rf"^flag --chunk_mb={chunk_mb}.0: --chunk_mb must be "
+                                                          rf"above 0$"):
+        flag_values(["create_pretraining_data.py", "--input_file=a", "--output_file=b", "--vocab_file=c",
+                     f"--chunk_mb={chunk_mb}"])
 
 
 def test_shards_without_examples_are_written_empty_with_a_warning(tmp_path, uncased_vocab_file, caplog):

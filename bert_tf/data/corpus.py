@@ -1,9 +1,11 @@
 """Pretraining corpus files: globs, UTF-8 checks, and chunks of whole documents.
 
 The corpus format (google-research/bert's): UTF-8 text, one sentence per line,
-a blank line between documents. Large files are cut into chunks of about
-`chunk_bytes` at blank lines, so that workers share one big file and memory
-stays bounded by the chunk size; a chunk never splits a document.
+a blank line between documents; a file's end ends its last document. The corpus
+is cut into chunks of about `chunk_bytes` at blank lines, so that workers share
+one big file and memory stays bounded by the chunk size. A chunk never splits a
+document, and it spans files: small files (one document each, say) are grouped,
+so that a chunk's documents can pair with each other.
 """
 
 from __future__ import annotations
@@ -26,13 +28,24 @@ class CorpusError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
-class CorpusChunk:
+class FileSpan:
     """Bytes `[start, end)` of `path`: whole documents."""
 
     path: str
     start: int
     end: int
+
+
+@dataclasses.dataclass(frozen=True)
+class CorpusChunk:
+    """Whole documents: consecutive spans of the corpus's files, in corpus order."""
+
+    spans: tuple[FileSpan, ...]
     index: int  # position in the whole corpus: seeds its randomness
+
+    @property
+    def num_bytes(self) -> int:
+        return sum(span.end - span.start for span in self.spans)
 
 
 def expand_input_files(input_file: str, flag: str = "input_file") -> list[str]:
@@ -119,7 +132,12 @@ def _bad_lines(block: bytes) -> tuple[int, int]:
 
 
 def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") -> list[CorpusChunk]:
-    """Checks every file and cuts it into chunks at the first blank line past each `chunk_bytes`.
+    """Checks every file and cuts the corpus into chunks at the first blank line past each `chunk_bytes`.
+
+    A chunk goes on into the next file until it holds `chunk_bytes`, so a corpus of small
+    files gets chunks of many documents, not one each; the corpus's last documents join the
+    chunk before if they hold less. A chunk holds a single document only where that
+    document is longer than `chunk_bytes` (or it is the corpus's only one).
 
     Raises:
       CorpusError: a path is missing or a directory, a file has lines that are
@@ -128,9 +146,16 @@ def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") ->
     """
     chunks, has_text = [], False
     bad_lines, first_bad = 0, None
+    spans, spans_bytes = [], 0  # the chunk being built: its spans of earlier files, and their size
+
+    def close_chunk(last_span: FileSpan | None = None) -> None:
+        nonlocal spans, spans_bytes
+        chunks.append(CorpusChunk(tuple(spans + ([last_span] if last_span else [])), len(chunks)))
+        spans, spans_bytes = [], 0
+
     for path in paths:
         io_utils.require_file(path, CorpusError, "corpus file")
-        start, size = 0, 0  # the chunk being built
+        start, size = 0, 0  # where this file's part of the chunk being built starts; bytes read
         line = 1  # the line number at the start of each block
         for offset, block in _blocks(path):
             try:
@@ -140,19 +165,27 @@ def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") ->
                 bad_lines += count
                 first_bad = first_bad or f"{path} line {line + first}"
             has_text = has_text or bool(block.strip())
-            search_from = start + chunk_bytes - offset
+            search_from = start + chunk_bytes - spans_bytes - offset
             while search_from < len(block):
                 match = _BLANK_LINE.search(block, max(search_from, 0))
                 if match is None:
                     break
                 cut = match.start()
-                chunks.append(CorpusChunk(path, start, offset + cut, len(chunks)))
+                close_chunk(FileSpan(path, start, offset + cut))
                 start = offset + cut
                 search_from = cut + chunk_bytes
             line += block.count(b"\n")
             size = offset + len(block)
         if size > start:
-            chunks.append(CorpusChunk(path, start, size, len(chunks)))
+            spans.append(FileSpan(path, start, size))
+            spans_bytes += size - start
+        if spans_bytes >= chunk_bytes:
+            close_chunk()
+    if spans and chunks:  # the corpus's last documents, less than `chunk_bytes`: with the chunk before
+        last = chunks.pop()
+        chunks.append(CorpusChunk(last.spans + tuple(spans), last.index))
+    elif spans:
+        close_chunk()
     if bad_lines:
         raise CorpusError(f"{bad_lines} input lines are not valid UTF-8 (first: {first_bad})")
     if not has_text:
@@ -166,12 +199,18 @@ def check_corpus(paths: list[str], flag: str = "input_file") -> None:
 
 
 def read_chunk(chunk: CorpusChunk) -> list[str]:
-    """The lines of `chunk`, stripped as google-research/bert strips them (blank = document break)."""
-    with tf.io.gfile.GFile(chunk.path, "rb") as f:
-        f.seek(chunk.start)
-        data = f.read(chunk.end - chunk.start)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise CorpusError(f"{chunk.path}: not valid UTF-8 at byte {chunk.start + e.start}") from None
-    return [line.strip() for line in text.split("\n")]
+    """The lines of `chunk`, stripped as google-research/bert strips them (blank = document break),
+    with a blank line where one file's span ends and the next begins."""
+    lines = []
+    for span in chunk.spans:
+        with tf.io.gfile.GFile(span.path, "rb") as f:
+            f.seek(span.start)
+            data = f.read(span.end - span.start)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CorpusError(f"{span.path}: not valid UTF-8 at byte {span.start + e.start}") from None
+        if lines:
+            lines.append("")
+        lines.extend(line.strip() for line in text.split("\n"))
+    return lines

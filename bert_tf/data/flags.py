@@ -32,8 +32,9 @@ def define_create_pretraining_data_flags(flag_values: flags.FlagValues = flags.F
                          "named {output_file}-00000-of-0000N.", **define)
     flags.DEFINE_string("bert_config_file", None, "The model's bert_config.json: allows --max_seq_length "
                         "above 512, up to its max_position_embeddings.", **define)
-    flags.DEFINE_float("chunk_mb", 4.0, "Inputs are processed in chunks of about this many MB of whole "
-                       "documents; random next sentences come from the same chunk.", **define)
+    flags.DEFINE_float("chunk_mb", 4.0, "The corpus is processed in chunks of about this many MB of whole "
+                       "documents, across files; random next sentences come from the same chunk.", **define)
+    flags.register_validator("chunk_mb", lambda mb: mb > 0, "--chunk_mb must be above 0", **define)
     flags.mark_flags_as_required(["input_file", "output_file", "vocab_file"], **define)
 
 

@@ -7,8 +7,8 @@ pack, mask (numpy), serialize (`example_encoder`) and write the TFRecords to a
 scratch file. The main process moves each scratch file's records round-robin to
 the output shards, in chunk order, so the output depends on the seed and the
 inputs only, not on `num_workers`. A random next sentence comes from another
-document of the same chunk. Memory is bounded by the chunk size times the
-workers, whatever the corpus size.
+document of the same chunk (a chunk spans files, so small files are grouped).
+Memory is bounded by the chunk size times the workers, whatever the corpus size.
 
 Workers start by `fork`, with TensorFlow imported and the tokenizer's Unicode
 tables built, unless this process already ran TensorFlow ops (then by `spawn`).
@@ -304,19 +304,22 @@ def _tensorflow_runtime_started() -> bool:
 def output_paths(output_file: str, num_output_shards: int | None = None) -> list[str]:
     """`--output_file` (comma-separated) and `--num_output_shards` -> the shard paths.
 
-    With one output file and N shards, the shards are `{output_file}-00000-of-0000N`...
+    With one output file and N shards, the shards are `{output_file}-00000-of-0000N`... (for
+    N = 1 too); a list of N files is N shards as named.
     """
     paths = [p.strip() for p in output_file.split(",") if p.strip()]
     if not paths:
         raise PretrainingDataError("--output_file: no output file given")
-    if num_output_shards is None or num_output_shards == len(paths):
+    if num_output_shards is None:
         return paths
     if num_output_shards < 1:
         raise PretrainingDataError(f"--num_output_shards={num_output_shards}: must be at least 1")
-    if len(paths) != 1:
+    if len(paths) == 1:
+        return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
+    if num_output_shards != len(paths):
         raise PretrainingDataError(
             f"--num_output_shards={num_output_shards} needs one --output_file (a prefix), got {len(paths)}")
-    return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
+    return paths
 
 
 @contextlib.contextmanager
@@ -363,7 +366,7 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     options.validate(bert_config_file)
     Vocab.from_file(options.vocab_file).check_casing(options.do_lower_case)  # here, not in each worker
     chunks = corpus.plan_chunks(input_files, chunk_bytes)
-    total_bytes = sum(c.end - c.start for c in chunks)
+    total_bytes = sum(c.num_bytes for c in chunks)
     stats = Statistics()
     start_time = time.perf_counter()
     with contextlib.ExitStack() as stack:
@@ -384,15 +387,21 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
             results = map(_ChunkProcessor(options, scratch_dir), chunks)
         bar = stack.enter_context(tqdm(total=total_bytes, unit="B", unit_scale=True, file=sys.stderr,
                                        disable=not progress, desc="create_pretraining_data"))
+        single_document_chunks = 0
         for chunk, (path, sizes, chunk_stats) in zip(chunks, results):
             _move_records(path, sizes, shards, stats.examples)
             stats.add(chunk_stats)
+            single_document_chunks += chunk_stats.documents == 1
             elapsed = time.perf_counter() - start_time
             bar.set_postfix_str(f"{stats.documents / elapsed:,.0f} documents/s,"
                                 f" {stats.examples / elapsed:,.0f} examples/s", refresh=False)
-            bar.update(chunk.end - chunk.start)
+            bar.update(chunk.num_bytes)
         if not stats.examples:
             raise corpus.CorpusError(f"the corpus has no tokens: {len(input_files)} input files, no example")
+        if single_document_chunks and len(chunks) > 1:
+            logging.warning("%d of the %d chunks hold a single document, longer than --chunk_mb: their random "
+                            "next sentences come from that same document (raise --chunk_mb)",
+                            single_document_chunks, len(chunks))
         if stats.examples < len(shards):
             logging.warning("%d of the %d output shards are empty (run_pretraining.py refuses them; use "
                             "fewer --num_output_shards): the corpus gave only %d examples",
