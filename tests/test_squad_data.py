@@ -103,12 +103,14 @@ def test_training_answers_are_located_in_the_context_or_their_question_skipped(t
         f"{path}: question spaced: answer ' a\\nb ' at answer_start 1 is taken as the context's 'a  b' at 2",
         f"{path}: skipped question off: answer_start 0 gives 'x', not the answer text 'c'",
         f"{path}: question second: answer 'd' at answer_start 6 is left out", summary]
-    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [
-        {"id": "q1", "question": "a?", "answers": [{"text": "a", "answer_start": -1}]}]}]}]}), encoding="utf-8")
-    with pytest.raises(SquadDataError, match=rf"^{path}: no question has its answer in the context at its "
-                                             r"answer_start, e.g. question q1: answer_start -1 is not a character "
-                                             r"offset$"):
-        read_squad_examples(str(path))
+    for start in (-1, 3, 99):  # before the context, at its end, past it
+        path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [
+            {"id": "q1", "question": "a?", "answers": [{"text": "a", "answer_start": start}]}]}]}]}),
+            encoding="utf-8")
+        with pytest.raises(SquadDataError, match=rf"^{path}: no question has its answer in the context at its "
+                                                 rf"answer_start, e.g. question q1: answer_start {start} is not a "
+                                                 r"character offset$"):
+            read_squad_examples(str(path))
 
 
 def test_long_context_windows_positions_and_max_context(tmp_path):

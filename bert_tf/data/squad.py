@@ -171,8 +171,8 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
         located = _located_answers(answers, context, f"{path}: {where}", verbose_logging)
         if not located:
             text, start = answers[0]
-            found = (f"gives {context[start:start + len(text)]!r}, not the answer text {text!r}" if start >= 0
-                     else "is not a character offset")
+            found = (f"gives {context[start:start + len(text)]!r}, not the answer text {text!r}"
+                     if 0 <= start < len(context) else "is not a character offset")
             raise _AnswerNotInContext(f"{where}: answer_start {start} {found}")
         answers = located
     return SquadExample(qas_id, question, context, tuple(answers), is_impossible)
@@ -197,7 +197,7 @@ class _AnswerNotInContext(Exception):
 def _located_answer(text: str, start: int, context: str) -> tuple[str, int] | None:
     """(the slice of `context` from `start` that is `text`, or `text` but for whitespace, its
     start), or None where there is none: the answer as training locates it in the context."""
-    if start < 0:
+    if not 0 <= start < len(context):
         return None
     if context.startswith(text, start):
         return text, start
