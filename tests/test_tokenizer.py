@@ -10,7 +10,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from official.nlp.tools import tokenization as reference
 
-from bert_test_utils import write_cased_vocab
+from bert_test_utils import write_cased_vocab, write_word_vocab
 from bert_tf.tokenization import BasicTokenizer, BertTokenizer, unicode_tables
 
 # Characters where BasicTokenizer's rules bite: case, accents and combining marks, the
@@ -314,3 +314,14 @@ def test_a_cased_vocab_with_lower_casing_is_refused(cased_vocab, uncased_vocab_f
         BertTokenizer(cased_vocab)
     BertTokenizer(uncased_vocab_file)
     BertTokenizer(cased_vocab, do_lower_case=False)
+
+
+def test_an_uncased_vocab_without_lower_casing_is_refused(uncased_vocab_file, tmp_path):
+    """Capitalised words would miss an uncased vocab (google-research/bert refuses the same mismatch);
+    a vocab without cased letters takes either setting."""
+    with pytest.raises(ValueError, match=rf"^{uncased_vocab_file}: an uncased vocab \(no capitalised tokens\) "
+                                         r"without do_lower_case: .*pass --do_lower_case=true$"):
+        BertTokenizer(uncased_vocab_file, do_lower_case=False)
+    caseless = write_word_vocab(tmp_path / "vocab.txt", ["\u4e2d\u6587 \u6587\u5b57 1 2 3 ."])
+    for do_lower_case in (True, False):
+        BertTokenizer(caseless, do_lower_case=do_lower_case)

@@ -13,6 +13,9 @@ from bert_tf import io_utils
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # Above this share of capitalised tokens a vocab is cased (bert-base-uncased: 0 of 30,522).
 CASED_VOCAB_SHARE = 0.01
+# Below this share of capitalised tokens, with lower-case letters in more than CASED_VOCAB_SHARE of
+# its tokens, a vocab is uncased (bert-base-uncased: 0 capitalised, 91% with lower-case letters).
+UNCASED_VOCAB_SHARE = 0.001
 
 
 class VocabError(ValueError):
@@ -66,15 +69,26 @@ class Vocab:
         rare symbol), a large part of a cased one."""
         return sum(token.lower() != token for token in self.tokens if token not in SPECIAL_TOKENS) / len(self)
 
+    @property
+    def lower_case_share(self) -> float:
+        """The share of tokens with lower-case letters (that upper-casing changes)."""
+        return sum(token.upper() != token for token in self.tokens if token not in SPECIAL_TOKENS) / len(self)
+
     def check_casing(self, do_lower_case: bool) -> None:
-        """Raises `VocabError` for a cased vocab with `do_lower_case`: lower-cased words would never
-        reach its capitalised tokens. google-research/bert's `validate_case_matches_checkpoint`
-        catches the mismatch only by name, for the released checkpoints whose directory
-        `--init_checkpoint` names; this looks at the vocab's tokens."""
-        if do_lower_case and self.capitalized_share > CASED_VOCAB_SHARE:
-            raise VocabError(f"{self.path}: a cased vocab ({self.capitalized_share:.0%} of its tokens have "
+        """Raises `VocabError` where the vocab's case and `do_lower_case` disagree: a cased vocab
+        with `do_lower_case` (lower-cased words would never reach its capitalised tokens), or an
+        uncased one without it (capitalised words would be `[UNK]` or split into pieces).
+        google-research/bert's `validate_case_matches_checkpoint` catches the mismatch only by
+        name, for the released checkpoints whose directory `--init_checkpoint` names; this looks
+        at the vocab's tokens. A vocab without cased letters (Chinese, say) takes either."""
+        capitalized = self.capitalized_share
+        if do_lower_case and capitalized > CASED_VOCAB_SHARE:
+            raise VocabError(f"{self.path}: a cased vocab ({capitalized:.0%} of its tokens have "
                              "capitals) with do_lower_case: lower-cased words would miss them; pass "
                              "--do_lower_case=false")
+        if not do_lower_case and capitalized < UNCASED_VOCAB_SHARE and self.lower_case_share > CASED_VOCAB_SHARE:
+            raise VocabError(f"{self.path}: an uncased vocab (no capitalised tokens) without do_lower_case: "
+                             "capitalised words would be [UNK] or split into pieces; pass --do_lower_case=true")
 
     @property
     def pad_id(self) -> int:
