@@ -127,10 +127,11 @@ def test_multiple_choice_ids_and_text(chooser, tokenizer):
     assert int(out["label"][0]) == int(tf.argmax(logits[0]))
 
 
-def test_multiple_choice_batch_of_0(chooser):
+@pytest.mark.parametrize("choices", [2, 4, 0])
+def test_multiple_choice_batch_of_0(chooser, choices):
     _, signatures = chooser
-    out = signatures["text"](text_a=tf.constant([], tf.string), choices=tf.constant([], tf.string, shape=[0, 2]))
-    assert out["probabilities"].shape == (0, 2) and out["probabilities"].dtype == tf.float32
+    out = signatures["text"](text_a=tf.constant([], tf.string), choices=tf.zeros([0, choices], tf.string))
+    assert out["probabilities"].shape == (0, choices) and out["probabilities"].dtype == tf.float32
     assert out["label"].shape == (0,) and out["label"].dtype == tf.int32
 
 

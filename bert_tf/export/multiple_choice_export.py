@@ -42,9 +42,13 @@ class MultipleChoiceExport(TaskExport):
         contexts = tf.reshape(tf.repeat(text_a[:, None], shape[1], axis=1), [-1])
         packed = self._pack([self._tokenizer.tokenize(contexts),
                              self._tokenizer.tokenize(tf.reshape(choices, [-1]))])
-        packed = {name: tf.reshape(value, [shape[0], shape[1], -1]) for name, value in packed.items()}
+        # [batch * choices, seq] -> [batch, choices, seq]; seq named, since an empty batch cannot infer it.
+        packed = {name: tf.reshape(value, [shape[0], shape[1], tf.shape(value)[1]]) for name, value in packed.items()}
         probabilities = self.serve(packed)["probabilities"]
-        return {"probabilities": probabilities, "label": tf.argmax(probabilities, axis=-1, output_type=tf.int32)}
+        label = tf.cond(tf.size(probabilities) > 0,  # an empty batch of no choices has no axis to take the best of
+                        lambda: tf.argmax(probabilities, axis=-1, output_type=tf.int32),
+                        lambda: tf.zeros([shape[0]], tf.int32))
+        return {"probabilities": probabilities, "label": label}
 
     def text_signatures(self) -> dict:
         return {"text": (self.choose_text, [text_spec("text_a"), text_spec("choices", rank=2)])}
