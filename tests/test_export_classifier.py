@@ -177,8 +177,9 @@ def test_jit_compiled_serving_default_equals_the_model(tmp_path):
 
 
 @pytest.mark.parametrize("jit_compile", [False, True])
-def test_ids_without_an_embedding_are_refused_with_xla_too(exported, tmp_path, jit_compile):
+def test_bad_ids_are_refused_by_name_with_xla_too(exported, tmp_path, jit_compile):
     # Unchecked, Keras's `take` wraps -1 around and XLA's gather clamps the others: no error.
+    # Unequal shapes failed inside the attention, with no input named.
     model, tokenizer, _, _ = exported
     path = export_task_model(model, tmp_path / "export", tokenizer=tokenizer, seq_length=SEQ_LENGTH,
                              jit_compile=jit_compile)
@@ -195,6 +196,10 @@ def test_ids_without_an_embedding_are_refused_with_xla_too(exported, tmp_path, j
     too_long = {name: tf.zeros([1, model.encoder.bert_config.max_position_embeddings + 1], tf.int32) for name in ids}
     with pytest.raises(tf.errors.InvalidArgumentError, match="at most max_position_embeddings"):
         serving(**too_long)
+    unequal = {"input_mask": ids["input_mask"][:, :-1], "input_type_ids": ids["input_type_ids"][:1]}
+    for name, value in unequal.items():  # a token short; a row short
+        with pytest.raises(tf.errors.InvalidArgumentError, match=f"{name} must have the shape of input_word_ids"):
+            serving(**{**ids, name: value})
 
 
 def test_serving_default_has_only_onnx_convertible_math(exported):

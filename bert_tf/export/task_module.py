@@ -23,7 +23,8 @@ def text_spec(name: str, rank: int = 1) -> tf.TensorSpec:
 
 
 def checked_ids(inputs: dict[str, tf.Tensor], config: BertConfig) -> dict[str, tf.Tensor]:
-    """`inputs` behind asserts that the model has an embedding for every id and position.
+    """`inputs` behind asserts that the three have one shape and that the model has an
+    embedding for every id and position.
 
     Without them a bad id would not fail: Keras's `take` wraps negative ids around, and
     under XLA a gather clamps the others to the last row, so ids from another vocab would
@@ -31,6 +32,10 @@ def checked_ids(inputs: dict[str, tf.Tensor], config: BertConfig) -> dict[str, t
     """
     word_ids, type_ids = inputs["input_word_ids"], inputs["input_type_ids"]
     checks = [
+        tf.debugging.assert_equal(tf.shape(inputs[name]), tf.shape(word_ids),
+                                  message=f"{name} must have the shape of input_word_ids")
+        for name in ("input_mask", "input_type_ids")
+    ] + [
         tf.debugging.assert_non_negative(word_ids, message="input_word_ids must be >= 0"),
         tf.debugging.assert_less(word_ids, config.vocab_size,
                                  message=f"input_word_ids must be < the vocab size, {config.vocab_size}"),
