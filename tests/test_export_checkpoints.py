@@ -14,7 +14,8 @@ from bert_tf import ConfigError
 from bert_tf.checkpoints import load_checkpoint, write_tf1_checkpoint
 from bert_tf.checkpoints.convert import convert
 from bert_tf.checkpoints.loader import LoadReport
-from bert_tf.checkpoints.task_heads import checkpoint_heads
+from bert_tf.checkpoints.bert_tf_checkpoint import HEAD_LAYERS
+from bert_tf.checkpoints.task_heads import checkpoint_heads, task_model_type
 from bert_tf.checkpoints.tf1_names import tf1_variables
 from bert_tf.export import export_hub_pair, export_task_model, hub_export
 from bert_tf.export.checkpoint_model import model_from_checkpoint
@@ -62,7 +63,8 @@ def test_a_fine_tuned_classifier_gives_its_head_and_its_width(tmp_path):
                                          rf"{re.escape(prefix)}: its classifier head has 3 classes$"):
         model_from_checkpoint(prefix, "classifier", tiny_config(), num_classes=2)
     for model_type, looked_for in (("span", "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model"),
-                                   ("multiple_choice", "a bert_tf multiple-choice model"),
+                                   ("multiple_choice", "Hugging Face BertForMultipleChoice or a bert_tf "
+                                                       "multiple-choice model"),
                                    ("token", "Hugging Face BertForTokenClassification or a bert_tf token "
                                              "classifier")):
         with pytest.raises(ValueError, match=no_head(prefix, model_type, looked_for, holds="classifier")):
@@ -116,9 +118,11 @@ def test_a_tf1_sentence_classifier_is_not_a_token_classifier(tmp_path):
 
 
 def write_hugging_face(directory, model, architecture):
-    """`model` (a sentence or token classifier) as transformers saves it, `classifier` head included."""
-    head = model.token_classifier if isinstance(model, BertTokenClassifier) else model.classifier
-    state = {"classifier.weight": head.kernel.numpy().T, "classifier.bias": head.bias.numpy()}
+    """`model` (a sentence, token or multiple-choice classifier) as transformers saves it, `classifier`
+    head included; a multiple-choice head gets the bias that transformers gives it (ours has none)."""
+    head = getattr(model, HEAD_LAYERS[task_model_type(model)])
+    bias = head.bias.numpy() if head.use_bias else np.full([1], 0.7, np.float32)
+    state = {"classifier.weight": head.kernel.numpy().T, "classifier.bias": bias}
     for name, entry in tf1_variables(model).items():
         name = re.sub(r"layer_(\d+)", r"layer.\1", name).replace("/", ".")
         name = name.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
@@ -151,6 +155,21 @@ def test_a_hugging_face_classifier_is_a_token_head_only_from_a_token_classifier(
     looked_for = "Hugging Face BertForTokenClassification or a bert_tf token classifier"
     with pytest.raises(ValueError, match=no_head(tmp_path / "classifier", "token", looked_for, holds="classifier")):
         model_from_checkpoint(str(tmp_path / "classifier"), "token", tiny_config())
+
+
+def test_a_hugging_face_multiple_choice_head_is_a_multiple_choice_head(tmp_path):
+    """Its `classifier` scores each choice; its bias adds the same to every choice, so the model
+    without one gives the same probabilities."""
+    chooser = with_random_weights(BertMultipleChoice(tiny_encoder()))
+    write_hugging_face(tmp_path / "swag", chooser, "BertForMultipleChoice")
+    loaded = model_from_checkpoint(str(tmp_path / "swag"), "multiple_choice", tiny_config())
+    assert_same_outputs(loaded, chooser, leading_shape=(1, 2))
+    looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
+    with pytest.raises(ValueError, match=no_head(tmp_path / "swag", "classifier", looked_for,
+                                                 holds="multiple_choice")):
+        model_from_checkpoint(str(tmp_path / "swag"), "classifier", tiny_config())
+    convert(str(tmp_path / "swag"), str(tmp_path / "swag_tf1"))  # no TF1 names: no head, not output_weights
+    assert not load_checkpoint(str(tmp_path / "swag_tf1"), BertEncoder.from_bert_config(tiny_config())).heads
 
 
 def test_a_corrupt_hugging_face_config_is_a_one_line_error_naming_it(tmp_path):

@@ -24,7 +24,9 @@ TASK_MODELS = {"classifier": (BertClassifier, HEAD_LAYERS["classifier"]),
 HEAD_NAMES = {"classifier": "output_weights, Hugging Face classifier or a bert_tf classifier",
               "span": "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model",
               "token": "Hugging Face BertForTokenClassification or a bert_tf token classifier",
-              "multiple_choice": "a bert_tf multiple-choice model"}
+              "multiple_choice": "Hugging Face BertForMultipleChoice or a bert_tf multiple-choice model"}
+# A Hugging Face `classifier` by the architecture its config.json names; any other is a sentence classifier.
+_HUGGING_FACE_HEADS = {"BertForTokenClassification": "token", "BertForMultipleChoice": "multiple_choice"}
 
 
 def task_model_type(model: keras.Model) -> str | None:
@@ -39,8 +41,9 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
     `"labels"` where the checkpoint names its classes (`checkpoint_labels`: a bert_tf
     fine-tuning run's `labels.json`, a Hugging Face `id2label`). google-research/bert's
     `output_weights` is a classifier head and `cls/squad/...` a span head; a Hugging Face
-    `classifier` is a token head if its config.json says BertForTokenClassification, else
-    a classifier head; a bert_tf task model (checkpoint or `.keras` file) has its own head.
+    `classifier` is a token or multiple-choice head if its config.json says
+    BertForTokenClassification or BertForMultipleChoice, else a classifier head; a bert_tf
+    task model (checkpoint or `.keras` file) has its own head.
     """
     if report.format in (CheckpointFormat.BERT_TF.value, CheckpointFormat.KERAS.value):
         heads = saved_heads(report.path, keras_file=report.format == CheckpointFormat.KERAS.value)
@@ -48,17 +51,23 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
         return {name: {**head, "labels": labels} for name, head in heads.items()} if labels else heads
     heads = {"span": report.heads["squad"]} if "squad" in report.heads else {}
     if "classifier" in report.heads:
-        heads["token" if _is_hugging_face_tagger(report) else "classifier"] = report.heads["classifier"]
+        model_type = _hugging_face_head_type(report)
+        head = report.heads["classifier"]
+        if model_type == "multiple_choice":  # its bias adds the same to every choice: the softmax drops it
+            head = {"kernel": head["kernel"]}
+        heads[model_type] = head
     return heads
 
 
-def _is_hugging_face_tagger(report: LoadReport) -> bool:
-    """Whether the checkpoint's Hugging Face config.json names BertForTokenClassification."""
+def _hugging_face_head_type(report: LoadReport) -> str:
+    """The model type of a `classifier` head: by the architecture a Hugging Face config.json names."""
     path = os.path.join(os.path.dirname(report.path), "config.json")
     hugging_face = (CheckpointFormat.SAFETENSORS.value, CheckpointFormat.PYTORCH.value)
     if report.format not in hugging_face or not tf.io.gfile.exists(path):
-        return False
-    return "BertForTokenClassification" in read_hugging_face_architectures(path)
+        return "classifier"
+    architectures = read_hugging_face_architectures(path)
+    return next((model_type for name, model_type in _HUGGING_FACE_HEADS.items() if name in architectures),
+                "classifier")
 
 
 def missing_head(name: str) -> str:
