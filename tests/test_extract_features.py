@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -160,6 +161,22 @@ def test_bad_flags_are_one_line_errors(model, tmp_path, case):
     assert str(error.value) == message
     assert not (tmp_path / "out.jsonl").exists()
     assert all(path.read_bytes() == content for path, content in inputs.items())
+
+
+def test_no_file_of_the_checkpoint_is_an_output(model, tmp_path):
+    """Not its tensors, its index, nor the config read from beside it (no --bert_config_file)."""
+    directory = tmp_path / "bert"
+    prefix = tf.train.Checkpoint(encoder=model["encoder"]).write(str(directory / "ckpt"))
+    shutil.copy(model["config"], directory / "bert_config.json")
+    files = {path: path.read_bytes() for path in directory.iterdir()}
+    assert len(files) == 3  # ckpt.index, ckpt.data-00000-of-00001, bert_config.json
+    for target in files:
+        flag_values = parsed_flags(f"--input_file={model['input_file']}", f"--output_file={target}",
+                                   f"--vocab_file={model['vocab']}", f"--init_checkpoint={prefix}")
+        with pytest.raises(ValueError) as error:
+            feature_extraction.run(flag_values)
+        assert str(error.value) == f"--output_file: {target} is also a file of the --init_checkpoint"
+    assert {path: path.read_bytes() for path in directory.iterdir()} == files
 
 
 def test_script_reports_a_bad_flag_in_one_line(model, tmp_path):

@@ -13,7 +13,8 @@ Example (a TF1 checkpoint written from one encoder, read into another):
 from bert_tf.lazy_exports import lazy_exports
 
 _EXPORTS = {"CheckpointError": "bert_tf.checkpoints.checkpoint_weights",
-            "CheckpointFormat": "bert_tf.checkpoints.formats", "detect_format": "bert_tf.checkpoints.formats",
+            "CheckpointFormat": "bert_tf.checkpoints.formats", "checkpoint_files": "bert_tf.checkpoints.formats",
+            "detect_format": "bert_tf.checkpoints.formats",
             "LoadReport": "bert_tf.checkpoints.loader", "checkpoint_config": "bert_tf.checkpoints.loader",
             "checkpoint_labels": "bert_tf.checkpoints.loader", "load_checkpoint": "bert_tf.checkpoints.loader",
             "load_init_checkpoint": "bert_tf.checkpoints.checkpoint_flags",

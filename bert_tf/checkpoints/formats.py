@@ -54,6 +54,21 @@ def detect_format(path: str | os.PathLike) -> tuple[CheckpointFormat, str]:
     return _tf_format(prefix), prefix
 
 
+def checkpoint_files(path: str | os.PathLike) -> list[str]:
+    """The files that reading the checkpoint at `path` may read: its tensor and index files (a TF
+    checkpoint's `checkpoint` state file included) and the config beside it, those that exist."""
+    checkpoint_format, location = detect_format(path)
+    if checkpoint_format is CheckpointFormat.KERAS:
+        return [location]
+    directory = os.path.dirname(location)
+    if checkpoint_format in (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH):
+        patterns = ("*.safetensors", "*.bin", "*.index.json", "config.json")  # shards and their index
+        return sorted(f for pattern in patterns for f in tf.io.gfile.glob(os.path.join(directory, pattern)))
+    files = [f for f in tf.io.gfile.glob(location + ".*") if _TF_FILE.fullmatch(f[len(location):])]
+    beside = [os.path.join(directory, name) for name in ("checkpoint", "bert_config.json")]
+    return sorted(files + [f for f in beside if tf.io.gfile.exists(f)])
+
+
 def _detect_in_directory(directory: str) -> tuple[CheckpointFormat, str]:
     for name, checkpoint_format in _FILES:
         if tf.io.gfile.exists(os.path.join(directory, name)):

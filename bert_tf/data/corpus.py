@@ -75,14 +75,18 @@ def _resolved(path: str) -> str:
     return path if "://" in path else os.path.realpath(path)
 
 
-def check_output_files(output_files: list[str], input_files: list[str], **other_inputs: str | None) -> None:
+def check_output_files(output_files: list[str], input_files: list[str],
+                       **other_inputs: str | list[str] | None) -> None:
     """Raises `CorpusError` for an `--output_file` that would destroy an input or cannot be written.
 
     That is an output listed twice, an existing directory, one of `input_files`,
-    or the file another flag names (`vocab_file=path`; a `None` path is skipped).
+    or a file another flag names (`vocab_file=path`, or a list of the files it reads,
+    `init_checkpoint=[...]`; a `None` is skipped).
     """
     inputs = {_resolved(p): "an --input_file" for p in input_files}
-    inputs.update({_resolved(p): f"the --{flag}" for flag, p in other_inputs.items() if p})
+    for flag, paths in other_inputs.items():
+        for path in [paths] if isinstance(paths, str) else paths or []:
+            inputs[_resolved(path)] = f"the --{flag}" if isinstance(paths, str) else f"a file of the --{flag}"
     seen = set()
     for path in output_files:
         resolved = _resolved(path)

@@ -32,7 +32,7 @@ from absl import flags, logging
 from tqdm import tqdm
 
 from bert_tf import io_utils
-from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
+from bert_tf.checkpoints import checkpoint_files, load_init_checkpoint, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.data import corpus, text_files
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
@@ -185,15 +185,17 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
 
     Raises FileNotFoundError or ValueError, one line naming the flag, for a missing input,
     vocab or config file (or a directory), an input that is not UTF-8 (naming `file:line`),
-    an `--output_file` that is one of those inputs, a directory or in no directory,
+    an `--output_file` that is one of those inputs or a file of the checkpoint (its config
+    included), a directory or in no directory,
     a checkpoint that stores no config without `--bert_config_file`, a bad `--layers`
     value or a `--max_seq_length` the model or a text pair (naming `file:line`) cannot take.
     """
     fv = flag_values
     input_file, vocab_file = _flag_file(fv, "input_file"), _flag_file(fv, "vocab_file")
     config_file = _flag_file(fv, "bert_config_file") if fv.bert_config_file else None
-    corpus.check_output_files([fv.output_file], [input_file], vocab_file=vocab_file, bert_config_file=config_file)
     corpus.check_output_directory(fv.output_file)
+    corpus.check_output_files([fv.output_file], [input_file], vocab_file=vocab_file, bert_config_file=config_file,
+                              init_checkpoint=checkpoint_files(fv.init_checkpoint))
     texts = read_texts(input_file)
     check_pairs_fit(texts, fv.max_seq_length, input_file)
     _warn_about_tpu_flags(fv)
