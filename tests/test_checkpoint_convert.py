@@ -132,6 +132,21 @@ def test_tf1_output_names_hidden_act_as_google_research_bert_does(hidden_act, go
     assert (difference == 0) == exact_in_bert_tf
 
 
+def test_bert_tf_output_of_a_google_gelu_warns_that_bert_tf_computes_it_exactly(tmp_path, caplog):
+    """A TF1 "gelu" is the tanh approximation; bert_tf's the exact erf form. Another format's is not warned."""
+    source = tmp_path / "source"
+    source.mkdir()
+    write_tiny_config(source)
+    tf.train.Checkpoint(encoder=tiny_encoder()).write(str(source / "ckpt"))
+    convert(str(source), str(tmp_path / "tf1"))
+    advice = "set 'gelu_approximate' in the output's bert_config.json to compute the tanh form"
+    for checkpoint, warned in ((source, False), (tmp_path / "tf1", True)):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="absl"):
+            convert(str(checkpoint), str(tmp_path / f"bert_tf_{warned}"), to="bert_tf")
+        assert (advice in caplog.text) == warned
+
+
 def test_tf1_output_refuses_an_activation_google_research_bert_cannot_compute(tmp_path):
     source = tmp_path / "source"
     source.mkdir()

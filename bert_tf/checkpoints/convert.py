@@ -90,6 +90,10 @@ def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config
     report = load_checkpoint(input_checkpoint, pretrainer)
     if to == "tf1":
         config = tf1_config(config, report.format)
+    elif config.hidden_act == "gelu" and report.format in _GOOGLE_FORMATS:
+        logging.warning("hidden_act 'gelu' of a %s checkpoint (the tanh approximation of the GELU) is read by "
+                        "bert_tf as the exact erf GELU, at most %s apart: set 'gelu_approximate' in the output's "
+                        "bert_config.json to compute the tanh form", report.format, _GELU_FORMS_DIFFER_BY)
     output_dir = os.fspath(output_dir).rstrip("/")
     _check_output_dir(output_dir, report.path)
     with io_utils.atomic_directory(output_dir) as tmp:
