@@ -32,6 +32,7 @@ _SUFFIXES = {".safetensors": CheckpointFormat.SAFETENSORS,
              ".bin": CheckpointFormat.PYTORCH, ".bin.index.json": CheckpointFormat.PYTORCH,
              ".keras": CheckpointFormat.KERAS}
 _TF_FILE = re.compile(r"\.(index|meta|data-\d{5}-of-\d{5})$")  # a TF checkpoint's files, after its prefix
+HUGGING_FACE_FORMATS = (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH)
 
 
 def detect_format(path: str | os.PathLike) -> tuple[CheckpointFormat, str]:
@@ -54,19 +55,33 @@ def detect_format(path: str | os.PathLike) -> tuple[CheckpointFormat, str]:
     return _tf_format(prefix), prefix
 
 
+def stored_config_file(checkpoint_format: CheckpointFormat, location: str) -> str | None:
+    """The file holding the config stored with the checkpoint at `location` (`detect_format`'s), or
+    None: the `.keras` file itself, Hugging Face's `config.json` beside it, or the `bert_config.json`
+    beside a TF checkpoint."""
+    if checkpoint_format is CheckpointFormat.KERAS:
+        return location
+    name = "config.json" if checkpoint_format in HUGGING_FACE_FORMATS else "bert_config.json"
+    path = os.path.join(os.path.dirname(location), name)
+    return path if tf.io.gfile.exists(path) else None
+
+
 def checkpoint_files(path: str | os.PathLike) -> list[str]:
     """The files that reading the checkpoint at `path` may read: its tensor and index files (a TF
-    checkpoint's `checkpoint` state file included) and the config beside it, those that exist."""
+    checkpoint's `checkpoint` state file included) and its stored config, those that exist."""
     checkpoint_format, location = detect_format(path)
-    if checkpoint_format is CheckpointFormat.KERAS:
-        return [location]
     directory = os.path.dirname(location)
-    if checkpoint_format in (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH):
-        patterns = ("*.safetensors", "*.bin", "*.index.json", "config.json")  # shards and their index
-        return sorted(f for pattern in patterns for f in tf.io.gfile.glob(os.path.join(directory, pattern)))
-    files = [f for f in tf.io.gfile.glob(location + ".*") if _TF_FILE.fullmatch(f[len(location):])]
-    beside = [os.path.join(directory, name) for name in ("checkpoint", "bert_config.json")]
-    return sorted(files + [f for f in beside if tf.io.gfile.exists(f)])
+    if checkpoint_format is CheckpointFormat.KERAS:
+        files = [location]
+    elif checkpoint_format in HUGGING_FACE_FORMATS:
+        patterns = ("*.safetensors", "*.bin", "*.index.json")  # shards and their index
+        files = [f for pattern in patterns for f in tf.io.gfile.glob(os.path.join(directory, pattern))]
+    else:
+        files = [f for f in tf.io.gfile.glob(location + ".*") if _TF_FILE.fullmatch(f[len(location):])]
+        state = os.path.join(directory, "checkpoint")
+        files += [state] if tf.io.gfile.exists(state) else []
+    config = stored_config_file(checkpoint_format, location)
+    return sorted(set(files + ([config] if config else [])))
 
 
 def _detect_in_directory(directory: str) -> tuple[CheckpointFormat, str]:

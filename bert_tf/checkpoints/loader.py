@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import os
 
-import tensorflow as tf
 from absl import logging
 
 from bert_tf.bert_config import BertConfig
@@ -13,7 +12,7 @@ from bert_tf.checkpoints import tf1_names
 from bert_tf.checkpoints.bert_tf_checkpoint import (keras_file_config, read_bert_tf_checkpoint,
                                                     read_keras_file)
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
-from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
+from bert_tf.checkpoints.formats import HUGGING_FACE_FORMATS, CheckpointFormat, detect_format, stored_config_file
 from bert_tf.checkpoints.hugging_face_checkpoint import (read_hugging_face_checkpoint,
                                                          read_hugging_face_config, read_hugging_face_labels)
 from bert_tf.checkpoints.labels_file import labels_beside, read_labels
@@ -61,20 +60,14 @@ class LoadReport:
 
 def _config_with_source(checkpoint_format: CheckpointFormat, location: str):
     """`(config, source file)` stored with a checkpoint, or `(None, None)`."""
+    path = stored_config_file(checkpoint_format, location)
+    if path is None:
+        return None, None
     if checkpoint_format is CheckpointFormat.KERAS:
-        return keras_file_config(location), location
-    if checkpoint_format in (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH):
-        path = _hugging_face_config_file(checkpoint_format, location)
-        return (read_hugging_face_config(path), path) if path else (None, None)
-    path = os.path.join(os.path.dirname(location), "bert_config.json")
-    return (BertConfig.from_json_file(path), path) if tf.io.gfile.exists(path) else (None, None)
-
-
-def _hugging_face_config_file(checkpoint_format: CheckpointFormat, location: str) -> str | None:
-    if checkpoint_format not in (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH):
-        return None
-    path = os.path.join(os.path.dirname(location), "config.json")
-    return path if tf.io.gfile.exists(path) else None
+        return keras_file_config(path), path
+    if checkpoint_format in HUGGING_FACE_FORMATS:
+        return read_hugging_face_config(path), path
+    return BertConfig.from_json_file(path), path
 
 
 def checkpoint_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
@@ -88,7 +81,7 @@ def checkpoint_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
     if checkpoint_format is CheckpointFormat.BERT_TF:
         saved = labels_beside(location)
         return read_labels(saved) if saved else None
-    config_file = _hugging_face_config_file(checkpoint_format, location)
+    config_file = stored_config_file(checkpoint_format, location) if checkpoint_format in HUGGING_FACE_FORMATS else None
     return read_hugging_face_labels(config_file) if config_file else None
 
 

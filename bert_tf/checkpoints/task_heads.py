@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from bert_tf.checkpoints.bert_tf_checkpoint import HEAD_LAYERS, saved_heads
-from bert_tf.checkpoints.formats import CheckpointFormat
+from bert_tf.checkpoints.formats import HUGGING_FACE_FORMATS, CheckpointFormat, stored_config_file
 from bert_tf.checkpoints.hugging_face_checkpoint import read_hugging_face_architectures
 from bert_tf.checkpoints.loader import LoadReport, checkpoint_labels
 from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
@@ -61,9 +59,9 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
 
 def _hugging_face_head_type(report: LoadReport) -> str:
     """The model type of a `classifier` head: by the architecture a Hugging Face config.json names."""
-    path = os.path.join(os.path.dirname(report.path), "config.json")
-    hugging_face = (CheckpointFormat.SAFETENSORS.value, CheckpointFormat.PYTORCH.value)
-    if report.format not in hugging_face or not tf.io.gfile.exists(path):
+    checkpoint_format = CheckpointFormat(report.format)
+    path = stored_config_file(checkpoint_format, report.path) if checkpoint_format in HUGGING_FACE_FORMATS else None
+    if path is None:
         return "classifier"
     architectures = read_hugging_face_architectures(path)
     return next((model_type for name, model_type in _HUGGING_FACE_HEADS.items() if name in architectures),
