@@ -85,8 +85,10 @@ def check_output_files(output_files: list[str], input_files: list[str],
     """
     inputs = {_resolved(p): "an --input_file" for p in input_files}
     for flag, paths in other_inputs.items():
-        for path in [paths] if isinstance(paths, str) else paths or []:
-            inputs[_resolved(path)] = f"the --{flag}" if isinstance(paths, str) else f"a file of the --{flag}"
+        if isinstance(paths, str):
+            inputs[_resolved(paths)] = f"the --{flag}"
+        else:
+            inputs.update({_resolved(p): f"a file of the --{flag}" for p in paths or []})
     seen = set()
     for path in output_files:
         resolved = _resolved(path)

@@ -63,16 +63,20 @@ class Vocab:
     def __len__(self) -> int:
         return len(self.tokens)
 
+    def _share_changed_by(self, case) -> float:
+        """The share of tokens (of all, the special ones never counted) that `case` changes."""
+        return sum(case(token) != token for token in self.tokens if token not in SPECIAL_TOKENS) / len(self)
+
     @property
     def capitalized_share(self) -> float:
         """The share of tokens that lower-casing changes: none in an uncased vocab (bar a
         rare symbol), a large part of a cased one."""
-        return sum(token.lower() != token for token in self.tokens if token not in SPECIAL_TOKENS) / len(self)
+        return self._share_changed_by(str.lower)
 
     @property
     def lower_case_share(self) -> float:
         """The share of tokens with lower-case letters (that upper-casing changes)."""
-        return sum(token.upper() != token for token in self.tokens if token not in SPECIAL_TOKENS) / len(self)
+        return self._share_changed_by(str.upper)
 
     def check_casing(self, do_lower_case: bool) -> None:
         """Raises `VocabError` where the vocab's case and `do_lower_case` disagree: a cased vocab
