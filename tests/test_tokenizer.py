@@ -318,10 +318,15 @@ def test_a_cased_vocab_with_lower_casing_is_refused(cased_vocab, uncased_vocab_f
 
 def test_an_uncased_vocab_without_lower_casing_is_refused(uncased_vocab_file, tmp_path):
     """Capitalised words would miss an uncased vocab (google-research/bert refuses the same mismatch);
-    a vocab without cased letters takes either setting."""
+    a vocab without cased letters takes either setting, and an uncased vocab that keeps accents (of
+    text lower-cased beforehand) takes do_lower_case=False, which leaves its accents in place."""
     with pytest.raises(ValueError, match=rf"^{uncased_vocab_file}: an uncased vocab \(no capitalised tokens\) "
                                          r"without do_lower_case: .*pass --do_lower_case=true$"):
         BertTokenizer(uncased_vocab_file, do_lower_case=False)
     caseless = write_word_vocab(tmp_path / "vocab.txt", ["\u4e2d\u6587 \u6587\u5b57 1 2 3 ."])
     for do_lower_case in (True, False):
         BertTokenizer(caseless, do_lower_case=do_lower_case)
+    accented = write_word_vocab(tmp_path / "accented_vocab.txt", ["l'été au café du garçon"])
+    tokenizer = BertTokenizer(accented, do_lower_case=False)
+    ids = tokenizer.tokenize(["l'été au café"])
+    assert tokenizer.convert_ids_to_tokens(ids[0].numpy()) == ["l", "'", "été", "au", "café"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import unicodedata
 
 import tensorflow as tf
 
@@ -78,19 +79,28 @@ class Vocab:
         """The share of tokens with lower-case letters (that upper-casing changes)."""
         return self._share_changed_by(str.upper)
 
+    @property
+    def accented_share(self) -> float:
+        """The share of tokens with accents (nonspacing marks once decomposed), which lower-casing
+        strips: none in bert-base-uncased, many in a vocab learned from lower-cased text that kept them."""
+        return self._share_changed_by(_strip_accents)
+
     def check_casing(self, do_lower_case: bool) -> None:
         """Raises `VocabError` where the vocab's case and `do_lower_case` disagree: a cased vocab
         with `do_lower_case` (lower-cased words would never reach its capitalised tokens), or an
         uncased one without it (capitalised words would be `[UNK]` or split into pieces).
         google-research/bert's `validate_case_matches_checkpoint` catches the mismatch only by
         name, for the released checkpoints whose directory `--init_checkpoint` names; this looks
-        at the vocab's tokens. A vocab without cased letters (Chinese, say) takes either."""
+        at the vocab's tokens. A vocab without cased letters (Chinese, say) takes either, and so does
+        an uncased vocab that keeps accents: lower-casing would strip them, so such a vocab is for
+        text lower-cased beforehand."""
         capitalized = self.capitalized_share
         if do_lower_case and capitalized > CASED_VOCAB_SHARE:
             raise VocabError(f"{self.path}: a cased vocab ({capitalized:.0%} of its tokens have "
                              "capitals) with do_lower_case: lower-cased words would miss them; pass "
                              "--do_lower_case=false")
-        if not do_lower_case and capitalized < UNCASED_VOCAB_SHARE and self.lower_case_share > CASED_VOCAB_SHARE:
+        if (not do_lower_case and capitalized < UNCASED_VOCAB_SHARE and self.lower_case_share > CASED_VOCAB_SHARE
+                and self.accented_share < UNCASED_VOCAB_SHARE):
             raise VocabError(f"{self.path}: an uncased vocab (no capitalised tokens) without do_lower_case: "
                              "capitalised words would be [UNK] or split into pieces; pass --do_lower_case=true")
 
@@ -113,3 +123,7 @@ class Vocab:
     @property
     def mask_id(self) -> int:
         return self.token_to_id["[MASK]"]
+
+
+def _strip_accents(token: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", token) if unicodedata.category(c) != "Mn")
