@@ -16,7 +16,9 @@ from bert_tf import BertEncoder, BertPretrainer
 from bert_tf.checkpoints import CheckpointError, checkpoint_config, load_checkpoint
 from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.finetuning.driver import run_finetuning
 from bert_tf.tasks.sentence_prediction import SentencePredictionTask
+from bert_tf.tasks.tagging import TaggingTask
 from bert_tf.tokenization import BertTokenizer
 
 
@@ -241,6 +243,34 @@ def test_a_classifier_head_carries_the_class_names_of_its_config(tmp_path):
     assert "labels" not in load_checkpoint(tmp_path / "placeholders", BertEncoder(**TINY)).heads["classifier"]
 
 
+def test_a_named_token_classifier_tags_without_a_training_file(tmp_path):
+    """A released Hugging Face tagger predicts with the tags its config.json names, with no training
+    file to read them from; a training file must name the same tags, in any order."""
+    directory = write_hugging_face_dir(tmp_path / "hf", hugging_face_state(heads=("classifier",)))
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, "architectures": ["BertForTokenClassification"],
+                                                       "id2label": {"0": "O", "1": "B-PER", "2": "I-PER"}}))
+    vocab = write_word_vocab(tmp_path / "vocab.txt", ["john smith lives here"])
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "test.txt").write_text("John\nSmith\nlives\nhere\n")
+    options = FineTuningOptions(data_dir=str(data), vocab_file=vocab, output_dir=str(tmp_path / "out"),
+                                do_predict=True, init_checkpoint=str(directory), max_seq_length=16)
+    task = TaggingTask(options, BertTokenizer(vocab))
+    assert task.label_list == ["O", "B-PER", "I-PER"]
+    run_finetuning(task, options)
+    rows = [line.split(" ") for line in (tmp_path / "out" / "test_predictions.txt").read_text().splitlines()]
+    assert [row[0] for row in rows] == ["John", "Smith", "lives", "here"]
+    assert {row[1] for row in rows} <= {"O", "B-PER", "I-PER"}
+
+    (data / "train.txt").write_text("John B-PER\nSmith I-PER\nlives O\n")
+    assert TaggingTask(options, BertTokenizer(vocab)).label_list == ["B-PER", "I-PER", "O"]
+    (data / "train.txt").write_text("Paris B-LOC\nlives O\n")
+    with pytest.raises(ValueError, match=f"^{data}/train.txt has the labels B-LOC, O, but the checkpoint was "
+                                         f"fine-tuned on O, B-PER, I-PER \\({directory}\\)$"):
+        TaggingTask(options, BertTokenizer(vocab)).label_list
+
+
 def test_a_named_head_is_reordered_to_the_task_labels_or_left_out(tmp_path):
     state = write_named_classifier(tmp_path / "hf", MNLI_ID2LABEL)
     order = [2, 0, 1]  # contradiction, entailment, neutral: GLUE's MNLI label ids
@@ -251,6 +281,9 @@ def test_a_named_head_is_reordered_to_the_task_labels_or_left_out(tmp_path):
     model.build_with_dummy_inputs()
     task.load_head(model, load_checkpoint(tmp_path / "hf", model).heads)
     np.testing.assert_array_equal(model.classifier.kernel.numpy(), state["classifier.weight"][order].T)
+    evaluating = dataclasses.replace(options, do_eval=True, init_checkpoint=str(tmp_path / "hf"))
+    assert list(SentencePredictionTask(evaluating, BertTokenizer(vocab), "MNLI").label_list) == [
+        "contradiction", "entailment", "neutral"]
     np.testing.assert_array_equal(model.classifier.bias.numpy(), state["classifier.bias"][order])
 
     # Export: --labels reorders the same way; classes the head does not predict are an error.

@@ -88,7 +88,7 @@ def test_a_training_file_with_other_labels_is_refused(csv_run, tmp_path):
     options = csv_options(tmp_path / "other", vocab, tmp_path / "out", init_checkpoint=str(out / "best" / "ckpt"),
                           do_eval=True)
     message = (f"{tmp_path}/other/train.csv has the labels bad, good, but the checkpoint was fine-tuned on "
-               f"neg, pos ({out}/best/labels.json)")
+               f"neg, pos ({out}/best/ckpt)")
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         run_finetuning(csv_task(options), options)
 

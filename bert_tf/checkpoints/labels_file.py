@@ -6,21 +6,9 @@ import os
 
 import tensorflow as tf
 
-from bert_tf.checkpoints.checkpoint_weights import CheckpointError
-from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
 from bert_tf.data import text_files
 
 LABELS_FILE = "labels.json"  # a JSON list of two or more class names
-
-
-def labels_path(checkpoint: str | os.PathLike) -> str | None:
-    """The `labels.json` beside a bert_tf checkpoint (`checkpoint`: its prefix, a file or its directory);
-    None for another format, or a checkpoint that is not there (the loader reports that, naming the flag)."""
-    try:
-        checkpoint_format, location = detect_format(checkpoint)
-    except CheckpointError:
-        return None
-    return labels_beside(location) if checkpoint_format is CheckpointFormat.BERT_TF else None
 
 
 def labels_beside(location: str) -> str | None:

@@ -11,7 +11,10 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import io_utils
-from bert_tf.checkpoints.labels_file import LABELS_FILE, labels_path, read_labels
+from bert_tf.checkpoints.checkpoint_weights import CheckpointError
+from bert_tf.checkpoints.labels_file import LABELS_FILE
+from bert_tf.checkpoints.loader import checkpoint_labels
+from bert_tf.checkpoints.task_heads import label_order
 from bert_tf.data import text_files
 from bert_tf.finetuning.training_backup import RUN_ID
 
@@ -117,24 +120,32 @@ def task_labels(options, read: Callable[[], Sequence[str]], source: str,
                 fixed: bool = False) -> tuple[str, ...]:
     """A task's class names in id order: `read()` gives them from `source` (its training file, or
     with `fixed` the task itself, as GLUE's), unless the checkpoint a run without `--do_train`
-    restores saved some.
+    restores names its classes (`checkpoint_labels`: a bert_tf run's `labels.json`, a Hugging
+    Face `id2label`) and `source` is a file that does not exist: then the checkpoint's names
+    are the task's.
 
-    Saved labels are used as they are where `source` is a file that does not exist; else
-    `read()` must give the same names in the same order, or the run is refused with a line
-    naming both, rather than mapping the head's outputs onto other names.
+    Where both name classes, they must be the same names (ignoring case; the head's outputs
+    are reordered to the task's ids), or the run is refused with a line naming both, rather
+    than mapping the head's outputs onto other names.
     """
     checkpoint = _restored_checkpoint(options)
-    path = None if checkpoint is None else labels_path(checkpoint)
-    if path is None:
-        return tuple(read())
-    saved = read_labels(path)
-    if not fixed and not tf.io.gfile.exists(source):
+    saved = None if checkpoint is None else _checkpoint_labels(checkpoint)
+    if saved is not None and not fixed and not tf.io.gfile.exists(source):
         return saved
     labels = tuple(read())
-    if labels != saved:
+    if saved is not None and label_order(saved, labels) is None:
         raise ValueError(f"{source} has the labels {', '.join(labels)}, but the checkpoint was fine-tuned on "
-                         f"{', '.join(saved)} ({path})")
+                         f"{', '.join(saved)} ({checkpoint})")
     return labels
+
+
+def _checkpoint_labels(checkpoint: str) -> tuple[str, ...] | None:
+    """The checkpoint's class names; None where it names none, or is not there (the loader
+    reports that, naming the flag)."""
+    try:
+        return checkpoint_labels(checkpoint)
+    except CheckpointError:
+        return None
 
 
 def _restored_checkpoint(options) -> str | None:
