@@ -52,6 +52,16 @@ class CrashingTask(KeywordTask):
         return model
 
 
+class OtherTrainingTextTask(CrashingTask):
+    """CrashingTask whose training split is as long, of other texts."""
+
+    def encode(self, split):
+        encoded = super().encode(split)
+        if split == "train":
+            encoded.features["input_word_ids"] = encoded.features["input_word_ids"][::-1].copy()
+        return encoded
+
+
 def _resume_options(tmp_path, **overrides):
     return _options(tmp_path, **{"do_eval": False, "num_train_epochs": 2, "train_batch_size": 64, **overrides})
 
@@ -140,6 +150,14 @@ def test_a_backup_that_cannot_be_resumed_is_a_one_line_error_and_kept(tmp_path):
         with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
             _run(_resume_options(tmp_path, **change))
         assert (backup / "checkpoint").exists()
+
+    # The same number of rows of other text: another file, column, language or task.
+    other_data = OtherTrainingTextTask(options, BertTokenizer(options.vocab_file))
+    with pytest.raises(ValueError, match=rf"^the training data's digest is [0-9a-f]{{16}}, but the interrupted run "
+                                         rf"in {re.escape(str(backup))} had [0-9a-f]{{16}}; resume with the flags "
+                                         rf"and data of the run that wrote it, or delete {re.escape(str(backup))} "
+                                         "to start over$"):
+        run_finetuning(other_data, options)
 
     (tmp_path / "deeper").mkdir()
     deeper = write_tiny_config(tmp_path / "deeper", vocab_size=len(open(options.vocab_file).read().split()),

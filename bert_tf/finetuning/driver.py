@@ -155,9 +155,14 @@ def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[i
     return max(1, round(total / epochs)), epochs
 
 
-def _resume_settings(options: FineTuningOptions, train: EncodedSplit) -> dict[str, object]:
-    """What a resumed run must share with the interrupted one, named as the user reads it."""
-    return {"the training set size": len(train), **{f"--{flag}": getattr(options, flag) for flag in RESUME_FLAGS}}
+def _resume_settings(options: FineTuningOptions, task: FineTuningTask, train: EncodedSplit) -> dict[str, object]:
+    """What a resumed run must share with the interrupted one, named as the user reads it: the
+    schedule's flags, and the training data as encoded (any other task, file, column, language
+    or vocab changes its digest) with its class names."""
+    labels = task.export_options().get("labels")
+    return {"the training set size": len(train), "the training data's digest": train.digest(),
+            "the labels": None if labels is None else list(labels),
+            **{f"--{flag}": getattr(options, flag) for flag in RESUME_FLAGS}}
 
 
 def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOptions) -> None:
@@ -250,7 +255,7 @@ def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_p
     `output_dir/best`; without, the last weights are.
     """
     backup = TrainingBackup(model, os.path.join(options.output_dir, BACKUP_DIR), options.save_checkpoints_steps,
-                            _resume_settings(options, train))
+                            _resume_settings(options, task, train))
     with strategy.scope():  # the optimizer's slots are built where its variables live
         resume = backup.restore(f"--bert_config_file={options.bert_config_file}" if options.bert_config_file
                                 else f"--init_checkpoint={options.init_checkpoint}") > 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import hashlib
 from typing import Any
 
 import keras
@@ -38,11 +39,30 @@ class EncodedSplit:
         """The rows: examples, or windows of them."""
         return len(next(iter(self.features.values())))
 
+    def digest(self) -> str:
+        """A short hash of the rows, labels and loss weights: the same only for the same encoded data."""
+        digest = hashlib.sha256()
+        for name, array in sorted(_named_arrays(self.features, self.labels, self.sample_weight)):
+            array = np.ascontiguousarray(array)
+            digest.update(f"{name} {array.dtype.str} {array.shape}".encode())
+            digest.update(array.tobytes())
+        return digest.hexdigest()[:16]
+
     def size_text(self) -> str:
         """What the rows are, for messages: `"160 examples"` or `"38 windows from 22 examples"`."""
         if self.num_examples is None:
             return f"{len(self):,} examples"
         return f"{len(self):,} windows from {self.num_examples:,} examples"
+
+
+def _named_arrays(features, labels, sample_weight):
+    yield from ((f"features/{name}", array) for name, array in features.items())
+    if isinstance(labels, dict):
+        yield from ((f"labels/{name}", array) for name, array in labels.items())
+    elif labels is not None:
+        yield "labels", labels
+    if sample_weight is not None:
+        yield "sample_weight", sample_weight
 
 
 class FineTuningTask(abc.ABC):
