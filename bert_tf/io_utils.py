@@ -34,11 +34,12 @@ def _hidden_sibling(path: str, kind: str) -> str:
 
 
 def _remove_leftovers(path: str) -> None:
-    """Removes the hidden siblings of `path` that a killed write left (`.name.tmp-*`, `.name.old-*`):
-    temporaries of `path` alone, never of another name. An `.old` copy of a `path` that is
-    missing (a kill between `replace_directory`'s two renames) is the only copy: it is put back."""
+    """Removes the hidden siblings of `path` that a killed write or removal left (`.name.tmp-*`,
+    `.name.old-*`, `.name.deleted-*`): temporaries of `path` alone, never of another name. An `.old`
+    copy of a `path` that is missing (a kill between `replace_directory`'s two renames) is the
+    only copy: it is put back."""
     directory, name = os.path.split(path)
-    leftover = re.compile(rf"\.{re.escape(name)}\.(tmp|old)-[0-9a-f]{{8}}")
+    leftover = re.compile(rf"\.{re.escape(name)}\.(tmp|old|deleted)-[0-9a-f]{{8}}")
     for sibling in tf.io.gfile.glob(os.path.join(glob.escape(directory), f".{glob.escape(name)}.*")):
         match = leftover.fullmatch(os.path.basename(sibling))
         if match and match.group(1) == "old" and not tf.io.gfile.exists(path):
@@ -110,6 +111,17 @@ def replace_directory(tmp_dir: str | os.PathLike, final_dir: str | os.PathLike) 
         raise
     if tf.io.gfile.exists(old):
         tf.io.gfile.rmtree(old)
+
+
+def remove_directory(path: str | os.PathLike) -> None:
+    """Deletes the directory `path`, if there is one, in one step as its readers see it: it is
+    renamed aside first, so a kill mid-deletion never leaves part of it under its name."""
+    path = os.fspath(path).rstrip("/")
+    _remove_leftovers(path)
+    if tf.io.gfile.exists(path):
+        deleted = _hidden_sibling(path, "deleted")
+        tf.io.gfile.rename(path, deleted)
+        tf.io.gfile.rmtree(deleted)
 
 
 @contextlib.contextmanager

@@ -99,6 +99,18 @@ def test_the_next_write_removes_what_a_killed_write_left(tmp_path):
     assert (tmp_path / "kept" / "old.txt").read_text() == "old"
 
 
+def test_remove_directory_renames_it_aside_first_and_clears_a_killed_removal(tmp_path):
+    """A kill mid-deletion must not leave part of a directory under its name (a training backup
+    without its data file would be resumed, and fail): it is renamed aside, then deleted; what a
+    killed removal left aside goes with the next removal."""
+    write_file(tmp_path / "backup" / "checkpoint", "state")
+    write_file(tmp_path / ".backup.deleted-1a2b3c4d" / "ckpt-8.index", "half")  # a killed removal's
+    write_file(tmp_path / "backups" / "kept.txt", "kept")
+    io_utils.remove_directory(tmp_path / "backup")
+    assert [p.name for p in tmp_path.iterdir()] == ["backups"]
+    io_utils.remove_directory(tmp_path / "backup")  # none: nothing to do
+
+
 def test_created_directories_a_failed_block_removes_the_outermost_each_created(tmp_path):
     (tmp_path / "existing").mkdir()
     wanted = [tmp_path / "new" / "deeper", tmp_path / "new", tmp_path / "existing" / "sub" / "leaf"]

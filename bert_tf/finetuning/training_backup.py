@@ -12,7 +12,7 @@ import tensorflow as tf
 from bert_tf.checkpoints import CheckpointError
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.data import text_files
-from bert_tf.io_utils import atomic_write_text
+from bert_tf.io_utils import atomic_write_text, remove_directory
 
 SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run that wrote the backup, and its id
 RUN_ID = "run_id"  # the run's id in settings.json, and in the best checkpoint's metrics.json: not a setting
@@ -123,6 +123,5 @@ class TrainingBackup(keras.callbacks.Callback):
         self._saved_step = self.step
 
     def remove(self) -> None:
-        """Deletes the backup, once the run's outputs are written."""
-        if tf.io.gfile.exists(self.directory):
-            tf.io.gfile.rmtree(self.directory)
+        """Deletes the backup, once the run's outputs are written (a kill meanwhile leaves it whole or gone)."""
+        remove_directory(self.directory)
