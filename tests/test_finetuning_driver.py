@@ -97,6 +97,15 @@ def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
     # And the output_dir itself is enough: its best/ holds the weights and their bert_config.json.
     options = _options(tmp_path, do_train=False, bert_config_file=None)
     assert run_finetuning(KeywordTask(options, task.tokenizer), options)["accuracy"] == results["accuracy"]
+    # A --bert_config_file of another architecture is named, not left to a shape error in the restore.
+    (tmp_path / "deeper").mkdir()
+    deeper = write_tiny_config(tmp_path / "deeper", vocab_size=_vocab_size(tmp_path), num_hidden_layers=3)
+    options = _options(tmp_path, do_train=False, bert_config_file=deeper)
+    best = tmp_path / "out" / "best"
+    with pytest.raises(ValueError, match=f"^{re.escape(f'--bert_config_file={deeper}: {best}/ckpt: the model')}'s "
+                                         f"config does not match the checkpoint's: num_hidden_layers 3 in the model, "
+                                         f"2 in {re.escape(str(best))}/bert_config.json$"):
+        run_finetuning(KeywordTask(options, task.tokenizer), options)
 
 
 class FirstEpochScoresBest(KeywordTask):

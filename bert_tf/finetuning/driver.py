@@ -13,7 +13,8 @@ from absl import logging
 
 from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
-from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
+from bert_tf.checkpoints import CheckpointError, load_init_checkpoint, resolve_bert_config
+from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.checkpoints.task_heads import checkpoint_heads, task_model_type
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_checkpoint_prefix,
                                                restore_model_checkpoint, save_model_checkpoint)
@@ -66,7 +67,7 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
         evaluate = (lambda: _score(task, task_model, eval_splits, options)[0]) if options.do_eval else None
         backup = _train(model, task, task_model, train, steps_per_epoch, epochs, options, strategy, evaluate)
     if options.do_train or not options.init_checkpoint:
-        _restore_best(task_model, options.output_dir)
+        _restore_best(task_model, options)
 
     results, eval_outputs = _score(task, task_model, eval_splits, options)
     if options.do_eval:
@@ -324,8 +325,13 @@ def _callback_list(callbacks: list[keras.callbacks.Callback], model, verbose: in
                                         epochs=epochs, steps=steps, model=model)
 
 
-def _restore_best(task_model, output_dir: str) -> None:
-    prefix = best_checkpoint_prefix(output_dir)
+def _restore_best(task_model, options: FineTuningOptions) -> None:
+    """Restores `output_dir/best`, if there is one, refusing a --bert_config_file of another architecture."""
+    prefix = best_checkpoint_prefix(options.output_dir)
     if prefix:
+        try:
+            check_stored_config(prefix, task_model)
+        except CheckpointError as e:
+            raise ValueError(f"--bert_config_file={options.bert_config_file}: {e}") from None
         restore_model_checkpoint(task_model, prefix)
         logging.info("Restored the best weights from %s", prefix)
