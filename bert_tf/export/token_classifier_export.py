@@ -16,6 +16,10 @@ class TokenClassifierExport(TaskExport):
             `start_char`, `end_char` (code point offsets, `text[start:end]`), all
             `[batch, max_words]`, padded with "" and -1. Only words whose pieces all fit in
             `seq_length` tokens are reported: a word cut there, and the words after it, are dropped.
+            Words are split as BERT's tokenizer sees whitespace: a word of characters it drops
+            (a zero-width space, control characters) has no pieces and is not reported, and the
+            control characters `str.split` splits on (U+000B, U+000C, U+001C-U+001F, U+0085) join words. Align
+            results with the input by `start_char`, not by word index, where such text occurs.
 
     Example:
     >>> from bert_tf.export import export_task_model
