@@ -97,15 +97,15 @@ def test_lamb_round_trips_through_its_config():
 
 
 def _bert_optimizer(name):
-    """BERT's pretraining LAMB, or its fine-tuning LayerwiseAdamW, decaying by 3e-9 in 3 steps."""
-    if name == "lamb":
-        return optimization.create_optimizer("lamb", LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0,
+    """BERT's pretraining AdamW or LAMB, or its fine-tuning LayerwiseAdamW, decaying by 3e-9 in 3 steps."""
+    if name in optimization.OPTIMIZER_CLASSES:
+        return optimization.create_optimizer(name, LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0,
                                              weight_decay=WEIGHT_DECAY)
     return optimization.create_finetuning_optimizer(LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0,
                                                     variable_depths={}, num_layers=2, weight_decay=WEIGHT_DECAY)
 
 
-@pytest.mark.parametrize("name", ["lamb", "layerwise_adamw"])
+@pytest.mark.parametrize("name", ["adamw", "lamb", "layerwise_adamw"])
 def test_an_optimizer_from_its_config_spares_the_same_variables(name):
     optimizer = _bert_optimizer(name)
     restored = type(optimizer).from_config(optimizer.get_config())

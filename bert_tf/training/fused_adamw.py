@@ -6,9 +6,11 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from bert_tf.training.no_decay_patterns import KeepsNoDecayPatterns
+
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class FusedAdamW(keras.optimizers.AdamW):
+class FusedAdamW(KeepsNoDecayPatterns, keras.optimizers.AdamW):
     """`keras.optimizers.AdamW` whose moment and weight updates run as one kernel per variable.
 
     Keras's Adam step is about ten elementwise ops, each a pass over memory the

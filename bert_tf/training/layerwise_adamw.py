@@ -6,11 +6,10 @@ import keras
 from keras import ops
 
 from bert_tf.training.fused_adamw import FusedAdamW
-from bert_tf.training.no_decay_patterns import KeepsNoDecayPatterns
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class LayerwiseAdamW(KeepsNoDecayPatterns, FusedAdamW):
+class LayerwiseAdamW(FusedAdamW):
     """AdamW whose learning rate (and so its decoupled weight decay) is scaled per layer.
 
     Each variable has a depth: 0 for the embeddings, `i + 1` for Transformer

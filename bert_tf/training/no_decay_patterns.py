@@ -10,8 +10,8 @@ class KeepsNoDecayPatterns:
     (Keras's optimizers drop them from their config; `var_list`'s variables cannot be serialised.)
     """
 
-    def __init__(self, no_decay_patterns=(), **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, *args, no_decay_patterns=(), **kwargs):
+        super().__init__(*args, **kwargs)
         self.no_decay_patterns = []
         if no_decay_patterns:
             self.exclude_from_weight_decay(var_names=no_decay_patterns)
