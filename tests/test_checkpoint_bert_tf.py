@@ -9,7 +9,7 @@ from bert_test_utils import TINY, assert_encoder_outputs_close, random_encoder_i
 from checkpoint_test_utils import randomize_weights
 
 from bert_tf import BertPretrainer
-from bert_tf.checkpoints import load_checkpoint
+from bert_tf.checkpoints import checkpoint_config, load_checkpoint
 from bert_tf.pretraining.checkpoints import pretraining_checkpoint
 
 
@@ -65,3 +65,12 @@ def test_encoder_checkpoint_and_keras_file_load(kind, tmp_path):
     assert_encoder_outputs_close(target.encoder(inputs), source(inputs), atol=0)
     assert report.format == {"keras_file": "keras", "encoder_checkpoint": "bert_tf"}[kind]
     assert len(report.missing) == 7 and all(name.startswith("cls/") for name in report.missing)
+
+
+def test_a_keras_files_config_keeps_the_extra_keys_of_bert_config_json(tmp_path):
+    """Keys bert_tf does not use (google-research/bert's `directionality`, say) travel with the encoder."""
+    source = tiny_encoder(extra={"directionality": "bidi", "pooler_type": "first_token_transform"})
+    source.save(tmp_path / "encoder.keras")
+    config = checkpoint_config(tmp_path / "encoder.keras")
+    assert config.extra == {"directionality": "bidi", "pooler_type": "first_token_transform"}
+    assert config == source.bert_config

@@ -178,4 +178,5 @@ def keras_file_config(path: str) -> BertConfig | None:
     found = _encoder_config(config)
     if found is None:
         return None
-    return BertConfig.from_dict({k: v for k, v in found.items() if k in BertConfig.field_names()}, source=source)
+    fields = {k: v for k, v in found.items() if k in BertConfig.field_names()}
+    return BertConfig.from_dict({**fields, **found.get("extra", {})}, source=source)  # its extra keys back to extra
