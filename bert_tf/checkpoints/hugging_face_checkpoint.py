@@ -21,6 +21,7 @@ from bert_tf.bert_config import BertConfig, ConfigError
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
 from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.data import text_files
+from bert_tf.layers.initializers import LAYER_NORM_EPSILON
 
 # Modules whose `weight` is stored as in TF1 (`[labels, hidden]`), named `output_weights`.
 _OUTPUT_LAYERS = {"cls.seq_relationship": "cls/seq_relationship/", "classifier": "",
@@ -28,7 +29,6 @@ _OUTPUT_LAYERS = {"cls.seq_relationship": "cls/seq_relationship/", "classifier":
 # Buffers and tied copies: not weights of their own.
 _TIED = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
          "cls.predictions.decoder.bias": "cls.predictions.bias"}
-_LAYER_NORM_EPS = 1e-12
 _PLACEHOLDER_LABEL = re.compile(r"LABEL_\d+")  # Transformers' id2label when a model names no classes
 
 
@@ -123,9 +123,9 @@ def read_hugging_face_config(path: str | os.PathLike) -> BertConfig:
     if values.get("position_embedding_type", "absolute") != "absolute":
         raise ConfigError(f"{path}: position_embedding_type {values['position_embedding_type']!r} "
                           "is not supported (only 'absolute')")
-    eps = values.get("layer_norm_eps", _LAYER_NORM_EPS)
-    if not math.isclose(eps, _LAYER_NORM_EPS, rel_tol=1e-6):
-        raise ConfigError(f"{path}: layer_norm_eps {eps} is not supported (bert_tf uses {_LAYER_NORM_EPS})")
+    eps = values.get("layer_norm_eps", LAYER_NORM_EPSILON)
+    if not math.isclose(eps, LAYER_NORM_EPSILON, rel_tol=1e-6):
+        raise ConfigError(f"{path}: layer_norm_eps {eps} is not supported (bert_tf uses {LAYER_NORM_EPSILON})")
     return BertConfig.from_dict({k: v for k, v in values.items() if k in BertConfig.field_names()},
                                 source=path)
 
