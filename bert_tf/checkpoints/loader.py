@@ -107,11 +107,16 @@ def _read(checkpoint_format: CheckpointFormat, location: str, model) -> Checkpoi
     return read_hugging_face_checkpoint(location, checkpoint_format)
 
 
-def check_stored_config(prefix: str, model) -> None:
+def check_stored_config(prefix: str, model, config_source: str, remedy: str = "") -> None:
     """Raises `CheckpointError` if the `bert_config.json` beside the bert_tf checkpoint `prefix`
     differs from `model`'s encoder in an architecture field; nothing to check without one.
-    The checkpoint itself is not read (it may be the one a resume finds unreadable)."""
-    _checked_config(CheckpointFormat.BERT_TF, prefix, model)
+    The message starts with `config_source`, where the model's config came from (say
+    `--bert_config_file=...`), and ends with `remedy`, if given. The checkpoint itself is not
+    read (it may be the one a resume finds unreadable)."""
+    try:
+        _checked_config(CheckpointFormat.BERT_TF, prefix, model)
+    except CheckpointError as e:
+        raise CheckpointError(f"{config_source}: {e}" + (f"; {remedy}" if remedy else "")) from None
 
 
 def _checked_config(checkpoint_format: CheckpointFormat, location: str, model) -> BertConfig | None:

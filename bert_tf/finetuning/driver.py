@@ -13,7 +13,7 @@ from absl import logging
 
 from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
-from bert_tf.checkpoints import CheckpointError, load_init_checkpoint, resolve_bert_config
+from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.checkpoints.task_heads import checkpoint_heads, task_model_type
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_checkpoint_prefix,
@@ -258,8 +258,7 @@ def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_p
     backup = TrainingBackup(model, os.path.join(options.output_dir, BACKUP_DIR), options.save_checkpoints_steps,
                             _resume_settings(options, task, train))
     with strategy.scope():  # the optimizer's slots are built where its variables live
-        resume = backup.restore(f"--bert_config_file={options.bert_config_file}" if options.bert_config_file
-                                else f"--init_checkpoint={options.init_checkpoint}") > 0
+        resume = backup.restore(_config_source(options)) > 0
     labels = task.export_options().get("labels")  # the class names, saved beside the checkpoint
     callbacks = [backup, keras.callbacks.TensorBoard(os.path.join(options.output_dir, "logs"))]
     best = None
@@ -325,13 +324,17 @@ def _callback_list(callbacks: list[keras.callbacks.Callback], model, verbose: in
                                         epochs=epochs, steps=steps, model=model)
 
 
+def _config_source(options: FineTuningOptions) -> str:
+    """Where the run's config comes from, for errors: --bert_config_file, else the --init_checkpoint's."""
+    if options.bert_config_file:
+        return f"--bert_config_file={options.bert_config_file}"
+    return f"--init_checkpoint={options.init_checkpoint}"
+
+
 def _restore_best(task_model, options: FineTuningOptions) -> None:
     """Restores `output_dir/best`, if there is one, refusing a --bert_config_file of another architecture."""
     prefix = best_checkpoint_prefix(options.output_dir)
     if prefix:
-        try:
-            check_stored_config(prefix, task_model)
-        except CheckpointError as e:
-            raise ValueError(f"--bert_config_file={options.bert_config_file}: {e}") from None
+        check_stored_config(prefix, task_model, _config_source(options))
         restore_model_checkpoint(task_model, prefix)
         logging.info("Restored the best weights from %s", prefix)

@@ -9,7 +9,6 @@ import uuid
 import keras
 import tensorflow as tf
 
-from bert_tf.checkpoints import CheckpointError
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.data import text_files
 from bert_tf.io_utils import atomic_write_text, remove_directory
@@ -62,7 +61,8 @@ class TrainingBackup(keras.callbacks.Callback):
         latest = self.manager.latest_checkpoint
         if latest is None:
             return 0
-        self._check_config(latest, config_flag)
+        check_stored_config(latest, self.checkpoint.model, config_flag,
+                            f"resume with the config it was written with, or delete {self.directory} to start over")
         written = self._read_settings()
         self._check_settings(written)
         self.run_id = written.get(RUN_ID, self.run_id)  # a backup without one has no best to match
@@ -78,13 +78,6 @@ class TrainingBackup(keras.callbacks.Callback):
                              "to start over") from None
         self.step = self._saved_step = int(self._batches.numpy())
         return self.step
-
-    def _check_config(self, latest: str, config_flag: str) -> None:
-        try:
-            check_stored_config(latest, self.checkpoint.model)
-        except CheckpointError as e:
-            raise ValueError(f"{config_flag}: {e}; resume with the config it was written with, or delete "
-                             f"{self.directory} to start over") from None
 
     def _read_settings(self) -> dict[str, object]:
         """settings.json as the interrupted run wrote it ({} if it has none)."""

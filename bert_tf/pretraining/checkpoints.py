@@ -6,7 +6,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints import CheckpointError, load_init_checkpoint
+from bert_tf.checkpoints import load_init_checkpoint
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
@@ -28,10 +28,7 @@ def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, 
     latest = manager.latest_checkpoint
     if not latest:
         return
-    try:
-        check_stored_config(latest, model)
-    except CheckpointError as e:
-        raise ValueError(f"{config_source}: {e}") from None
+    check_stored_config(latest, model, config_source)
     loss_scaled = isinstance(manager.checkpoint.optimizer, keras.optimizers.LossScaleOptimizer)
     if tf.train.load_checkpoint(latest).has_tensor(_LOSS_SCALE) != loss_scaled:
         written = "with" if not loss_scaled else "without"
