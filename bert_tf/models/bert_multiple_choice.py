@@ -26,12 +26,11 @@ class BertMultipleChoice(BertTaskModel):
     (2, 4)
     """
 
+    dummy_batch_shape = (1, 1)  # [batch, choices]
+
     def __init__(self, encoder, dropout_rate: float = 0.1, **kwargs):
         super().__init__(encoder, dropout_rate, **kwargs)
         self.choice_scorer = self.output_layer(1, "choice_scorer", use_bias=False)
-
-    def build_with_dummy_inputs(self, leading_shape=(1, 1)) -> None:
-        super().build_with_dummy_inputs(leading_shape)
 
     def call(self, inputs, training=False):
         shape = ops.shape(inputs["input_word_ids"])  # [batch, choices, seq]

@@ -35,10 +35,12 @@ class BertTaskModel(GlobalClippingTrainStep, keras.Model):
                                   kernel_initializer=bert_initializer(self.encoder.initializer_range),
                                   dtype=self.encoder.dtype_policy, name=name)
 
-    def build_with_dummy_inputs(self, leading_shape=(1,)) -> None:
-        """Builds every weight by calling the model once on a `[*leading_shape, 2]` batch
+    dummy_batch_shape = (1,)  # the input dimensions before the sequence: [batch]
+
+    def build_with_dummy_inputs(self) -> None:
+        """Builds every weight by calling the model once on a `[*dummy_batch_shape, 2]` batch
         (two tokens: Keras warns about a softmax over a length-1 axis)."""
-        ones = keras.ops.ones((*leading_shape, 2), "int32")
+        ones = keras.ops.ones((*self.dummy_batch_shape, 2), "int32")
         self({name: ones for name in ENCODER_INPUTS})
 
     def get_config(self):
