@@ -196,12 +196,11 @@ def _assign(weights: CheckpointWeights, model, config: BertConfig | None) -> Loa
 def load_checkpoint(path: str | os.PathLike, model) -> LoadReport:
     """Fills `model` from the checkpoint at `path`, recognising its format by itself.
 
-    This is the `--init_checkpoint` entry point of every run script:
+    The run scripts reach it through `checkpoint_flags` (`--init_checkpoint`):
 
-        config = (BertConfig.from_json_file(FLAGS.bert_config_file) if FLAGS.bert_config_file
-                  else checkpoint_config(FLAGS.init_checkpoint))
+        config = resolve_bert_config(FLAGS.bert_config_file, FLAGS.init_checkpoint)
         model = BertPretrainer(BertEncoder.from_bert_config(config))
-        report = load_checkpoint(FLAGS.init_checkpoint, model)
+        report = load_init_checkpoint(FLAGS.init_checkpoint, model)  # errors name the flag
 
     Formats (see `CheckpointFormat`): google-research/bert TF1 (`bert_model.ckpt`), Model
     Garden TF2 encoder checkpoints, Hugging Face `model.safetensors` / `pytorch_model.bin`,
