@@ -252,10 +252,10 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
         return {}
     writer = (tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
               if runner.strategy.extended.should_save_summary else tf.summary.create_noop_writer())
+    # Every figure is the last window's, shown as it is (stateful), not averaged over the run.
+    shown = [m.name for m in runner.model.pretraining_metrics] + ["loss", "learning_rate", "examples_per_second"]
     progress = keras.utils.Progbar(options.num_train_steps, verbose=1 if options.verbose else 0,
-                                   stateful_metrics=["loss", "masked_lm_accuracy", "next_sentence_accuracy",
-                                                     "masked_lm_loss", "next_sentence_loss", "learning_rate",
-                                                     "examples_per_second"])
+                                   stateful_metrics=shown)
     progress.update(step)
     results = {}
     window_start, window_steps, skipped = time.perf_counter(), 0, 0
