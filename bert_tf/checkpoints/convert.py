@@ -25,7 +25,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import io_utils
-from bert_tf.bert_config import BertConfig, ConfigError
+from bert_tf.bert_config import CONFIG_FILE, BertConfig, ConfigError
 from bert_tf.checkpoints.bert_tf_checkpoint import TF1_ROLES
 from bert_tf.checkpoints.checkpoint_flags import resolve_bert_config
 from bert_tf.checkpoints.formats import CheckpointFormat
@@ -97,7 +97,7 @@ def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config
     output_dir = os.fspath(output_dir).rstrip("/")
     _check_output_dir(output_dir, report.path)
     with io_utils.atomic_directory(output_dir) as tmp:
-        config.to_json_file(os.path.join(tmp, "bert_config.json"))
+        config.to_json_file(os.path.join(tmp, CONFIG_FILE))
         vocab = os.path.join(os.path.dirname(report.path), "vocab.txt")
         if tf.io.gfile.exists(vocab):
             tf.io.gfile.copy(vocab, os.path.join(tmp, "vocab.txt"))

@@ -7,6 +7,7 @@ import os
 import tensorflow as tf
 from absl import flags
 
+from bert_tf.bert_config import CONFIG_FILE
 from bert_tf.checkpoints.convert import convert
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 
@@ -17,7 +18,7 @@ def _main(argv) -> None:
     reject_arguments(argv)
     prefix = convert(FLAGS.input_checkpoint, FLAGS.output_dir, FLAGS.to, FLAGS.bert_config_file)
     vocab = os.path.join(FLAGS.output_dir, "vocab.txt")
-    print(f"--init_checkpoint={prefix} --bert_config_file={os.path.join(FLAGS.output_dir, 'bert_config.json')}"
+    print(f"--init_checkpoint={prefix} --bert_config_file={os.path.join(FLAGS.output_dir, CONFIG_FILE)}"
           + (f" --vocab_file={vocab}" if tf.io.gfile.exists(vocab) else ""))
 
 

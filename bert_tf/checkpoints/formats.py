@@ -8,6 +8,7 @@ import re
 
 import tensorflow as tf
 
+from bert_tf.bert_config import CONFIG_FILE
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError
 from bert_tf.checkpoints.tf_checkpoint_reader import ObjectGraph, encoder_paths, open_reader
 
@@ -61,7 +62,7 @@ def stored_config_file(checkpoint_format: CheckpointFormat, location: str) -> st
     beside a TF checkpoint."""
     if checkpoint_format is CheckpointFormat.KERAS:
         return location
-    name = "config.json" if checkpoint_format in HUGGING_FACE_FORMATS else "bert_config.json"
+    name = "config.json" if checkpoint_format in HUGGING_FACE_FORMATS else CONFIG_FILE
     path = os.path.join(os.path.dirname(location), name)
     return path if tf.io.gfile.exists(path) else None
 

@@ -11,6 +11,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import io_utils
+from bert_tf.bert_config import CONFIG_FILE
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError
 from bert_tf.checkpoints.labels_file import LABELS_FILE
 from bert_tf.checkpoints.loader import checkpoint_labels
@@ -19,6 +20,7 @@ from bert_tf.data import text_files
 from bert_tf.finetuning.training_backup import RUN_ID
 
 BEST_DIR = "best"
+METRICS_FILE = "metrics.json"  # the best epoch's eval metrics and the run's id
 _PREFIX = "ckpt"
 
 
@@ -82,8 +84,8 @@ def save_model_checkpoint(task_model: keras.Model, directory: str, metrics: dict
     """
     with io_utils.atomic_directory(directory) as tmp:
         tf.train.Checkpoint(model=_weights_only(task_model)).write(os.path.join(tmp, _PREFIX))
-        task_model.encoder.bert_config.to_json_file(os.path.join(tmp, "bert_config.json"))
-        io_utils.atomic_write_text(os.path.join(tmp, "metrics.json"), json.dumps(metrics, indent=2) + "\n")
+        task_model.encoder.bert_config.to_json_file(os.path.join(tmp, CONFIG_FILE))
+        io_utils.atomic_write_text(os.path.join(tmp, METRICS_FILE), json.dumps(metrics, indent=2) + "\n")
         if labels is not None:
             io_utils.atomic_write_text(os.path.join(tmp, LABELS_FILE), json.dumps(list(labels)) + "\n")
 
@@ -112,7 +114,7 @@ def best_checkpoint_prefix(output_dir: str) -> str | None:
 
 
 def read_best_metrics(output_dir: str) -> dict | None:
-    path = os.path.join(output_dir, BEST_DIR, "metrics.json")
+    path = os.path.join(output_dir, BEST_DIR, METRICS_FILE)
     return text_files.read_json(path, ValueError) if tf.io.gfile.exists(path) else None
 
 

@@ -9,6 +9,7 @@ import uuid
 import keras
 import tensorflow as tf
 
+from bert_tf.bert_config import CONFIG_FILE
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.data import text_files
 from bert_tf.io_utils import atomic_write_text, remove_directory
@@ -108,7 +109,7 @@ class TrainingBackup(keras.callbacks.Callback):
     def _save(self) -> None:
         if self._saved_step is None:  # this run's first backup: its config goes first
             tf.io.gfile.makedirs(self.directory)
-            self.checkpoint.model.encoder.bert_config.to_json_file(os.path.join(self.directory, "bert_config.json"))
+            self.checkpoint.model.encoder.bert_config.to_json_file(os.path.join(self.directory, CONFIG_FILE))
             settings = {**self.settings, RUN_ID: self.run_id}
             atomic_write_text(os.path.join(self.directory, SETTINGS_FILE), json.dumps(settings, indent=2) + "\n")
         self._batches.assign(self.step)

@@ -13,7 +13,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import io_utils
-from bert_tf.bert_config import BertConfig
+from bert_tf.bert_config import CONFIG_FILE, BertConfig
 from bert_tf.checkpoints import resolve_bert_config
 from bert_tf.data import corpus, dynamic_masking
 from bert_tf.data import pretraining_dataset
@@ -107,7 +107,7 @@ def resolve_config(options: PretrainingOptions) -> tuple[BertConfig, str]:
     fine-tuning scripts do)."""
     if options.bert_config_file:
         return BertConfig.from_json_file(options.bert_config_file), f"--bert_config_file={options.bert_config_file}"
-    saved = os.path.join(options.output_dir, "bert_config.json")
+    saved = os.path.join(options.output_dir, CONFIG_FILE)
     if tf.train.latest_checkpoint(options.output_dir) and tf.io.gfile.exists(saved):
         return BertConfig.from_json_file(saved), f"{saved} (no --bert_config_file: the resumed --output_dir's)"
     if not options.init_checkpoint:
@@ -201,7 +201,7 @@ def _train_and_evaluate(config: BertConfig, config_source: str, options: Pretrai
     checkpoints.check_resumable(manager, model, config_source)
     checkpoints.restore_or_initialize(manager, model, options.init_checkpoint, config_source)
     if chief:  # beside the checkpoints, so that they load with no --bert_config_file (export_model.py, convert)
-        config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
+        config.to_json_file(os.path.join(options.output_dir, CONFIG_FILE))
     runner = PretrainingRunner(strategy, model, optimizer, options.train_batch_size,
                                jit_compile=options.jit_compile)
 
