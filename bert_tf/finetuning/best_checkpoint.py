@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import keras
 import tensorflow as tf
@@ -12,10 +12,7 @@ from absl import logging
 
 from bert_tf import io_utils
 from bert_tf.bert_config import CONFIG_FILE
-from bert_tf.checkpoints.checkpoint_weights import CheckpointError
 from bert_tf.checkpoints.labels_file import LABELS_FILE
-from bert_tf.checkpoints.loader import checkpoint_labels
-from bert_tf.checkpoints.task_heads import label_order
 from bert_tf.data import text_files
 from bert_tf.finetuning.training_backup import RUN_ID
 
@@ -118,39 +115,7 @@ def read_best_metrics(output_dir: str) -> dict | None:
     return text_files.read_json(path, ValueError) if tf.io.gfile.exists(path) else None
 
 
-def task_labels(options, read: Callable[[], Sequence[str]], source: str,
-                fixed: bool = False) -> tuple[str, ...]:
-    """A task's class names in id order: `read()` gives them from `source` (its training file, or
-    with `fixed` the task itself, as GLUE's), unless the checkpoint a run without `--do_train`
-    restores names its classes (`checkpoint_labels`: a bert_tf run's `labels.json`, a Hugging
-    Face `id2label`) and `source` is a file that does not exist: then the checkpoint's names
-    are the task's.
-
-    Where both name classes, they must be the same names (ignoring case; the head's outputs
-    are reordered to the task's ids), or the run is refused with a line naming both, rather
-    than mapping the head's outputs onto other names.
-    """
-    checkpoint = _restored_checkpoint(options)
-    saved = None if checkpoint is None else _checkpoint_labels(checkpoint)
-    if saved is not None and not fixed and not tf.io.gfile.exists(source):
-        return saved
-    labels = tuple(read())
-    if saved is not None and label_order(saved, labels) is None:
-        raise ValueError(f"{source} has the labels {', '.join(labels)}, but the checkpoint was fine-tuned on "
-                         f"{', '.join(saved)} ({checkpoint})")
-    return labels
-
-
-def _checkpoint_labels(checkpoint: str) -> tuple[str, ...] | None:
-    """The checkpoint's class names; None where it names none, or is not there (the loader
-    reports that, naming the flag)."""
-    try:
-        return checkpoint_labels(checkpoint)
-    except CheckpointError:
-        return None
-
-
-def _restored_checkpoint(options) -> str | None:
+def restored_checkpoint(options) -> str | None:
     """The checkpoint whose weights a run without `--do_train` scores: `--init_checkpoint`, else
     `output_dir/best`'s (None if it has none); None for a training run."""
     if options.do_train:

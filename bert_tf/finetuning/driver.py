@@ -17,7 +17,7 @@ from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.checkpoints.task_heads import checkpoint_heads, task_model_type
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_checkpoint_prefix,
-                                               restore_model_checkpoint, save_model_checkpoint)
+                                               restore_model_checkpoint, restored_checkpoint, save_model_checkpoint)
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
 from bert_tf.finetuning.options import FineTuningOptions
@@ -89,15 +89,15 @@ def _checked_request(task: FineTuningTask, options: FineTuningOptions, strategy)
     if not (options.do_train or options.do_eval or options.do_predict):
         raise ValueError("at least one of --do_train, --do_eval and --do_predict must be set")
     # Without training or --init_checkpoint, the weights and their config come from output_dir/best.
-    best = None if options.do_train or options.init_checkpoint else best_checkpoint_prefix(options.output_dir)
-    if not (options.do_train or options.init_checkpoint or best):
+    restored = restored_checkpoint(options)
+    if not (options.do_train or restored):
         raise ValueError(f"--do_eval and --do_predict without --do_train need --init_checkpoint or a "
                          f"fine-tuned --output_dir: {options.output_dir} has no {BEST_DIR}/ checkpoint")
     for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
     if options.do_train:
         _check_iterations_per_loop(options.iterations_per_loop, strategy)
-    config = resolve_bert_config(options.bert_config_file, options.init_checkpoint or best)
+    config = resolve_bert_config(options.bert_config_file, restored or options.init_checkpoint)
     config.check_seq_length(options.max_seq_length)
     config.check_vocab_size(len(task.tokenizer.vocab), options.vocab_file)
     if options.export_dir:

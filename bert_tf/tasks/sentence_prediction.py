@@ -22,7 +22,7 @@ import numpy as np
 from scipy import special
 
 from bert_tf.data import glue
-from bert_tf.finetuning.best_checkpoint import task_labels
+from bert_tf.finetuning.task_labels import task_labels
 from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask

@@ -24,7 +24,7 @@ import keras
 import numpy as np
 
 from bert_tf.data import conll
-from bert_tf.finetuning.best_checkpoint import task_labels
+from bert_tf.finetuning.task_labels import task_labels
 from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
