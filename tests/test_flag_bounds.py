@@ -23,7 +23,8 @@ DEFINES = {
     # With no candidate span every SQuAD answer would silently be empty.
     "bert_tf.tasks.flags.define_squad_flags": {"max_query_length": 0, "doc_stride": 0, "n_best_size": 0,
                                                       "max_answer_length": 0},
-    "bert_tf.export.flags.define_export_flags": {"max_query_length": -2, "num_classes": 0, "max_seq_length": 2},
+    "bert_tf.export.flags.define_export_flags": {"num_classes": 0, "max_seq_length": 2, "doc_stride": 0,
+                                                 "max_query_length": -2, "max_answer_length": 0},
 }
 
 

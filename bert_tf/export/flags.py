@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from absl import flags
 
+from bert_tf.tasks.flags import define_span_flags
+
 REQUIRED = ("model_type", "init_checkpoint", "vocab_file", "export_dir")
 # --model_type's values: the task heads (`bert_tf.checkpoints.task_heads.TASK_MODELS`), and the TF-Hub-style pair.
 MODEL_TYPES = ("classifier", "span", "token", "multiple_choice", "hub")
@@ -27,12 +29,7 @@ def define_export_flags() -> None:
     flags.DEFINE_integer("max_seq_length", 128, "Longest packed sequence of the text signatures: at least 4, "
                          "or 3 for token, which packs one text (one [SEP]) where the others pack two.",
                          lower_bound=3)
-    flags.DEFINE_integer("max_answer_length", 30, "Span: longest answer in tokens.")
-    flags.DEFINE_integer("doc_stride", 128, "Span: tokens between the starts of context windows.")
-    flags.DEFINE_integer("max_query_length", 64, "Span: question tokens kept.", lower_bound=1)
-    flags.DEFINE_bool("version_2_with_negative", False, "Span: SQuAD 2.0, an empty answer when [CLS] wins.")
-    flags.DEFINE_float("null_score_diff_threshold", 0.0, "Span, SQuAD 2.0: an empty answer when the [CLS] null "
-                       "score exceeds the best span's by more than this, as run_squad.py's flag.")
+    define_span_flags()  # --model_type=span's, as run_squad.py's
     flags.DEFINE_bool("jit_compile", False, "Compile serving_default with XLA (faster on CPU; TF Serving then "
                       "needs --xla_cpu_compilation_enabled). Task models only.")
     for name in REQUIRED:

@@ -34,18 +34,24 @@ def define_squad_flags() -> None:
     flags.DEFINE_string("predict_file", None,
                         "SQuAD JSON to evaluate and predict (default: dev-v1.1.json or dev-v2.0.json in "
                         "--data_dir).")
-    flags.DEFINE_bool("version_2_with_negative", False,
-                      "SQuAD 2.0: some questions have no answer in the context.")
-    flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of a long context's windows.", lower_bound=1)
-    flags.DEFINE_integer("max_query_length", 64, "Question tokens kept; longer questions are cut.", lower_bound=1)
+    define_span_flags()
     flags.DEFINE_integer("n_best_size", 20, "Candidates per question in nbest_predictions.json.", lower_bound=1)
-    flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in WordPiece tokens.", lower_bound=1)
-    flags.DEFINE_float("null_score_diff_threshold", 0.0,
-                       "SQuAD 2.0: answer \"\" when the null score beats the best span by more than this.")
     flags.DEFINE_bool("verbose_logging", False,
                       "Log each case that data processing skips or adjusts: a training question skipped (its "
                       "answer is not at its answer_start), a training answer taken with the context's "
                       "whitespace or left out, a question whose best answer is 'empty' (no valid span).")
+
+
+def define_span_flags() -> None:
+    """The flags that cut SQuAD's contexts into windows and pick the answer span: run_squad.py's,
+    and export_model.py's for --model_type=span (google-research/bert's names and defaults)."""
+    flags.DEFINE_bool("version_2_with_negative", False,
+                      "SQuAD 2.0: some questions have no answer in the context.")
+    flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of a long context's windows.", lower_bound=1)
+    flags.DEFINE_integer("max_query_length", 64, "Question tokens kept; longer questions are cut.", lower_bound=1)
+    flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in WordPiece tokens.", lower_bound=1)
+    flags.DEFINE_float("null_score_diff_threshold", 0.0,
+                       "SQuAD 2.0: answer \"\" when the null score beats the best span by more than this.")
 
 
 def define_feature_extraction_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
