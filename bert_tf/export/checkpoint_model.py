@@ -7,7 +7,7 @@ from absl import logging
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import CheckpointFormat, load_checkpoint
 from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, label_order, load_task_head, missing_head
-from bert_tf.export.flags import MODEL_TYPES
+from bert_tf.export.flags import CLASS_MODEL_TYPES, MODEL_TYPES
 from bert_tf.models import BertEncoder, BertPretrainer
 
 _MASKED_LM = "cls/predictions/"  # the TF1 names of the masked-LM head's weights
@@ -55,7 +55,7 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
                                                                                   labels) is None:
         head = {**head, "labels": None}  # other names than labels.json's: a renaming
     model_class = TASK_MODELS[model_type][0]
-    if model_type in ("classifier", "token"):
+    if model_type in CLASS_MODEL_TYPES:
         model = model_class(encoder, _num_classes(checkpoint, model_type, head, num_classes))
     else:
         model = model_class(encoder)

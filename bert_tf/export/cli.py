@@ -7,13 +7,14 @@ from absl import flags
 from bert_tf.checkpoints import checkpoint_labels, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.export.checkpoint_model import model_from_checkpoint
+from bert_tf.export.flags import CLASS_MODEL_TYPES
 from bert_tf.export.hub_export import export_hub_pair
 from bert_tf.export.task_export import export_task_model
 from bert_tf.tokenization import BertTokenizer
 
 FLAGS = flags.FLAGS
 # Flags that only some model types use, with those types: given for another, they are refused, not dropped.
-_FLAGS_FOR = ((("labels", "num_classes"), ("classifier", "token")),
+_FLAGS_FOR = ((("labels", "num_classes"), CLASS_MODEL_TYPES),
               (("max_answer_length", "doc_stride", "max_query_length", "version_2_with_negative",
                 "null_score_diff_threshold"), ("span",)))
 
@@ -63,7 +64,7 @@ def _check_flags_apply() -> None:
 def _labels() -> list[str] | None:
     """--labels, else the class names stored with the checkpoint: those a bert_tf fine-tuning run saved
     beside it, or a Hugging Face classifier's. Either way `model_from_checkpoint` checks their number."""
-    if FLAGS.labels or FLAGS.model_type not in ("classifier", "token"):
+    if FLAGS.labels or FLAGS.model_type not in CLASS_MODEL_TYPES:
         return FLAGS.labels
     names = checkpoint_labels(FLAGS.init_checkpoint)
     return list(names) if names else None
