@@ -236,7 +236,7 @@ def _train(strategy, opts, initial=None, clip_norm=0.01):
         for i, variable in enumerate(model.weights):
             variable.assign(initial[f"{i:03d}"])
     dataset = strategy.distribute_datasets_from_function(lambda context: pretraining_dataset(
-        files, context.get_per_replica_batch_size(opts.train_batch_size), SEQ, PREDICTIONS,
+        files, opts.train_batch_size, SEQ, PREDICTIONS,
         is_training=False, input_context=context).repeat())
     # A tiny clip norm makes every step clip, so clipping the global gradient is what is compared.
     runner = PretrainingRunner(strategy, model, optimizer, opts.train_batch_size, clip_norm=clip_norm)

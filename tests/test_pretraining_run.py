@@ -298,7 +298,7 @@ def test_output_dir_of_another_tool_is_refused(tmp_path):
 def test_fewer_files_than_input_pipelines_share_the_records(tmp_path):
     path = write_pretraining_records(tmp_path / "one.tfrecord", 16, SEQ, PREDICTIONS, TINY["vocab_size"])
 
-    def rows(input_context=None):  # the examples a pipeline reads, as tuples of input_ids
+    def rows(input_context=None):  # the examples a pipeline reads (global batch 4), as tuples of input_ids
         dataset = pretraining_dataset([path], 4, SEQ, PREDICTIONS, is_training=False, input_context=input_context)
         return [tuple(row) for batch in dataset.as_numpy_iterator() for row in batch["input_ids"]]
 

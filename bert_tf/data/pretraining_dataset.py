@@ -72,10 +72,10 @@ def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
 
     For training: files are sharded per input pipeline (`input_context`,
     `read_pipeline_share`), read with a parallel interleave, shuffled and
-    repeated. `batch_size` is the batch of this pipeline: with
-    `strategy.distribute_datasets_from_function`, pass
-    `input_context.get_per_replica_batch_size(global_batch_size)`. Batches drop
-    the remainder so every shape is static (TPU, XLA).
+    repeated. `batch_size` is the global batch: with `input_context` (from
+    `strategy.distribute_datasets_from_function`), each pipeline batches its
+    per-replica share, as `dynamic_masking_dataset` does. Batches drop the
+    remainder so every shape is static (TPU, XLA).
 
     Yields dicts of int32 features (float32 `masked_lm_weights`), as
     `pretraining_features.parse_examples` makes them. With `vocab_size`, a token
@@ -89,6 +89,8 @@ def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
             tf.data.TFRecordDataset, cycle_length=min(len(files), 8), num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=seed is not None)
 
+    if input_context is not None:
+        batch_size = input_context.get_per_replica_batch_size(batch_size)
     dataset = read_pipeline_share(files, read, input_context)
     if is_training:
         dataset = dataset.shuffle(shuffle_buffer, seed=seed)

@@ -67,13 +67,13 @@ def _distributed_dataset(strategy, files, global_batch_size, options, is_trainin
     seed = None if options.random_seed is None else options.random_seed + (step if is_training else 0)
 
     def dataset_fn(context):
-        if options.dynamic_masking:  # `files` are text corpora; an endless stream
+        if options.dynamic_masking:  # `files` are text corpora; an endless stream. Both take the global batch.
             dataset = dynamic_masking.dynamic_masking_dataset(
                 files, options.vocab_file, options.do_lower_case, global_batch_size, options.max_seq_length,
                 options.max_predictions_per_seq, seed=seed, input_context=context)
         else:
             dataset = pretraining_dataset.pretraining_dataset(
-                files, context.get_per_replica_batch_size(global_batch_size), options.max_seq_length,
+                files, global_batch_size, options.max_seq_length,
                 options.max_predictions_per_seq, vocab_size=vocab_size, is_training=is_training,
                 input_context=context, seed=seed)
         return dataset if is_training else dataset.take(_pipeline_batches(context, options.max_eval_steps))
