@@ -67,6 +67,11 @@ def stored_config_file(checkpoint_format: CheckpointFormat, location: str) -> st
     return path if tf.io.gfile.exists(path) else None
 
 
+def hugging_face_config_file(checkpoint_format: CheckpointFormat, location: str) -> str | None:
+    """The `config.json` beside a Hugging Face checkpoint (`stored_config_file`); None for another format."""
+    return stored_config_file(checkpoint_format, location) if checkpoint_format in HUGGING_FACE_FORMATS else None
+
+
 def checkpoint_files(path: str | os.PathLike) -> list[str]:
     """The files that reading the checkpoint at `path` may read: its tensor and index files (a TF
     checkpoint's `checkpoint` state file included) and its stored config, those that exist."""

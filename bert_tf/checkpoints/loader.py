@@ -12,7 +12,8 @@ from bert_tf.checkpoints import tf1_names
 from bert_tf.checkpoints.bert_tf_checkpoint import (keras_file_config, read_bert_tf_checkpoint,
                                                     read_keras_file)
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
-from bert_tf.checkpoints.formats import HUGGING_FACE_FORMATS, CheckpointFormat, detect_format, stored_config_file
+from bert_tf.checkpoints.formats import (HUGGING_FACE_FORMATS, CheckpointFormat, detect_format,
+                                        hugging_face_config_file, stored_config_file)
 from bert_tf.checkpoints.hugging_face_checkpoint import (read_hugging_face_checkpoint,
                                                          read_hugging_face_config, read_hugging_face_labels)
 from bert_tf.checkpoints.labels_file import labels_beside, read_labels
@@ -81,7 +82,7 @@ def checkpoint_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
     if checkpoint_format is CheckpointFormat.BERT_TF:
         saved = labels_beside(location)
         return read_labels(saved) if saved else None
-    config_file = stored_config_file(checkpoint_format, location) if checkpoint_format in HUGGING_FACE_FORMATS else None
+    config_file = hugging_face_config_file(checkpoint_format, location)
     return read_hugging_face_labels(config_file) if config_file else None
 
 

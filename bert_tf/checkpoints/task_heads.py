@@ -8,7 +8,7 @@ import keras
 import numpy as np
 
 from bert_tf.checkpoints.bert_tf_checkpoint import HEAD_LAYERS, saved_heads
-from bert_tf.checkpoints.formats import HUGGING_FACE_FORMATS, CheckpointFormat, stored_config_file
+from bert_tf.checkpoints.formats import CheckpointFormat, hugging_face_config_file
 from bert_tf.checkpoints.hugging_face_checkpoint import read_hugging_face_architectures
 from bert_tf.checkpoints.loader import LoadReport, checkpoint_labels
 from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
@@ -59,8 +59,7 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
 
 def _hugging_face_head_type(report: LoadReport) -> str:
     """The model type of a `classifier` head: by the architecture a Hugging Face config.json names."""
-    checkpoint_format = CheckpointFormat(report.format)
-    path = stored_config_file(checkpoint_format, report.path) if checkpoint_format in HUGGING_FACE_FORMATS else None
+    path = hugging_face_config_file(CheckpointFormat(report.format), report.path)
     if path is None:
         return "classifier"
     architectures = read_hugging_face_architectures(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import keras
 import numpy as np
@@ -156,11 +156,11 @@ def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[i
     return max(1, round(total / epochs)), epochs
 
 
-def _resume_settings(options: FineTuningOptions, task: FineTuningTask, train: EncodedSplit) -> dict[str, object]:
+def _resume_settings(options: FineTuningOptions, train: EncodedSplit,
+                     labels: Sequence[str] | None) -> dict[str, object]:
     """What a resumed run must share with the interrupted one, named as the user reads it: the
     schedule's flags, and the training data as encoded (any other task, file, column, language
     or vocab changes its digest) with its class names."""
-    labels = task.export_options().get("labels")
     return {"the training set size": len(train), "the training data's digest": train.digest(),
             "the labels": None if labels is None else list(labels),
             **{f"--{flag}": getattr(options, flag) for flag in RESUME_FLAGS}}
@@ -255,11 +255,11 @@ def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_p
     With `evaluate` (--do_eval), each epoch ends with it and the best weights are kept in
     `output_dir/best`; without, the last weights are.
     """
+    labels = task.export_options().get("labels")  # the class names, saved beside the checkpoint
     backup = TrainingBackup(model, os.path.join(options.output_dir, BACKUP_DIR), options.save_checkpoints_steps,
-                            _resume_settings(options, task, train))
+                            _resume_settings(options, train, labels))
     with strategy.scope():  # the optimizer's slots are built where its variables live
         resume = backup.restore(_config_source(options)) > 0
-    labels = task.export_options().get("labels")  # the class names, saved beside the checkpoint
     callbacks = [backup, keras.callbacks.TensorBoard(os.path.join(options.output_dir, "logs"))]
     best = None
     if evaluate is not None:
