@@ -78,11 +78,21 @@ def test_a_question_without_a_valid_span_gets_empty_and_is_logged_when_verbose(c
             result = _predict(start, end, n_best_size=1, verbose_logging=verbose_logging)
         assert result.predictions == {"q1": "empty"}
         assert caplog.messages == ["question q1: no valid answer span among its windows' top 1 start and end "
-                                   "tokens; its best answer is the placeholder 'empty'"] * verbose_logging
+                                   "tokens; its answer is the placeholder 'empty'"] * verbose_logging
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="absl"):
         _predict({"beta": 5}, {"gamma": 5}, verbose_logging=True)
     assert not caplog.messages  # a question with a span: nothing to log
+
+
+def test_version_2_answers_nothing_when_no_span_is_valid():
+    """Not google-research/bert's placeholder "empty", whose logits 0 would set the null odds."""
+    examples = [SquadExample("q1", "q", CONTEXT, (), is_impossible=True)]
+    # The one start is after the one end; the null score, -20, is below the placeholder's 0.
+    result = squad_metrics.postprocess(examples, _features(), _logits({"delta": 5}), _logits({"alpha": 5}),
+                                       n_best_size=1, version_2_with_negative=True, null_score_diff_threshold=1e9)
+    assert result.predictions == {"q1": ""} and result.null_odds == {"q1": float("inf")}
+    assert [c["text"] for c in result.nbest["q1"]] == ["", "empty"]
 
 
 def test_start_must_have_max_context_and_windows_are_pooled():
@@ -104,9 +114,9 @@ def test_version_2_null_score_and_threshold():
     end = _logits([{0: 2, "beta": 2}, {0: 3, "gamma": 0}], windows=2)
     features = _features(2, example_index=[0, 0])
 
-    def predict(threshold):
+    def predict(threshold, **kwargs):
         return squad_metrics.postprocess(examples, features, start, end, version_2_with_negative=True,
-                                         null_score_diff_threshold=threshold)
+                                         null_score_diff_threshold=threshold, **kwargs)
 
     result = predict(0.0)
     assert result.null_odds == {"q1": pytest.approx(4 - 3)}  # best span "beta": 1 + 2

@@ -52,7 +52,8 @@ def postprocess(examples, features, start_logits, end_logits, n_best_size: int =
     start + end logit. SQuAD 2.0: the null score of a question is the smallest
     start[0] + end[0] over its windows; it answers "" when the null score exceeds
     the best span score by more than `null_score_diff_threshold`. A question with no
-    valid span gets google-research/bert's placeholder "empty"; `verbose_logging` logs each.
+    valid span gets google-research/bert's placeholder "empty" (SQuAD 2.0: "", with
+    null odds of infinity); `verbose_logging` logs each.
     """
     start_logits, end_logits = np.asarray(start_logits, np.float64), np.asarray(end_logits, np.float64)
     window, start, end, score = _candidate_spans(features, start_logits, end_logits, n_best_size,
@@ -67,20 +68,20 @@ def postprocess(examples, features, start_logits, end_logits, n_best_size: int =
         rows = slice(bounds[i], bounds[i + 1])
         if verbose_logging and bounds[i] == bounds[i + 1]:
             logging.info("question %s: no valid answer span among its windows' top %d start and end tokens; "
-                         "its best answer is the placeholder 'empty'", ex.qas_id, n_best_size)
-        spans = ((ex.context[features.token_char_start[f, s]:features.token_char_end[f, e]],
+                         "its answer is %s", ex.qas_id, n_best_size,
+                         '""' if version_2_with_negative else "the placeholder 'empty'")
+        spans = [(ex.context[features.token_char_start[f, s]:features.token_char_end[f, e]],
                   start_logits[f, s], end_logits[f, e])
-                 for f, s, e in zip(window[rows], start[rows], end[rows]))  # best first
+                 for f, s, e in zip(window[rows], start[rows], end[rows])]  # best first
         null = None
         if version_2_with_negative:
             null = ("", start_logits[null_window[i], 0], end_logits[null_window[i], 0])
-        nbest = _nbest(spans, null, n_best_size)
-        result.nbest[ex.qas_id] = nbest
-        best_span = next(c for c in nbest if c["text"])
-        result.predictions[ex.qas_id] = best_span["text"]
+        result.nbest[ex.qas_id] = _nbest(spans, null, n_best_size)
+        result.predictions[ex.qas_id] = spans[0][0] if spans else "empty"
         if version_2_with_negative:
-            odds = float(null[1] + null[2] - best_span["start_logit"] - best_span["end_logit"])
-            result.null_odds[ex.qas_id] = odds
+            # No valid span: the null answer wins, not google-research/bert's placeholder with logits 0.
+            best_span_score = spans[0][1] + spans[0][2] if spans else -np.inf
+            result.null_odds[ex.qas_id] = odds = float(null[1] + null[2] - best_span_score)
             if odds > null_score_diff_threshold:
                 result.predictions[ex.qas_id] = ""
     return result
