@@ -3,6 +3,7 @@
 import json
 import logging
 import os
+import re
 
 import numpy as np
 import pytest
@@ -71,10 +72,36 @@ def test_questions_without_an_answers_field_need_answers_not_required(tmp_path):
         {"id": "q1", "question": "a?"}, {"id": "q2", "question": "b?", "answers": [
             {"text": "b", "answer_start": 2}]}]}]}]}), encoding="utf-8")
     examples = read_squad_examples(str(path), require_answers=False)
-    assert [(e.qas_id, e.answers) for e in examples] == [("q1", ()), ("q2", (("b", 2),))]
+    assert [(e.qas_id, e.answers) for e in examples] == [("q1", ()), ("q2", ())]
     with pytest.raises(SquadDataError, match=rf"^{path}: question q1: missing field 'answers' \(training and "
                                              r"--do_eval need the gold answers\)$"):
         read_squad_examples(str(path))
+
+
+def test_answers_are_checked_only_as_far_as_they_are_used(tmp_path):
+    """Training needs each answer's text and answer_start; scoring, only the texts; predicting, nothing."""
+    def squad_file(*answers):
+        path = tmp_path / f"{len(list(tmp_path.iterdir()))}.json"
+        path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [
+            {"id": f"q{i}", "question": "a?", "answers": a} for i, a in enumerate(answers)]}]}]}), encoding="utf-8")
+        return str(path)
+
+    no_start, empty, text_start = [{"text": "b"}], [{"text": "", "answer_start": 2}], [{"text": "b", "answer_start": "2"}]
+    assert [e.answers for e in read_squad_examples(squad_file(no_start, empty, text_start, None),
+                                                   require_answers=False)] == [()] * 4
+    for answers, message in ((no_start, "missing field 'answer_start'"), (empty, "empty answer text ''"),
+                             (text_start, "field 'answer_start' is \"2\", not an integer")):
+        with pytest.raises(SquadDataError, match=f"question q0: {re.escape(message)}$"):
+            read_squad_examples(squad_file(answers))
+    with pytest.raises(SquadDataError, match=r"question q0: field 'answers' is null, not a list$"):
+        read_squad_examples(squad_file(None), check_answer_start=False)
+    scored = read_squad_examples(squad_file(no_start, empty, text_start), check_answer_start=False)
+    assert [e.answers for e in scored] == [(("b", -1),), (("", 2),), (("b", -1),)]
+    tokenizer = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", ["a b a?"]))
+    features = convert_examples_to_features(read_squad_examples(squad_file([{"text": "a b"}]),
+                                                                check_answer_start=False),
+                                            tokenizer, max_seq_length=16, max_query_length=4)
+    assert features.start_positions.tolist() == [0]  # no usable answer_start: [CLS], as for no answer
 
 
 def test_training_answers_are_located_in_the_context_or_their_question_skipped(tmp_path, caplog):
@@ -186,10 +213,9 @@ QUESTION = {"id": "q1", "question": "a?", "answers": [{"text": "b", "answer_star
      "question q1: field 'question' is null, not a string"),
     ({"paragraphs": [{"context": "a b", "qas": [{**QUESTION, "is_impossible": "false"}]}]},
      "question q1: field 'is_impossible' is \"false\", not true or false"),
-    ({"paragraphs": [{"context": "a b", "qas": [{**QUESTION, "answers": None}]}]},
-     "question q1: field 'answers' is null, not a list"),
-    ({"paragraphs": [{"context": "a b", "qas": [{**QUESTION, "answers": [{"text": "b", "answer_start": "2"}]}]}]},
-     "question q1: field 'answer_start' is \"2\", not an integer"),
+    ({"paragraphs": [{"context": "a \ud800 b", "qas": [QUESTION]}]},
+     "article 0 paragraph 0: field 'context' holds '\\ud800' at character 2, a lone UTF-16 surrogate, "
+     "not a character"),
     ({"paragraphs": [{"context": "a b", "qas": [QUESTION]}, {"context": "c b", "qas": [QUESTION]}]},
      "question q1: duplicate id (also in article 0 paragraph 0)"),
 ])

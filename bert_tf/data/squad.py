@@ -82,11 +82,12 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False, requir
     each answer becomes the slice of the context at its `answer_start` that equals its text,
     or equals it but for whitespace (as google-research/bert matches them). A question none
     of whose answers is there is skipped with a warning, as google-research/bert skips it;
-    a file with no question left is refused. A file that is only scored is not checked, as
-    the official evaluators read only the answer texts. A
-    question marked `is_impossible` needs `version_2_with_negative`; with
-    `require_answers`, any other question needs at least one answer, without
-    it a question may have no `answers` field at all. With `verbose_logging`
+    a file with no question left is refused. Of a file that is only scored, only the answer
+    texts are read, as the official evaluators read them (an `answer_start` that is not an
+    integer becomes -1: no training position). A question marked `is_impossible` needs
+    `version_2_with_negative`; with `require_answers`, any other question needs at least
+    one answer; without it (a file only predicted on) answers are not read at all, as
+    google-research/bert reads them only for training. With `verbose_logging`
     (--verbose_logging), each skipped question is logged, and each answer of a kept one
     that is taken with the context's whitespace or left out.
     """
@@ -139,6 +140,12 @@ def _field(record, key, path, where, types, default=None):
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
         expected = " or ".join(_TYPE_NAMES[t] for t in types)
         raise SquadDataError(f"{path}: {where}: field {key!r} is {json.dumps(value)[:40]}, not {expected}")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:  # JSON's "\ud800" escape: a lone surrogate, no character
+            raise SquadDataError(f"{path}: {where}: field {key!r} holds {value[error.start]!r} at character "
+                                 f"{error.start}, a lone UTF-16 surrogate, not a character") from None
     return value
 
 
@@ -150,21 +157,23 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
     if is_impossible and not version_2_with_negative:
         raise SquadDataError(f"{path}: {where} is_impossible: SQuAD 2.0 data needs "
                              "--version_2_with_negative")
-    if is_impossible:
+    if is_impossible or not require_answers:  # as google-research/bert, which reads answers only for training
         raw_answers = []
-    elif require_answers:
+    else:
         if "answers" not in qa:
             raise SquadDataError(f"{path}: {where}: missing field 'answers' (training and --do_eval need the "
                                  "gold answers)")
         raw_answers = _field(qa, "answers", path, where, list)
-    else:  # as google-research/bert, which reads answers only for training
-        raw_answers = _field(qa, "answers", path, where, list, default=[])
     answers = []
     for answer in raw_answers:
-        text, start = _field(answer, "text", path, where, str), _field(answer, "answer_start", path, where, int)
-        if not text.strip():
-            raise SquadDataError(f"{path}: {where}: empty answer text {text!r}")
-        answers.append((text, start))
+        text = _field(answer, "text", path, where, str)
+        if check_answer_start:
+            if not text.strip():
+                raise SquadDataError(f"{path}: {where}: empty answer text {text!r}")
+            answers.append((text, _field(answer, "answer_start", path, where, int)))
+        else:  # scored on its text alone, as the official evaluators read it; -1: no usable answer_start
+            start = answer.get("answer_start")
+            answers.append((text, start if type(start) is int else -1))
     if require_answers and not is_impossible and not answers:
         raise SquadDataError(f"{path}: {where} has no answers and is not is_impossible")
     if check_answer_start and answers:
@@ -243,7 +252,7 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,
         for j, (first, n) in enumerate(zip(window_starts, window_lengths)):
             token_index.append(lo + first + np.arange(n))
             is_max_context.append(max_context[j, first:first + n])
-        span = (None if example.is_impossible or not example.answers
+        span = (None if example.is_impossible or not example.answers or example.answers[0][1] < 0
                 else _answer_tokens(example.answers[0], starts[lo:hi], ends[lo:hi]))
         answers.append(_window_answer(span, window_starts, window_lengths))
         lengths.append(window_lengths)
