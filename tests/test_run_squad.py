@@ -161,12 +161,20 @@ def test_answer_start_is_checked_in_the_training_file_only(tmp_path, model_files
                                    "is taken as the context's 'Marguerite Oléron' at 108"] * verbose_logging
 
 
-class UnwritableNbest(SquadTask):
-    """SquadTask whose n-best text cannot be written (a lone surrogate, which UTF-8 refuses), as a run
-    killed while writing nbest_predictions.json."""
+class CannedPredictions(SquadTask):
+    """SquadTask whose post-processing answers question 1.1-00 "new", its one candidate `nbest_text`."""
+
+    nbest_text = "new"
 
     def _postprocess(self, encoded, outputs):
-        return squad_metrics.SquadPredictions({"1.1-00": "new"}, {"1.1-00": [{"text": "\ud800"}]}, {})
+        return squad_metrics.SquadPredictions({"1.1-00": "new"}, {"1.1-00": [{"text": self.nbest_text}]}, {})
+
+
+class UnwritableNbest(CannedPredictions):
+    """Its n-best text cannot be written (a lone surrogate, which UTF-8 refuses), as a run killed while
+    writing nbest_predictions.json."""
+
+    nbest_text = "\ud800"
 
 
 def test_prediction_files_are_replaced_together(tmp_path, model_files):
@@ -181,6 +189,15 @@ def test_prediction_files_are_replaced_together(tmp_path, model_files):
     with pytest.raises(UnicodeEncodeError):
         UnwritableNbest(options, BertTokenizer(vocab)).write_predictions("dev", None, None, str(tmp_path))
     assert {name: (tmp_path / name).read_text(encoding="utf-8") for name in os.listdir(tmp_path)} == older
+
+
+def test_squad_v1_predictions_remove_the_null_odds_of_an_older_v2_run(tmp_path, model_files):
+    vocab, _ = model_files
+    options = FineTuningOptions(data_dir=str(FIXTURES), vocab_file=vocab, output_dir=str(tmp_path),
+                                do_predict=True)
+    (tmp_path / "null_odds.json").write_text('{"1.1-00": 0.4}\n', encoding="utf-8")
+    CannedPredictions(options, BertTokenizer(vocab)).write_predictions("dev", None, None, str(tmp_path))
+    assert sorted(os.listdir(tmp_path)) == ["nbest_predictions.json", "predictions.json"]
 
 
 def test_squad_task_refuses_answer_settings_that_are_not_positive(tmp_path, model_files):

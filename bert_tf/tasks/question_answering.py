@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -101,7 +102,8 @@ class SquadTask(FineTuningTask):
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
         """`predictions.json`, `nbest_predictions.json` and, for SQuAD 2.0, `null_odds.json`, as a set:
-        a kill leaves a reused output_dir's older files beside new ones only between their renames."""
+        a kill leaves a reused output_dir's older files beside new ones only between their renames.
+        SQuAD 1.1 removes a `null_odds.json` that an earlier SQuAD 2.0 run left there."""
         result = self._postprocess(encoded, outputs)
         files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
         if self.version_2_with_negative:
@@ -109,6 +111,9 @@ class SquadTask(FineTuningTask):
         texts = {os.path.join(output_dir, name): json.dumps(value, indent=2, ensure_ascii=False) + "\n"
                  for name, value in files.items()}
         atomic_write_texts(texts)
+        if not self.version_2_with_negative:  # it would pass for these answers' odds
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(output_dir, "null_odds.json"))
         return list(texts)
 
     def export_options(self) -> dict:
