@@ -113,8 +113,8 @@ UNUSED_FLAGS = [
                                                              "--model_type=classifier or token, not --model_type=hub"),
     (("--model_type=classifier", "--doc_stride=64", "--noversion_2_with_negative"),
      "--doc_stride, --version_2_with_negative apply to --model_type=span, not --model_type=classifier"),
-    (("--model_type=token", "--null_score_diff_threshold=-3"), "--null_score_diff_threshold applies to "
-                                                              "--model_type=span, not --model_type=token"),
+    (("--model_type=token", "--null_score_diff_threshold=-3", "--n_best_size=5"),
+     "--null_score_diff_threshold, --n_best_size apply to --model_type=span, not --model_type=token"),
     (("--model_type=span", "--null_score_diff_threshold=-3"), "--null_score_diff_threshold applies with "
                                                              "--version_2_with_negative (SQuAD 2.0) only"),
     (("--model_type=hub", "--jit_compile"), "--jit_compile applies to task models (their serving_default), "

@@ -152,11 +152,8 @@ def test_version_2_null_answer(trained):
     assert out["answer"].numpy()[0] == b""  # the model learned [CLS] for contexts without the answer
 
 
-def test_version_2_threshold_decides_as_run_squad(trained, tmp_path):
-    """run_squad.py's post-processing answers "" when null score - best span score exceeds
-    --null_score_diff_threshold; the export, which stores the threshold, decides the same."""
-    model, tokenizer, _, _ = trained
-    question, context = "who built it ?", "Ada built the bridge ."  # one window
+def run_squad_predictions(model, tokenizer, question, context, **options):
+    """run_squad.py's post-processing of `model` on a `question` and a one-window `context`."""
     q, pieces = len(tokenizer.tokenize(question)) + 2, len(tokenizer.tokenize(context))
     logits = model(tokenizer.pack_inputs([tokenizer.tokenize([question]), tokenizer.tokenize([context])],
                                          SEQ_LENGTH))
@@ -165,11 +162,36 @@ def test_version_2_threshold_decides_as_run_squad(trained, tmp_path):
     char_start[0, q:q + pieces], char_end[0, q:q + pieces] = starts[0], ends[0]
     features = SimpleNamespace(example_index=np.array([0]), token_char_start=char_start, token_char_end=char_end,
                                token_is_max_context=char_start >= 0)
+    return postprocess([SimpleNamespace(qas_id="q", context=context)], features, logits["start_logits"],
+                       logits["end_logits"], max_answer_length=5, **options)
+
+
+def test_n_best_size_limits_the_spans_as_run_squad(trained):
+    """run_squad.py pairs each window's top --n_best_size starts and ends only; the export does the same."""
+    model, tokenizer, _, _ = trained
+    pairs = [("who built it ?", "Ada built the bridge ."), ("who ?", "the old town sits by a slow river ."),
+             (QUESTION, "many small boats pass under its arches every day .")]
+    answers = {}
+    for n_best_size in (1, 2, 3, SEQ_LENGTH):
+        text = SpanExport(model, tokenizer, SEQ_LENGTH, 5, STRIDE, MAX_QUERY,
+                          n_best_size=n_best_size).signatures()["text"]
+        out = text(question=tf.constant([q for q, _ in pairs]), context=tf.constant([c for _, c in pairs]))
+        answers[n_best_size] = [a.decode() for a in out["answer"].numpy()]
+        expected = [run_squad_predictions(model, tokenizer, q, c, n_best_size=n_best_size).predictions["q"]
+                    for q, c in pairs]
+        assert answers[n_best_size] == [a if a != "empty" else "" for a in expected], n_best_size
+    assert len({tuple(a) for a in answers.values()}) > 1, answers  # the limit mattered
+
+
+def test_version_2_threshold_decides_as_run_squad(trained, tmp_path):
+    """run_squad.py's post-processing answers "" when null score - best span score exceeds
+    --null_score_diff_threshold; the export, which stores the threshold, decides the same."""
+    model, tokenizer, _, _ = trained
+    question, context = "who built it ?", "Ada built the bridge ."  # one window
 
     def run_squad_answer(threshold):
-        return postprocess([SimpleNamespace(qas_id="q", context=context)], features, logits["start_logits"],
-                           logits["end_logits"], n_best_size=SEQ_LENGTH, max_answer_length=5,
-                           version_2_with_negative=True, null_score_diff_threshold=threshold)
+        return run_squad_predictions(model, tokenizer, question, context, n_best_size=SEQ_LENGTH,
+                                     version_2_with_negative=True, null_score_diff_threshold=threshold)
 
     odds = run_squad_answer(0.0).null_odds["q"]  # null score - best span score
     answers = []
@@ -187,7 +209,8 @@ def test_version_2_threshold_decides_as_run_squad(trained, tmp_path):
 
 @pytest.mark.parametrize("options, message", [
     (dict(max_query_length=21), r"^--max_query_length=21 leaves no room for the context in --max_seq_length=24$"),
-    (dict(doc_stride=0, max_query_length=MAX_QUERY), r"^--doc_stride=0 and --max_answer_length=30 must be positive$"),
+    (dict(doc_stride=0, max_query_length=MAX_QUERY),
+     r"^--doc_stride=0, --max_answer_length=30 and --n_best_size=20 must be positive$"),
 ])
 def test_bad_window_options_are_one_line_value_errors(trained, options, message):
     model, tokenizer, _, _ = trained

@@ -16,7 +16,7 @@ FLAGS = flags.FLAGS
 # Flags that only some model types use, with those types: given for another, they are refused, not dropped.
 _FLAGS_FOR = ((("labels", "num_classes"), CLASS_MODEL_TYPES),
               (("max_answer_length", "doc_stride", "max_query_length", "version_2_with_negative",
-                "null_score_diff_threshold"), ("span",)))
+                "null_score_diff_threshold", "n_best_size"), ("span",)))
 
 
 def _export_hub(model, tokenizer: BertTokenizer) -> None:
@@ -30,7 +30,7 @@ def _export_task(model, tokenizer: BertTokenizer, labels: list[str] | None) -> N
                             doc_stride=FLAGS.doc_stride, max_query_length=FLAGS.max_query_length,
                             version_2_with_negative=FLAGS.version_2_with_negative,
                             null_score_diff_threshold=FLAGS.null_score_diff_threshold,
-                            jit_compile=FLAGS.jit_compile))
+                            n_best_size=FLAGS.n_best_size, jit_compile=FLAGS.jit_compile))
 
 
 def _main(argv) -> None:

@@ -24,11 +24,13 @@ class SpanExport(TaskExport):
     The text signature follows run_squad.py: the question is cut to `max_query_length`
     tokens, a long context is split into doc-stride windows, an answer starts in the
     window where its first token has the most context, and the best span has
-    start <= end and at most `max_answer_length` tokens, over all windows. No answer
-    (always possible with `version_2_with_negative`, when the `[CLS]` null score exceeds
-    the best span's score by more than `null_score_diff_threshold`, as run_squad.py
-    decides; or when no span fits) is `answer` "", offsets -1 and the null score. The
-    threshold is stored in the export as the variable `null_score_diff_threshold`.
+    start <= end and at most `max_answer_length` tokens, among each window's top
+    `n_best_size` start and end tokens, over all windows. No answer (with
+    `version_2_with_negative`, when the `[CLS]` null score exceeds the best span's score by
+    more than `null_score_diff_threshold`, as run_squad.py decides; or when no span fits,
+    where run_squad.py's SQuAD 1.1 predictions say "empty") is `answer` "", offsets -1 and
+    the null score. The threshold is stored in the export as the variable
+    `null_score_diff_threshold`.
 
     Example:
     >>> from bert_tf.export import export_task_model
@@ -47,18 +49,19 @@ class SpanExport(TaskExport):
 
     def __init__(self, model, tokenizer, seq_length: int, max_answer_length: int = 30,
                  doc_stride: int = 128, max_query_length: int = 64, version_2_with_negative: bool = False,
-                 null_score_diff_threshold: float = 0.0):
+                 null_score_diff_threshold: float = 0.0, n_best_size: int = 20):
         super().__init__(model, tokenizer, seq_length)
         if max_query_length + 4 > seq_length:
             raise ValueError(f"--max_query_length={max_query_length} leaves no room for the context "
                              f"in --max_seq_length={seq_length}")
-        if doc_stride < 1 or max_answer_length < 1:
-            raise ValueError(f"--doc_stride={doc_stride} and --max_answer_length={max_answer_length} "
-                             "must be positive")
+        if min(doc_stride, max_answer_length, n_best_size) < 1:
+            raise ValueError(f"--doc_stride={doc_stride}, --max_answer_length={max_answer_length} and "
+                             f"--n_best_size={n_best_size} must be positive")
         self.max_answer_length = max_answer_length
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length
         self.version_2_with_negative = version_2_with_negative
+        self.n_best_size = n_best_size
         self.null_score_diff_threshold = tf.Variable(float(null_score_diff_threshold), trainable=False,
                                                      name="null_score_diff_threshold")
 
@@ -86,8 +89,9 @@ class SpanExport(TaskExport):
         at = tf.stack([window, position], axis=1)
         shape = tf.shape(start_logits, tf.int64)
         flat_token = tf.scatter_nd(at, windows.doc_tokens.flat_values, shape)  # [windows, seq]
-        can_start = tf.scatter_nd(at, tf.cast(windows.is_max_context.flat_values, tf.int32), shape) > 0
-        can_end = tf.scatter_nd(at, tf.ones_like(window, tf.int32), shape) > 0
+        can_start = ((tf.scatter_nd(at, tf.cast(windows.is_max_context.flat_values, tf.int32), shape) > 0)
+                     & self._in_top_n(start_logits))
+        can_end = (tf.scatter_nd(at, tf.ones_like(window, tf.int32), shape) > 0) & self._in_top_n(end_logits)
         length = tf.range(shape[1])[None, :] - tf.range(shape[1])[:, None] + 1  # [seq(start), seq(end)]
         fits = (length >= 1) & (length <= self.max_answer_length)
         valid = can_start[:, :, None] & can_end[:, None, :] & fits[None]  # [windows, seq, seq]
@@ -115,6 +119,13 @@ class SpanExport(TaskExport):
                                    tf.cast(end_char - start_char, tf.int32), unit="UTF8_CHAR")
         return {"answer": answer, "score": tf.where(has_answer, score, null_score),
                 "start_char": start_char, "end_char": end_char}
+
+    def _in_top_n(self, logits):
+        """bool `[windows, seq]`: the `n_best_size` highest logits of each window (the lower index first
+        among equals, as run_squad.py's stable sort)."""
+        columns = tf.shape(logits)[1]
+        top = tf.math.top_k(logits, tf.minimum(self.n_best_size, columns)).indices  # [windows, n]
+        return tf.reduce_max(tf.one_hot(top, columns), axis=1) > 0
 
     def text_signatures(self) -> dict:
         return {"text": (self.answer_text, [text_spec("question"), text_spec("context")])}

@@ -18,7 +18,8 @@ from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, tokenizer: BertTokenizer,
                       seq_length: int, labels=None, max_answer_length: int = 30, doc_stride: int = 128,
                       max_query_length: int = 64, version_2_with_negative: bool = False,
-                      null_score_diff_threshold: float = 0.0, jit_compile: bool = False) -> str:
+                      null_score_diff_threshold: float = 0.0, n_best_size: int = 20,
+                      jit_compile: bool = False) -> str:
     """Writes `model` to `export_dir` as a SavedModel; returns the directory.
 
     `serving_default` takes the three int32 id tensors (stock TF Serving); the text
@@ -52,7 +53,7 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
         module = ClassifierExport(model, tokenizer, seq_length, labels)
     elif model_type == "span":
         module = SpanExport(model, tokenizer, seq_length, max_answer_length, doc_stride, max_query_length,
-                            version_2_with_negative, null_score_diff_threshold)
+                            version_2_with_negative, null_score_diff_threshold, n_best_size)
     elif model_type == "token":
         module = TokenClassifierExport(model, tokenizer, seq_length, labels)
     else:

@@ -35,7 +35,6 @@ def define_squad_flags() -> None:
                         "SQuAD JSON to evaluate and predict (default: dev-v1.1.json or dev-v2.0.json in "
                         "--data_dir).")
     define_span_flags()
-    flags.DEFINE_integer("n_best_size", 20, "Candidates per question in nbest_predictions.json.", lower_bound=1)
     flags.DEFINE_bool("verbose_logging", False,
                       "Log each case that data processing skips or adjusts: a training question skipped (its "
                       "answer is not at its answer_start), a training answer taken with the context's "
@@ -50,6 +49,9 @@ def define_span_flags() -> None:
     flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of a long context's windows.", lower_bound=1)
     flags.DEFINE_integer("max_query_length", 64, "Question tokens kept; longer questions are cut.", lower_bound=1)
     flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in WordPiece tokens.", lower_bound=1)
+    flags.DEFINE_integer("n_best_size", 20, "The top start and top end tokens of each window that make the "
+                         "candidate answer spans, and the candidates per question in nbest_predictions.json.",
+                         lower_bound=1)
     flags.DEFINE_float("null_score_diff_threshold", 0.0,
                        "SQuAD 2.0: answer \"\" when the null score beats the best span by more than this.")
 

@@ -120,7 +120,7 @@ class SquadTask(FineTuningTask):
         return {"max_answer_length": self.max_answer_length, "doc_stride": self.doc_stride,
                 "max_query_length": self.max_query_length,
                 "version_2_with_negative": self.version_2_with_negative,
-                "null_score_diff_threshold": self.null_score_diff_threshold}
+                "null_score_diff_threshold": self.null_score_diff_threshold, "n_best_size": self.n_best_size}
 
     def _postprocess(self, encoded, outputs) -> squad_metrics.SquadPredictions:
         """The answers for `outputs`; computed once when the same outputs are scored, then written."""
