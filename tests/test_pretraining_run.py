@@ -104,6 +104,9 @@ def test_float16_steps_the_loss_scaler_skips_are_made_up(tmp_path):
     assert float(optimizer.dynamic_scale.numpy()) < 2.0 ** 30  # steps were skipped
     assert int(optimizer.iterations.numpy()) == opts.num_train_steps
     assert [(int(path.rsplit("-", 1)[1]), stored_step(path)) for path in manager.checkpoints] == [(3, 3), (6, 6)]
+    # An eval of the float16 run in float32 restores the weights and the step, not the loss scaler.
+    evaluated = run_pretraining(dataclasses.replace(opts, dtype="float32", do_train=False, do_eval=True), strategy)
+    assert evaluated["global_step"] == 6 and np.isfinite(evaluated["loss"])
 
 
 def test_float16_run_whose_loss_is_never_finite_stops(tmp_path):
@@ -278,8 +281,22 @@ def test_resuming_with_float16_is_refused(trained, tmp_path):
         with pytest.raises(ValueError, match=r"^--dtype: .*ckpt-6 was written without --dtype=float16; "
                                              r"resume it without --dtype=float16, or start a new --output_dir"):
             run_pretraining(resumed(trained, tmp_path, dtype="float16"), tf.distribute.get_strategy())
+        # Evaluating it in float16 is no resume: the weights are float32 whatever the dtype.
+        evaluated = run_pretraining(dataclasses.replace(trained, output_dir=str(tmp_path / "resumed"), dtype="float16",
+                                                        do_train=False, do_eval=True), tf.distribute.get_strategy())
+        assert evaluated["global_step"] == 6 and np.isfinite(evaluated["loss"])
     finally:
         distribution.set_precision("float32")
+
+
+def test_a_damaged_checkpoint_is_a_one_line_error(trained, tmp_path):
+    opts = resumed(trained, tmp_path)
+    data = pathlib.Path(opts.output_dir) / "ckpt-6.data-00000-of-00001"
+    data.write_bytes(data.read_bytes()[:1000])  # a disk that filled up, say
+    with pytest.raises(ValueError, match=r"^--output_dir=.*resumed: cannot read .*resumed/ckpt-6 \(.*\); start a "
+                                         r"new --output_dir, with --init_checkpoint=.*resumed/ckpt-3 to start from "
+                                         r"the one before it$"):
+        run_pretraining(opts, tf.distribute.get_strategy())
 
 
 def test_output_dir_of_another_tool_is_refused(tmp_path):

@@ -12,6 +12,9 @@ from bert_tf.models.bert_pretrainer import BertPretrainer
 
 # Written only by a loss-scaled optimizer (--dtype=float16).
 _LOSS_SCALE = "optimizer/dynamic_scale/.ATTRIBUTES/VARIABLE_VALUE"
+# The global step; a loss-scaled optimizer counts it in its inner optimizer (its own count stays 0).
+_STEP = "optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"
+_LOSS_SCALED_STEP = "optimizer/inner_optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 def pretraining_checkpoint(model: BertPretrainer, optimizer) -> tf.train.Checkpoint:
@@ -21,14 +24,17 @@ def pretraining_checkpoint(model: BertPretrainer, optimizer) -> tf.train.Checkpo
     return tf.train.Checkpoint(model=model, encoder=model.encoder, optimizer=optimizer)
 
 
-def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, config_source: str) -> None:
+def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, config_source: str,
+                    training: bool = True) -> None:
     """Refuses to resume the manager's newest checkpoint with another architecture than the
-    bert_config.json beside it, or across --dtype=float16 and the other dtypes. `config_source`
-    names where the model's config comes from (`--bert_config_file=...`), for the error."""
+    bert_config.json beside it, or, `training`, across --dtype=float16 and the other dtypes.
+    `config_source` names where the model's config comes from (`--bert_config_file=...`), for the error."""
     latest = manager.latest_checkpoint
     if not latest:
         return
     check_stored_config(latest, model, config_source)
+    if not training:  # an eval reads the weights alone, float32 whatever --dtype trained them
+        return
     loss_scaled = isinstance(manager.checkpoint.optimizer, keras.optimizers.LossScaleOptimizer)
     if tf.train.load_checkpoint(latest).has_tensor(_LOSS_SCALE) != loss_scaled:
         written = "with" if not loss_scaled else "without"
@@ -37,15 +43,30 @@ def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, 
 
 
 def restore_or_initialize(manager: tf.train.CheckpointManager, model: BertPretrainer,
-                          init_checkpoint: str | None, config_source: str = "--bert_config_file") -> None:
+                          init_checkpoint: str | None, config_source: str = "--bert_config_file",
+                          training: bool = True) -> None:
     """Resumes from the newest checkpoint in the manager's directory; failing that,
     loads `init_checkpoint` (weights only, any format `bert_tf.checkpoints.load_checkpoint`
     reads: Google TF1, Model Garden TF2, Hugging Face, bert_tf); failing that, keeps the
-    fresh weights. `config_source` names where the model's config comes from, for the error."""
+    fresh weights. Not `training` (an eval), only the weights and the step are restored,
+    not the optimizer's state. `config_source` names where the model's config comes from,
+    for the error."""
     latest = manager.latest_checkpoint
     if latest:
+        optimizer = manager.checkpoint.optimizer
         try:
-            manager.checkpoint.restore(latest).assert_existing_objects_matched()
+            if training:
+                manager.checkpoint.restore(latest).assert_existing_objects_matched()
+            else:
+                tf.train.Checkpoint(model=model).restore(latest).assert_existing_objects_matched().expect_partial()
+                reader = tf.train.load_checkpoint(latest)
+                optimizer.iterations.assign(
+                    reader.get_tensor(_LOSS_SCALED_STEP if reader.has_tensor(_LOSS_SCALED_STEP) else _STEP))
+        except (tf.errors.OpError, IndexError) as e:  # a truncated or unreadable data file
+            earlier = manager.checkpoints[-2:-1]
+            remedy = f", with --init_checkpoint={earlier[0]} to start from the one before it" if earlier else ""
+            raise ValueError(f"--output_dir={manager.directory}: cannot read {latest} "
+                             f"({str(e).strip().splitlines()[0]}); start a new --output_dir{remedy}") from None
         except AssertionError:  # another tool's checkpoint: google-research/bert, Model Garden
             raise ValueError(f"--output_dir={manager.directory}: {latest} is not a bert_tf pretraining "
                              f"checkpoint; to start from it, use --init_checkpoint={latest} with a new "
