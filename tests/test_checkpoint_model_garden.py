@@ -1,5 +1,6 @@
 """Model Garden TF2 encoder checkpoints (`tf.train.Checkpoint(encoder=tfm BertEncoder)`) load with identical outputs."""
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -30,19 +31,30 @@ def test_model_garden_checkpoint_loads_with_identical_outputs(network, tmp_path)
     assert all(name.startswith("cls/") for name in report.missing)
 
 
-def test_model_garden_pretrainer_checkpoint_gives_its_encoder(tmp_path):
+@pytest.mark.parametrize("layout", ["model", "checkpoint_items"])
+def test_model_garden_pretrainer_checkpoint_gives_its_encoder_and_masked_lm(layout, tmp_path):
     import tensorflow_models as tfm
+    import tf_keras
 
-    theirs = model_garden_encoder("gelu")
+    theirs = tfm.nlp.models.BertPretrainerV2(encoder_network=model_garden_encoder("gelu"),
+                                             mlm_activation=tf_keras.activations.gelu)
     inputs = random_encoder_inputs(2, 16, TINY["vocab_size"], lengths=[16, 7], seed=6)
+    inputs["masked_lm_positions"] = np.array([[1, 4, 9], [2, 3, 5]], "int32")
+    theirs(inputs)  # creates the masked-LM head's weights
     randomize_weights(theirs, seed=7)
-    # As Model Garden's trainer saves a pretraining run: the encoder under `model/encoder_network`.
-    tf.train.Checkpoint(model=tfm.nlp.models.BertPretrainerV2(encoder_network=theirs)).save(str(tmp_path / "ckpt"))
+    # As Model Garden's trainer saves a pretraining run (the encoder under `model/encoder_network`),
+    # or as its export of the pretrainer's parts.
+    items = {"model": theirs} if layout == "model" else theirs.checkpoint_items
+    tf.train.Checkpoint(**items).save(str(tmp_path / "ckpt"))
 
-    ours = tiny_encoder()
+    ours = BertPretrainer(tiny_encoder())
     report = load_checkpoint(tmp_path, ours)
     assert report.format == "model_garden"
-    assert_encoder_outputs_close(ours(inputs), theirs(inputs))
+    assert_encoder_outputs_close(ours.encoder(inputs), theirs.encoder_network(inputs))
+    features = {"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
+                "segment_ids": inputs["input_type_ids"], "masked_lm_positions": inputs["masked_lm_positions"]}
+    np.testing.assert_allclose(ours(features)["masked_lm_logits"], theirs(inputs)["mlm_logits"], atol=1e-5)
+    assert all(name.startswith("cls/seq_relationship/") for name in report.missing), report.missing
 
 
 def test_a_different_head_count_is_refused(tmp_path):

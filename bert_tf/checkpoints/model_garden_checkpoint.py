@@ -4,7 +4,8 @@ These are what `official/nlp/tools/tf2_bert_encoder_checkpoint_converter.py` wri
 reader walks the checkpoint's object graph by the encoder's attribute names
 (`_embedding_layer`, `_transformer_layers/N/_attention_layer/_query_dense`, ...), which
 Model Garden's `BertEncoder` and `BertEncoderV2` share, never by `layer_with_weights-N`
-positions.
+positions. A pretrainer's checkpoint (`BertPretrainerV2`, saved whole as `model` or as its
+`checkpoint_items`) also gives its masked-LM head, the encoder's sibling `masked_lm`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,16 @@ _BLOCK = {
 }
 
 
+# TF1 name -> path below the masked-LM head (`layers.MaskedLM`; its `embedding_table` is the encoder's).
+_MASKED_LM = {
+    "cls/predictions/transform/dense/kernel": "dense/kernel",
+    "cls/predictions/transform/dense/bias": "dense/bias",
+    "cls/predictions/transform/LayerNorm/gamma": "layer_norm/gamma",
+    "cls/predictions/transform/LayerNorm/beta": "layer_norm/beta",
+    "cls/predictions/output_bias": "bias",
+}
+
+
 # The axis of Model Garden's attention variables that holds the heads, by TF1 name below
 # `bert/encoder/layer_N/`; TF1 merges it with the next one (head_size) into `[hidden, hidden]`.
 _HEAD_AXIS = {
@@ -72,18 +83,21 @@ def read_model_garden_checkpoint(prefix: str, num_heads: int) -> CheckpointWeigh
     graph = ObjectGraph(reader)
     part, encoder = encoder_paths(graph)
     layers = graph.children(graph.child(0, f"{encoder}/_transformer_layers"))
-    paths = dict(_ENCODER)
+    paths = {name: f"{encoder}/{path}" for name, path in _ENCODER.items()}
     for index in sorted(layers, key=int):
-        paths.update({f"bert/encoder/layer_{index}/{name}": f"_transformer_layers/{index}/{path}"
+        paths.update({f"bert/encoder/layer_{index}/{name}": f"{encoder}/_transformer_layers/{index}/{path}"
                       for name, path in _BLOCK.items()})
+    masked_lm = "/".join([*encoder.split("/")[:-1], "masked_lm"])
+    if graph.child(0, masked_lm) is not None:
+        paths.update({name: f"{masked_lm}/{path}" for name, path in _MASKED_LM.items()})
 
     weights = CheckpointWeights(prefix, CheckpointFormat.MODEL_GARDEN.value, tensors={})
     read = set()
     for tf1_name, path in paths.items():
-        node = graph.child(0, f"{encoder}/{path}")
+        node = graph.child(0, path)
         key = None if node is None else graph.variable_key(node)
         if key is None:
-            raise CheckpointError(f"{prefix}: Model Garden encoder has no variable {path}")
+            raise CheckpointError(f"{prefix}: Model Garden checkpoint has no variable {path}")
         value = read_tensor(reader, prefix, key)
         weights.tensors[tf1_name] = _merge_heads(prefix, tf1_name, value, num_heads)
         read.add(key)
