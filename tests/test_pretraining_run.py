@@ -346,6 +346,16 @@ def test_record_length_differs_from_flag(tmp_path):
                                 r"but --max_seq_length makes it 32$")
 
 
+def test_a_later_record_of_another_length_names_the_flag(tmp_path):
+    first = write_pretraining_records(tmp_path / "first.tfrecord", 8, SEQ, PREDICTIONS, TINY["vocab_size"])
+    later = write_pretraining_records(tmp_path / "later.tfrecord", 64, SEQ, PREDICTIONS - 2, TINY["vocab_size"])
+    # TFRecord files concatenate into one.
+    mixed = write_file(tmp_path / "mixed.tfrecord", pathlib.Path(first).read_bytes() + pathlib.Path(later).read_bytes())
+    fails_leaving_no_output_dir(options(tmp_path, input_file=str(mixed)), InputError,
+                                rf"^--input_file={mixed}: a record's feature 'masked_lm_\w+' has length "
+                                rf"{PREDICTIONS - 2}, but --max_predictions_per_seq makes it {PREDICTIONS}$")
+
+
 def test_empty_shard(tmp_path):
     empty = tmp_path / "train-00001-of-00002"
     tf.io.TFRecordWriter(str(empty)).close()

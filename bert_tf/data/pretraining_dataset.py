@@ -39,10 +39,13 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
         feature = example.features.feature[name]
         found = len(feature.int64_list.value) or len(feature.float_list.value)
         if found != length:
-            flag = ("max_predictions_per_seq" if name in pretraining_features.PREDICTION_FEATURES
-                    else "max_seq_length")
-            raise InputError(f"{path}: feature '{name}' has length {found}, but --{flag} "
-                             f"makes it {length}")
+            raise InputError(f"{path}: {_length_mismatch(name, found, length)}")
+
+
+def _length_mismatch(name: str, found: int, length: int) -> str:
+    """Why a record's feature `name` of `found` values does not parse as `length` values."""
+    flag = "max_predictions_per_seq" if name in pretraining_features.PREDICTION_FEATURES else "max_seq_length"
+    return f"feature '{name}' has length {found}, but --{flag} makes it {length}"
 
 
 def read_pipeline_share(files: list[str], read, input_context: tf.distribute.InputContext | None
@@ -121,6 +124,12 @@ def input_errors_named(call, flag: str, files: str):
         out_of_vocab = re.search(re.escape(OUT_OF_VOCAB_MESSAGE) + r" \(\d+\)", e.message)
         if out_of_vocab:
             raise InputError(f"--{flag}={files}: {out_of_vocab.group()}") from None
+        # A record after the first (which `check_record_lengths` read) of another length: ParseExample's words.
+        length = re.search(r"Key: (\w+), Index: \d+\.\s+Number of \w+ values != expected\.\s+"
+                           r"Values size: (\d+) but output shape: \[(\d+)\]", e.message)
+        if length:
+            name, found, expected = length.groups()
+            raise InputError(f"--{flag}={files}: a record's {_length_mismatch(name, found, expected)}") from None
         raise
 
 
