@@ -52,6 +52,8 @@ def test_learns_sst2_layout_and_writes_submission(tmp_path):
         "--train_batch_size=8", "--learning_rate=1e-3", "--num_train_epochs=5", "--eval_batch_size=16",
         "--predict_batch_size=16")
     assert result.returncode == 0, result.stderr[-3000:]
+    # Not a terminal: Keras prints a line an epoch, not its bar redrawn with backspaces.
+    assert "\b" not in result.stdout and result.stdout.count("Epoch 5/5") == 1
     results = dict(line.split(" = ") for line in (out / "eval_results.txt").read_text().splitlines())
     assert set(results) == {"accuracy"}
     assert float(results["accuracy"]) >= 0.85, results  # chance is 0.5

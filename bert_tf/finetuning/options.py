@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from bert_tf.training import console
+
 
 @dataclasses.dataclass
 class FineTuningOptions:
@@ -38,4 +40,4 @@ class FineTuningOptions:
     dtype: str = "float32"
     jit_compile: bool = False
     random_seed: int | None = 12345
-    verbose: int = 1
+    verbose: int = dataclasses.field(default_factory=console.keras_verbose)  # Keras's fit and predict

@@ -21,7 +21,7 @@ from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.pretraining import checkpoints
 from bert_tf.pretraining.runner import PretrainingRunner
-from bert_tf.training import distribution, optimization
+from bert_tf.training import console, distribution, optimization
 from bert_tf.tokenization import Vocab
 from bert_tf.training.eval_results import write_eval_results
 
@@ -254,8 +254,8 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
               if runner.strategy.extended.should_save_summary else tf.summary.create_noop_writer())
     # Every figure is the last window's, shown as it is (stateful), not averaged over the run.
     shown = [m.name for m in runner.model.pretraining_metrics] + ["loss", "learning_rate", "examples_per_second"]
-    progress = keras.utils.Progbar(options.num_train_steps, verbose=1 if options.verbose else 0,
-                                   stateful_metrics=shown)
+    bar = options.verbose and console.on_terminal()  # else a log line a window
+    progress = keras.utils.Progbar(options.num_train_steps, verbose=1 if bar else 0, stateful_metrics=shown)
     progress.update(step)
     results = {}
     window_start, window_steps, skipped = time.perf_counter(), 0, 0
@@ -281,6 +281,9 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
             results["examples_per_second"] = window_steps * options.train_batch_size / elapsed
             _write_scalars(writer, results, step)
             progress.update(step, [(k, v) for k, v in results.items()])
+            if options.verbose and not bar:
+                logging.info("Step %d of %d: %s", step, options.num_train_steps,
+                             ", ".join(f"{name} = {value:.4g}" for name, value in results.items()))
             runner.reset_metrics()
             window_start, window_steps = time.perf_counter(), 0
         if step == save_at or done:
