@@ -188,7 +188,7 @@ def test_resume_after_sigkill(tmp_path):
     assert second.returncode == 0, second.stderr[-3000:]
     assert re.search(rf"Resumed from .*ckpt-{killed_at}\b", second.stderr)
     # Not a terminal: a log line a window, not Keras's bar redrawn with backspaces.
-    assert re.search(r"Step 200 of 200: masked_lm_accuracy = \S+, .*, loss = ", second.stderr)
+    assert re.search(r"Step 200 of 200: masked_lm_accuracy = \S+, .*, loss = ", second.stdout)
     assert "\b" not in second.stdout + second.stderr
 
     latest = tf.train.latest_checkpoint(str(out))

@@ -281,9 +281,9 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
             results["examples_per_second"] = window_steps * options.train_batch_size / elapsed
             _write_scalars(writer, results, step)
             progress.update(step, [(k, v) for k, v in results.items()])
-            if options.verbose and not bar:
-                logging.info("Step %d of %d: %s", step, options.num_train_steps,
-                             ", ".join(f"{name} = {value:.4g}" for name, value in results.items()))
+            if options.verbose and not bar:  # where the bar would be: stdout
+                print(f"Step {step} of {options.num_train_steps}: "
+                      + ", ".join(f"{name} = {value:.4g}" for name, value in results.items()), flush=True)
             runner.reset_metrics()
             window_start, window_steps = time.perf_counter(), 0
         if step == save_at or done:
