@@ -299,8 +299,9 @@ def test_a_damaged_checkpoint_is_a_one_line_error(trained, tmp_path):
         run_pretraining(opts, tf.distribute.get_strategy())
 
 
-def test_output_dir_of_another_tool_is_refused(tmp_path):
-    opts = options(tmp_path)
+@pytest.mark.parametrize("do_train", [True, False])
+def test_output_dir_of_another_tool_is_refused(tmp_path, do_train):
+    opts = options(tmp_path, do_train=do_train, do_eval=not do_train)
     pathlib.Path(opts.output_dir).mkdir()
     encoder = BertEncoder.from_bert_config(BertConfig.from_json_file(opts.bert_config_file))
     prefix = write_tf1_checkpoint(encoder, pathlib.Path(opts.output_dir) / "model.ckpt-100")
