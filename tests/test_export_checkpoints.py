@@ -21,7 +21,8 @@ from bert_tf.export import export_hub_pair, export_task_model, hub_export
 from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.export.encoder_export import ENCODER_SPEC, EncoderExport
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
-from bert_tf.models import BertClassifier, BertEncoder, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
+from bert_tf.models import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
+                            BertTokenClassifier)
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import TINY, random_encoder_inputs, tiny_config, tiny_encoder, write_word_vocab
 from checkpoint_test_utils import randomize_weights
@@ -47,9 +48,11 @@ def assert_same_outputs(got, expected, leading_shape=(2,)):
 
 
 def no_head(checkpoint, model_type, looked_for, holds=None):
-    """The error for a checkpoint without a `model_type` head, holding a head of type `holds` (or none)."""
-    advice = (f"it holds a {holds} head: export it with --model_type={holds}" if holds
-              else "export it with the --model_type it was fine-tuned for")
+    """The error for a checkpoint without a `model_type` head, holding a head of type `holds` (or none,
+    or "masked_lm": a pretraining checkpoint)."""
+    advice = {None: "export it with the --model_type it was fine-tuned for",
+              "masked_lm": "it is a pretraining checkpoint: export it with --model_type=hub, or fine-tune it first"
+              }.get(holds, f"it holds a {holds} head: export it with --model_type={holds}")
     return rf"^{re.escape(str(checkpoint))}: no {model_type} head \({re.escape(looked_for)}\); {re.escape(advice)}$"
 
 
@@ -99,10 +102,14 @@ def test_checkpoints_without_a_task_head_are_refused(tmp_path):
     tf1 = tmp_path / "tf1" / "bert_model.ckpt"  # google-research/bert's pretraining-only release
     write_tf1_checkpoint(encoder, tf1)
     converted = tf.train.Checkpoint(encoder=encoder).write(str(tmp_path / "converted" / "ckpt"))
-    for checkpoint, model_type, looked_for in (
-            (tf1, "classifier", "output_weights, Hugging Face classifier or a bert_tf classifier"),
-            (converted, "span", "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model")):
-        with pytest.raises(ValueError, match=no_head(checkpoint, model_type, looked_for)):
+    pretrained = tmp_path / "pretrained" / "bert_model.ckpt"  # with the masked-LM head, as Google's releases
+    write_tf1_checkpoint(with_random_weights(BertPretrainer(tiny_encoder())), pretrained)
+    for checkpoint, model_type, looked_for, holds in (
+            (tf1, "classifier", "output_weights, Hugging Face classifier or a bert_tf classifier", None),
+            (converted, "span", "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model", None),
+            (pretrained, "classifier", "output_weights, Hugging Face classifier or a bert_tf classifier",
+             "masked_lm")):
+        with pytest.raises(ValueError, match=no_head(checkpoint, model_type, looked_for, holds)):
             model_from_checkpoint(str(checkpoint), model_type, tiny_config(), num_classes=2, labels=["a", "b"])
 
 

@@ -76,7 +76,11 @@ def test_flags_the_demo_cannot_use_are_refused(tmp_path):
     cases = [([f"--output_dir={tmp_path / 'run'}", "--do_train", "--bert_config_file=configs/tiny/bert_config.json"],
               "--input_file is required with --output_dir (without both, run_pretraining.py runs the demo)"),
              ([f"--eval_file={tmp_path / 'eval.tfrecord'}"],
-              "--eval_file needs --output_dir (the demo evaluates on its own held-out articles)")]
+              "--eval_file needs --output_dir (the demo evaluates on its own held-out articles)"),
+             *[([flag], f"--{name}={value}: the demo always trains, then evaluates, on TFRecords it writes; give "
+                        "--input_file and --output_dir for another job")
+               for flag, name, value in (("--nodo_eval", "do_eval", False), ("--nodo_train", "do_train", False),
+                                         ("--dynamic_masking", "dynamic_masking", True))]]
     assert script_failures("run_pretraining.py", *(argv for argv, _ in cases)) == [
         (1, f"run_pretraining.py: error: {message}") for _, message in cases]
     assert not (tmp_path / "run").exists()

@@ -50,7 +50,7 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     heads = checkpoint_heads(report)
     head = heads.get(model_type)
     if head is None:
-        raise ValueError(f"{checkpoint}: {missing_head(model_type)}; {_what_to_export(heads)}")
+        raise ValueError(f"{checkpoint}: {missing_head(model_type)}; {_what_to_export(heads, report.unused)}")
     if labels and report.format == CheckpointFormat.BERT_TF.value and label_order(head.get("labels") or (),
                                                                                   labels) is None:
         head = {**head, "labels": None}  # other names than labels.json's: a renaming
@@ -78,8 +78,11 @@ def _hub_model_from_checkpoint(checkpoint: str, config: BertConfig) -> BertPretr
     return model
 
 
-def _what_to_export(heads: dict) -> str:
-    """The advice for a checkpoint without the head asked for: the --model_type of the heads it has."""
+def _what_to_export(heads: dict, unused: list[str]) -> str:
+    """The advice for a checkpoint without the head asked for: the --model_type of the heads it has
+    (`unused`: the checkpoint variables an encoder left, where a pretrainer's masked-LM head shows)."""
+    if not heads and any(name.startswith(_MASKED_LM) for name in unused):
+        return "it is a pretraining checkpoint: export it with --model_type=hub, or fine-tune it first"
     if not heads:
         return "export it with the --model_type it was fine-tuned for"
     found = list(heads)
