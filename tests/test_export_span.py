@@ -140,14 +140,12 @@ def test_unequal_batches_are_refused(trained, questions, contexts):
 def test_version_2_null_answer(trained):
     model, tokenizer, _, _ = trained
     module = SpanExport(model, tokenizer, SEQ_LENGTH, 5, STRIDE, MAX_QUERY, version_2_with_negative=True)
-    answer = module.signatures()["text"]
     question, context = tf.constant([QUESTION]), tf.constant(["the old town sits by a slow river ."])
-    out = answer(question=question, context=context)
+    out = module.answer_text(question, context)  # eagerly: the signature's ops, not traced again
     length = len(tokenizer.tokenize(QUESTION)) + len(tokenizer.tokenize(context[0])) + 3
     logits = model(tokenizer.pack_inputs([tokenizer.tokenize(question), tokenizer.tokenize(context)], length))
     null = float(logits["start_logits"][0, 0] + logits["end_logits"][0, 0])
-    span = SpanExport(model, tokenizer, SEQ_LENGTH, 5, STRIDE, MAX_QUERY).signatures()["text"](
-        question=question, context=context)
+    span = SpanExport(model, tokenizer, SEQ_LENGTH, 5, STRIDE, MAX_QUERY).answer_text(question, context)
     assert (out["answer"].numpy()[0] == b"") == (null > float(span["score"][0]))
     assert out["answer"].numpy()[0] == b""  # the model learned [CLS] for contexts without the answer
 
@@ -173,9 +171,9 @@ def test_n_best_size_limits_the_spans_as_run_squad(trained):
              (QUESTION, "many small boats pass under its arches every day .")]
     answers = {}
     for n_best_size in (1, 2, 3, SEQ_LENGTH):
-        text = SpanExport(model, tokenizer, SEQ_LENGTH, 5, STRIDE, MAX_QUERY,
-                          n_best_size=n_best_size).signatures()["text"]
-        out = text(question=tf.constant([q for q, _ in pairs]), context=tf.constant([c for _, c in pairs]))
+        module = SpanExport(model, tokenizer, SEQ_LENGTH, 5, STRIDE, MAX_QUERY, n_best_size=n_best_size)
+        # Eagerly, the signature's ops without tracing them four times.
+        out = module.answer_text(tf.constant([q for q, _ in pairs]), tf.constant([c for _, c in pairs]))
         answers[n_best_size] = [a.decode() for a in out["answer"].numpy()]
         expected = [run_squad_predictions(model, tokenizer, q, c, n_best_size=n_best_size).predictions["q"]
                     for q, c in pairs]
