@@ -5,6 +5,7 @@ import math
 import keras
 import numpy as np
 import tensorflow as tf
+from sklearn.metrics import roc_auc_score
 
 from bert_tf import BertPretrainer, pretraining_losses
 from bert_tf.layers import gather_positions
@@ -63,6 +64,26 @@ def test_metrics_by_hand():
     np.testing.assert_allclose(results["masked_lm_loss"], MLM_LOSS, rtol=1e-6)
     np.testing.assert_allclose(results["next_sentence_accuracy"], 1 / 2, rtol=1e-6)
     np.testing.assert_allclose(results["next_sentence_loss"], NSP_LOSS, rtol=1e-6)
+
+
+def test_next_sentence_auc_ranks_pairs_by_their_random_next_probability():
+    # Eight pairs whose probabilities of a random next sentence are far apart: Keras's
+    # thresholded AUC is then exactly the rank statistic (sklearn's roc_auc_score).
+    labels = np.array([0, 0, 1, 0, 1, 1, 0, 1], "int32")
+    random_next = np.array([0.05, 0.15, 0.25, 0.35, 0.55, 0.65, 0.85, 0.95])
+    logits = np.stack([np.zeros(8), np.log(random_next / (1 - random_next))], axis=1).astype("float32")
+    features = {"masked_lm_ids": np.zeros((8, 1), "int32"), "masked_lm_weights": np.ones((8, 1), "float32"),
+                "next_sentence_labels": labels}
+    outputs = {"masked_lm_logits": np.zeros((8, 1, 2), "float32"), "next_sentence_logits": logits}
+    model = BertPretrainer(tiny_encoder())
+    model.update_pretraining_metrics(features, outputs)
+    # 12 of the 16 (random, follows) pairs rank the random one higher.
+    assert roc_auc_score(labels, random_next) == 12 / 16
+    np.testing.assert_allclose(float(model.next_sentence_auc.result()), 12 / 16, atol=1e-6)
+    # A constant prediction, such as always the majority label, ranks no better than chance.
+    model.next_sentence_auc.reset_state()
+    model.update_pretraining_metrics(features, dict(outputs, next_sentence_logits=np.zeros((8, 2), "float32")))
+    np.testing.assert_allclose(float(model.next_sentence_auc.result()), 0.5, atol=1e-6)
 
 
 def test_outputs_and_tied_embeddings():

@@ -51,6 +51,8 @@ def test_demo_runs_the_whole_job(tmp_path):
     out = result.stdout
     assert re.search(r"masked LM +0\.\d{3} +\(always predicting the most frequent token: 0\.\d{3}\)", out), out
     assert re.search(r"next sentence +0\.\d{3} +\(always predicting the majority label: 0\.\d{3}\)", out), out
+    assert re.search(r"next sentence AUC +0\.\d{3} +\(ranking the pairs at random, or by a constant "
+                     r"prediction: 0\.500\)", out), out
     assert len(re.findall(r"answer: \S+ +top 5: ", out)) == 6, out  # 5 from the checkpoint, 1 from the export
     assert "encoder.mlm" in out
     assert "global_step = 4\n" in (output_dir / "eval_results.txt").read_text()

@@ -76,6 +76,9 @@ def test_mirrored_matches_one_device_and_evaluates_global_batches(tmp_path):
     one, mirrored = np.load(tmp_path / "one_device.npz"), np.load(tmp_path / "mirrored.npz")
     assert results["replicas"] == [1, 2]
     np.testing.assert_allclose(results["loss"][1], results["loss"][0], rtol=1e-5)
+    # The AUC counts both replicas' pairs: it equals one device's over the same global batches.
+    assert 0 < results["next_sentence_auc"][0] < 1
+    np.testing.assert_allclose(results["next_sentence_auc"][1], results["next_sentence_auc"][0], atol=1e-6)
     assert one.files == mirrored.files
     for name in one.files:
         np.testing.assert_allclose(mirrored[name], one[name], atol=1e-5, err_msg=name)
@@ -227,7 +230,7 @@ def _options(workdir, files, batch=BATCH):
 
 
 def _train(strategy, opts, initial=None, clip_norm=0.01):
-    """STEPS steps on the files in order; returns (loss over the steps, weights)."""
+    """STEPS steps on the files in order; returns (the metrics over the steps, weights, optimizer steps)."""
     from bert_tf.bert_config import BertConfig
     from bert_tf.data.pretraining_dataset import pretraining_dataset
     from bert_tf.pretraining.run import build_model
@@ -244,7 +247,7 @@ def _train(strategy, opts, initial=None, clip_norm=0.01):
     # A tiny clip norm makes every step clip, so clipping the global gradient is what is compared.
     runner = PretrainingRunner(strategy, model, optimizer, opts.train_batch_size, clip_norm=clip_norm)
     runner.train(iter(dataset), STEPS)
-    return runner.metric_results()["loss"], _weights(model), int(optimizer.iterations.numpy())
+    return runner.metric_results(), _weights(model), int(optimizer.iterations.numpy())
 
 
 def _fit(strategy, opts, initial):
@@ -283,22 +286,23 @@ def _mirrored_worker(workdir: pathlib.Path):
     from bert_tf.pretraining.run import build_model
     initial = _weights(build_model(BertConfig.from_json_file(opts.bert_config_file), opts, one_device)[0])
     np.savez(workdir / "initial.npz", **initial)
-    losses = []
+    losses, aucs = [], []
     for name, strategy in (("one_device", one_device), ("mirrored", mirrored)):
-        loss, weights, _ = _train(strategy, opts, initial)
+        metrics, weights, _ = _train(strategy, opts, initial)
         np.savez(workdir / f"{name}.npz", **weights)
-        losses.append(loss)
+        losses.append(metrics["loss"])
+        aucs.append(metrics["next_sentence_auc"])
         np.savez(workdir / f"fit_{name}.npz", **_fit(strategy, opts, initial))
     # A sampled masked-LM softmax draws its candidates in each replica (no parity: each draws for its own labels).
-    sampled_loss, sampled, _ = _train(mirrored, dataclasses.replace(opts, masked_lm_samples=16), initial)
+    sampled_metrics, sampled, _ = _train(mirrored, dataclasses.replace(opts, masked_lm_samples=16), initial)
     indivisible = dataclasses.replace(_options(workdir, files, batch=7), output_dir=str(workdir / "indivisible"))
     try:
         run_pretraining(indivisible, mirrored)
         error = None
     except ValueError as e:
         error = str(e)
-    print(json.dumps({"loss": losses, "replicas": [1, mirrored.num_replicas_in_sync],
-                      "sampled_loss": sampled_loss,
+    print(json.dumps({"loss": losses, "next_sentence_auc": aucs, "replicas": [1, mirrored.num_replicas_in_sync],
+                      "sampled_loss": sampled_metrics["loss"],
                       "sampled_changed": sum(not np.allclose(initial[name], sampled[name]) for name in initial),
                       "indivisible_batch_error": error,
                       "indivisible_batch_left_output": os.path.exists(indivisible.output_dir),

@@ -150,12 +150,12 @@ def test_run_trains_checkpoints_and_evaluates(tmp_path):
     lines = (out / "eval_results.txt").read_text().splitlines()
     assert sorted(line.split(" = ")[0] for line in lines) == [
         "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy",
-        "next_sentence_loss"]
+        "next_sentence_auc", "next_sentence_loss"]
     events = list((out / "train").glob("events.out.tfevents.*"))
     tags = {v.tag for path in events for e in tf.compat.v1.train.summary_iterator(str(path))
             for v in e.summary.value}
     assert tags >= {"loss", "masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy",
-                    "next_sentence_loss", "learning_rate", "examples_per_second"}
+                    "next_sentence_loss", "next_sentence_auc", "learning_rate", "examples_per_second"}
 
 
 @pytest.fixture(scope="module")

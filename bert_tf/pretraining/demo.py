@@ -123,10 +123,12 @@ def run_demo(flag_values) -> dict:
 
     baseline = majority_baselines(options.eval_file, options.max_seq_length, options.max_predictions_per_seq)
     print("\nHeld-out accuracy (articles never trained on):")
-    print(f"  masked LM      {results['masked_lm_accuracy']:.3f}   (always predicting the most frequent "
+    print(f"  masked LM          {results['masked_lm_accuracy']:.3f}   (always predicting the most frequent "
           f"token: {baseline['masked_lm_accuracy']:.3f})")
-    print(f"  next sentence  {results['next_sentence_accuracy']:.3f}   (always predicting the majority "
+    print(f"  next sentence      {results['next_sentence_accuracy']:.3f}   (always predicting the majority "
           f"label: {baseline['next_sentence_accuracy']:.3f})")
+    print(f"  next sentence AUC  {results['next_sentence_auc']:.3f}   (ranking the pairs at random, or by a "
+          f"constant prediction: 0.500)")
 
     print("\n4/5 Filling in a [MASK] in held-out sentences:")
     model = _restore_model(options)

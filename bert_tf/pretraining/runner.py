@@ -77,7 +77,7 @@ class PretrainingRunner:
     # -- metrics ---------------------------------------------------------------------------
 
     def metric_results(self) -> dict[str, float]:
-        """The four pretraining metrics and `loss` (their two losses summed), as floats."""
+        """The pretraining metrics and `loss` (their two losses summed), as floats."""
         results = {m.name: float(m.result().numpy()) for m in self.model.pretraining_metrics}
         results["loss"] = results["masked_lm_loss"] + results["next_sentence_loss"]
         return results
