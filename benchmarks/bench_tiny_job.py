@@ -79,15 +79,19 @@ def train_model_garden(config: BertConfig, options: PretrainingOptions, features
 
 
 def heldout_accuracy(predict, records: tf.data.Dataset) -> dict[str, float]:
-    """Masked-LM and next-sentence accuracy of `predict` over the held-out batches."""
+    """Masked-LM and next-sentence accuracy, and the next-sentence AUC (as `BertPretrainer`'s
+    `next_sentence_auc` counts it), of `predict` over the held-out batches."""
     mlm = tf.keras.metrics.SparseCategoricalAccuracy()
     nsp = tf.keras.metrics.SparseCategoricalAccuracy()
+    nsp_auc = tf.keras.metrics.AUC(num_thresholds=10_000)
     predict = tf.function(predict)
     for batch in records:
         mlm_logits, nsp_logits = predict(batch)
         mlm.update_state(batch["masked_lm_ids"], mlm_logits, sample_weight=batch["masked_lm_weights"])
         nsp.update_state(batch["next_sentence_labels"], nsp_logits)
-    return {"masked_lm_accuracy": float(mlm.result()), "next_sentence_accuracy": float(nsp.result())}
+        nsp_auc.update_state(batch["next_sentence_labels"], tf.nn.softmax(nsp_logits)[:, 1])
+    return {"masked_lm_accuracy": float(mlm.result()), "next_sentence_accuracy": float(nsp.result()),
+            "next_sentence_auc": float(nsp_auc.result())}
 
 
 def main(argv):
@@ -128,11 +132,12 @@ def compare(work_dir: str) -> None:
           f"XLA {options.jit_compile}, TF_CPU_ALLOCATOR_USE_BFC={os.environ.get('TF_CPU_ALLOCATOR_USE_BFC')}; "
           f"bert_tf's masked-LM softmax over the labels and {options.masked_lm_samples} sampled ids, "
           f"'bert_tf, full' over the whole vocab")
-    print(f"{'':<14}{'s/step':>8}{'held-out MLM':>14}{'held-out NSP':>14}")
+    print(f"{'':<14}{'s/step':>8}{'held-out MLM':>14}{'held-out NSP':>14}{'NSP AUC':>9}")
     for name, figures in results.items():
         print(f"{name:<14}{figures['seconds_per_step']:>8.3f}{figures['masked_lm_accuracy']:>14.3f}"
-              f"{figures['next_sentence_accuracy']:>14.3f}")
-    print(f"{'majority':<14}{'':>8}{baseline['masked_lm_accuracy']:>14.3f}{baseline['next_sentence_accuracy']:>14.3f}")
+              f"{figures['next_sentence_accuracy']:>14.3f}{figures['next_sentence_auc']:>9.3f}")
+    print(f"{'majority':<14}{'':>8}{baseline['masked_lm_accuracy']:>14.3f}{baseline['next_sentence_accuracy']:>14.3f}"
+          f"{0.5:>9.3f}")
     for name in ("bert_tf", "bert_tf, full"):
         ratio = results["Model Garden"]["seconds_per_step"] / results[name]["seconds_per_step"]
         print(f"{name} is {ratio:.2f}x Model Garden's speed per step")
