@@ -30,6 +30,7 @@ from absl import app, flags  # noqa: E402
 from benchmarks import model_garden_peer  # noqa: E402
 from bert_tf.bert_config import BertConfig  # noqa: E402
 from bert_tf.data import pretraining_dataset  # noqa: E402
+from bert_tf.models.next_sentence_auc import NextSentenceAUC  # noqa: E402
 from bert_tf.pretraining import demo  # noqa: E402
 from bert_tf.pretraining.run import PretrainingOptions, build_model  # noqa: E402
 from bert_tf.pretraining.runner import PretrainingRunner  # noqa: E402
@@ -79,17 +80,17 @@ def train_model_garden(config: BertConfig, options: PretrainingOptions, features
 
 
 def heldout_accuracy(predict, records: tf.data.Dataset) -> dict[str, float]:
-    """Masked-LM and next-sentence accuracy, and the next-sentence AUC (as `BertPretrainer`'s
-    `next_sentence_auc` counts it), of `predict` over the held-out batches."""
+    """Masked-LM and next-sentence accuracy, and the next-sentence AUC, of `predict` over the
+    held-out batches."""
     mlm = tf.keras.metrics.SparseCategoricalAccuracy()
     nsp = tf.keras.metrics.SparseCategoricalAccuracy()
-    nsp_auc = tf.keras.metrics.AUC(num_thresholds=10_000)
+    nsp_auc = NextSentenceAUC()
     predict = tf.function(predict)
     for batch in records:
         mlm_logits, nsp_logits = predict(batch)
         mlm.update_state(batch["masked_lm_ids"], mlm_logits, sample_weight=batch["masked_lm_weights"])
         nsp.update_state(batch["next_sentence_labels"], nsp_logits)
-        nsp_auc.update_state(batch["next_sentence_labels"], tf.nn.softmax(nsp_logits)[:, 1])
+        nsp_auc.update_state(batch["next_sentence_labels"], nsp_logits)
     return {"masked_lm_accuracy": float(mlm.result()), "next_sentence_accuracy": float(nsp.result()),
             "next_sentence_auc": float(nsp_auc.result())}
 
