@@ -11,10 +11,10 @@ length). Peer: Model Garden's BertClassifier (tf_keras) in a `tf.function`, with
 without XLA. ONNX Runtime runs on the ids signature, at seq 128 and on the 30-character
 sentence's own ids, if `tf2onnx` and `onnxruntime` import and the conversion works;
 otherwise the script prints why. Batch 1: median and p99 over `--calls` calls after
-warm-up; batch 32: sequences per second. A bfloat16 export is timed too, with its
-largest probability difference from float32. For the short sentence, the script also
-times what bounds it: the encoder's dense matmuls alone on its tokens, and one read of
-their weights.
+warm-up; batch 32: sequences per second. A bfloat16 export (`export_model.py
+--dtype=bfloat16`, which stores bfloat16 weights) is timed too, with its largest
+probability difference from float32. For the short sentence, the script also times what
+bounds it: the encoder's dense matmuls alone on its tokens, and one read of their weights.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from absl import app, flags  # noqa: E402
 
 from bert_tf.bert_config import BertConfig  # noqa: E402
 from bert_tf.datasets import fetch_uncased_vocab  # noqa: E402
-from bert_tf.export import export_task_model  # noqa: E402
+from bert_tf.export import export_task_model, with_weights_in  # noqa: E402
 from bert_tf.models import BertClassifier, BertEncoder  # noqa: E402
 from bert_tf.tokenization import BertTokenizer  # noqa: E402
 
@@ -114,11 +114,11 @@ def print_ratios(ours: dict, peers: dict) -> None:
 
 
 def export(config, vocab, directory, dtype, jit_compile=False):
-    keras.config.set_dtype_policy(dtype)
+    """The seeded classifier, its weights stored in `dtype` (as `export_model.py --dtype`), exported and loaded."""
     keras.utils.set_random_seed(0)
     model = BertClassifier(BertEncoder.from_bert_config(config), num_classes=2)
     model.build_with_dummy_inputs()
-    keras.config.set_dtype_policy("float32")
+    model = with_weights_in(model, dtype)
     return model, tf.saved_model.load(export_task_model(model, directory, tokenizer=BertTokenizer(vocab),
                                                         seq_length=SEQ, jit_compile=jit_compile))
 
@@ -222,7 +222,7 @@ def main(argv):
         if FLAGS.overhead_only:
             return
         results, ours, peers = {}, {}, {}
-        for dtype in ("float32", "mixed_bfloat16"):
+        for dtype in ("float32", "bfloat16"):
             _, loaded = export(config, vocab, os.path.join(directory, dtype), dtype)
             serve, text = loaded.signatures["serving_default"], loaded.signatures["text"]
             name = f"bert_tf export, ids signature ({dtype})"
@@ -241,7 +241,7 @@ def main(argv):
         name = "bert_tf export --jit_compile, ids signature (float32)"
         ours[name] = report(name, lambda: serve(**one), lambda: serve(**many))
         print(f"\nbfloat16 vs float32: max |probability difference| "
-              f"{np.abs(results['float32'] - results['mixed_bfloat16']).max():.4f}")
+              f"{np.abs(results['float32'] - results['bfloat16']).max():.4f}")
         for jit in (True, False):
             peer = model_garden_peer(config, jit)
             name = f"Model Garden BertClassifier, tf.function{', XLA' if jit else ''}"

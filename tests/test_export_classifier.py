@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.export import export_task_model
-from bert_tf.models import BertClassifier, BertPretrainer
+from bert_tf.export import export_task_model, with_weights_in
+from bert_tf.models import BertClassifier, BertEncoder, BertPretrainer
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import random_encoder_inputs, tiny_encoder, write_word_vocab, run_without_bert_tf
 
@@ -174,6 +174,37 @@ def test_jit_compiled_serving_default_equals_the_model(tmp_path):
     inputs = random_encoder_inputs(3, SEQ_LENGTH, model.encoder.vocab_size, seed=4)
     outputs = serving(**{k: tf.constant(v) for k, v in inputs.items()})
     np.testing.assert_allclose(outputs["logits"], model(inputs)["logits"], atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_weights_stored_in_half_precision_compute_what_mixed_precision_does(tmp_path, dtype):
+    tokenizer = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", TEXTS))
+    keras.utils.set_random_seed(0)
+    model = BertClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size), num_classes=3)
+    model.build_with_dummy_inputs()
+    path = export_task_model(with_weights_in(model, dtype), tmp_path / "export", tokenizer=tokenizer,
+                             seq_length=SEQ_LENGTH, labels=LABELS)
+    loaded = tf.saved_model.load(path)
+    # Every weight is stored in `dtype` but LayerNorm's, which runs in float32.
+    stored = {v.name: v.dtype.name for v in loaded.model_variables if v.dtype.is_floating}
+    assert len(stored) == len(model.weights)
+    assert {name for name, kind in stored.items() if kind != dtype} == {
+        name for name in stored if "layer_norm" in name}, stored
+    assert {stored[name] for name in stored if "layer_norm" in name} == {"float32"}
+
+    # The same computation as the mixed-precision model's export, which casts float32 weights on every call.
+    mixed = BertClassifier(BertEncoder(**{**model.encoder.get_config(), "dtype": f"mixed_{dtype}"}), num_classes=3)
+    mixed.build_with_dummy_inputs()
+    mixed.set_weights(model.get_weights())
+    mixed_export = tf.saved_model.load(export_task_model(mixed, tmp_path / "mixed", tokenizer=tokenizer,
+                                                         seq_length=SEQ_LENGTH, labels=LABELS))
+    inputs = {k: tf.constant(v) for k, v in random_encoder_inputs(3, SEQ_LENGTH, model.encoder.vocab_size).items()}
+    logits = loaded.signatures["serving_default"](**inputs)["logits"]
+    np.testing.assert_array_equal(logits, mixed_export.signatures["serving_default"](**inputs)["logits"])
+    np.testing.assert_allclose(logits, model(inputs)["logits"], atol={"bfloat16": 2e-3, "float16": 2e-4}[dtype])
+    assert with_weights_in(model, "float32") is model
+    with pytest.raises(ValueError, match="^dtype='float64': expected one of float32, bfloat16, float16$"):
+        with_weights_in(model, "float64")
 
 
 @pytest.mark.parametrize("jit_compile", [False, True])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.export import export_hub_pair
+from bert_tf.export import export_hub_pair, with_weights_in
 from bert_tf.models import BertPretrainer
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import tiny_encoder, write_word_vocab, run_without_bert_tf
@@ -103,3 +103,28 @@ def test_tf_hub_fine_tunes_the_encoder(tmp_path):
     classifier.fit(inputs, np.array([0, 1, 0, 1]), epochs=2, verbose=0)
     changed = [not np.array_equal(a, w.numpy()) for a, w in zip(before, layer.trainable_weights)]
     assert all(changed), sum(changed)
+
+
+def test_a_bfloat16_pair_serves_float32_outputs_close_to_the_model(tmp_path):
+    tokenizer = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", TEXTS))
+    model = BertPretrainer(tiny_encoder(vocab_size=tokenizer.vocab_size))
+    with pytest.raises(ValueError, match="^with_weights_in: bert_pretrainer.* build it .* first$"):
+        with_weights_in(model, "bfloat16")  # its heads are not built yet
+    model.build_with_dummy_inputs()
+    paths = export_hub_pair(with_weights_in(model, "bfloat16"), tmp_path / "export", tokenizer=tokenizer,
+                            seq_length=16)
+    encoder = tf.saved_model.load(paths["encoder"])
+    assert "float32" not in {v.dtype.name for v in encoder.variables if "kernel" in v.name}
+    inputs = tokenizer.pack_inputs([tokenizer.tokenize(TEXTS)], 16)
+    got, expected = encoder(inputs), model.encoder(inputs)
+    assert got["sequence_output"].dtype == tf.float32
+    np.testing.assert_allclose(got["sequence_output"], expected["sequence_output"], atol=0.05)
+    positions = tf.constant([[1, 2]] * len(TEXTS), tf.int32)
+    mlm = encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"]
+    reference = model({"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
+                       "segment_ids": inputs["input_type_ids"], "masked_lm_positions": positions})
+    np.testing.assert_allclose(mlm, reference["masked_lm_logits"], atol=0.05)
+    # An encoder without heads converts the same way.
+    alone = with_weights_in(model.encoder, "bfloat16")
+    assert alone.pooler.kernel.dtype == "bfloat16"
+    np.testing.assert_allclose(alone(inputs)["sequence_output"], expected["sequence_output"], atol=0.05)

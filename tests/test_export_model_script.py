@@ -50,6 +50,20 @@ def test_tf1_classifier_checkpoint_exports_with_its_head(tmp_path):
     assert text["label"].numpy().tolist() == [[b"bad", b"fine"][i] for i in predicted]
 
 
+def test_dtype_bfloat16_stores_bfloat16_weights(tmp_path):
+    model, vocab = write_tf1_classifier(tmp_path)
+    result = run_script("export_model.py", "--model_type=classifier", "--dtype=bfloat16",
+                        f"--init_checkpoint={tmp_path / 'bert_model.ckpt'}", f"--vocab_file={vocab}",
+                        "--max_seq_length=16", f"--export_dir={tmp_path / 'export'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    loaded = tf.saved_model.load(str(tmp_path / "export"))
+    assert {v.dtype.name for v in loaded.model_variables if "layer_norm" not in v.name} >= {"bfloat16"}
+    assert "float32" not in {v.dtype.name for v in loaded.model_variables if "kernel" in v.name}
+    inputs = random_encoder_inputs(3, 16, model.encoder.vocab_size)
+    got = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})
+    np.testing.assert_allclose(got["logits"], model(inputs)["logits"], atol=5e-3)
+
+
 def test_hub_pair_from_a_pretraining_checkpoint(tmp_path):
     vocab = write_word_vocab(tmp_path / "vocab.txt", ["the cat sat on the mat"])
     vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))

@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import load_checkpoint
 from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, load_task_head, task_model_type
+from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.finetuning import EncodedSplit, FineTuningOptions, FineTuningTask, run_finetuning
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.finetuning.layer_depths import layer_depths
@@ -24,7 +26,7 @@ from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
 from bert_tf.models import (BertClassifier, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
                             BertTokenClassifier)
 from bert_tf.tokenization import BertTokenizer
-from bert_tf.training import optimization
+from bert_tf.training import distribution, optimization
 from bert_tf.training.layerwise_adamw import LayerwiseAdamW
 from bert_test_utils import random_encoder_inputs, tiny_encoder, write_file, write_tiny_config, write_word_vocab
 
@@ -106,6 +108,25 @@ def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
                                          f"config does not match the checkpoint's: num_hidden_layers 3 in the model, "
                                          f"2 in {re.escape(str(best))}/bert_config.json$"):
         run_finetuning(KeywordTask(options, task.tokenizer), options)
+
+
+def test_a_bfloat16_run_exports_bfloat16_weights(tmp_path):
+    options = _options(tmp_path, dtype="bfloat16", num_train_epochs=1, export_dir=str(tmp_path / "export"))
+    task = KeywordTask(options, BertTokenizer(options.vocab_file))
+    try:
+        distribution.set_precision("bfloat16")  # as the run scripts do for --dtype
+        run_finetuning(task, options)
+    finally:
+        distribution.set_precision("float32")
+    loaded = tf.saved_model.load(str(tmp_path / "export"))
+    kernels = {v.name: v.dtype.name for v in loaded.model_variables if "kernel" in v.name}
+    assert kernels and set(kernels.values()) == {"bfloat16"}, kernels
+    # It computes what the run's best checkpoint, loaded in float32, does, to bfloat16's precision.
+    best = tmp_path / "out" / "best"
+    model = model_from_checkpoint(str(best / "ckpt"), "classifier", BertConfig.from_json_file(best / "bert_config.json"))
+    inputs = random_encoder_inputs(4, 12, _vocab_size(tmp_path))
+    got = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})["logits"]
+    np.testing.assert_allclose(got, model(inputs)["logits"], atol=2e-3)
 
 
 class FirstEpochScoresBest(KeywordTask):

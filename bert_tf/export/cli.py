@@ -10,6 +10,7 @@ from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.export.flags import CLASS_MODEL_TYPES
 from bert_tf.export.hub_export import export_hub_pair
 from bert_tf.export.task_export import export_task_model
+from bert_tf.export.weight_dtype import with_weights_in
 from bert_tf.tokenization import BertTokenizer
 
 FLAGS = flags.FLAGS
@@ -42,12 +43,13 @@ def _main(argv) -> None:
     config = resolve_bert_config(FLAGS.bert_config_file, FLAGS.init_checkpoint)
     tokenizer = BertTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
     if hub:
-        _export_hub(model_from_checkpoint(FLAGS.init_checkpoint, "hub", config), tokenizer)
+        _export_hub(with_weights_in(model_from_checkpoint(FLAGS.init_checkpoint, "hub", config), FLAGS.dtype),
+                    tokenizer)
     else:
         labels = _labels()
         num_classes = FLAGS.num_classes or (len(labels) if labels else None)
-        _export_task(model_from_checkpoint(FLAGS.init_checkpoint, FLAGS.model_type, config, num_classes, labels),
-                     tokenizer, labels)
+        model = model_from_checkpoint(FLAGS.init_checkpoint, FLAGS.model_type, config, num_classes, labels)
+        _export_task(with_weights_in(model, FLAGS.dtype), tokenizer, labels)
 
 
 def _check_flags_apply() -> None:

@@ -75,8 +75,9 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
         print("Eval results: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(results.items())))
     _write_predictions(task, task_model, predict_splits, eval_outputs, options)
     if options.export_dir:
-        from bert_tf.export import export_task_model  # the export stack loads only when asked
-        export_task_model(task_model, options.export_dir, tokenizer=task.tokenizer,
+        from bert_tf.export import export_task_model, with_weights_in  # the export stack loads only when asked
+        # A --dtype=bfloat16 run exports bfloat16 weights: its mixed-precision model would cast them per call.
+        export_task_model(with_weights_in(task_model, options.dtype), options.export_dir, tokenizer=task.tokenizer,
                           seq_length=options.max_seq_length, **task.export_options())
         print(f"Exported a SavedModel to {options.export_dir}")
     if backup is not None:
