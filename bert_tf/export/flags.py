@@ -8,13 +8,12 @@ from __future__ import annotations
 from absl import flags
 
 from bert_tf.tasks.flags import define_span_flags
+from bert_tf.training.runtime_flags import DTYPE_POLICIES
 
 REQUIRED = ("model_type", "init_checkpoint", "vocab_file", "export_dir")
 # --model_type's values: the task heads (`bert_tf.checkpoints.task_heads.TASK_MODELS`), and the TF-Hub-style pair.
 MODEL_TYPES = ("classifier", "span", "token", "multiple_choice", "hub")
 CLASS_MODEL_TYPES = ("classifier", "token")  # those whose outputs are classes, named by --labels
-# --dtype's values, here rather than in `weight_dtype`, so that the flags import no TensorFlow.
-WEIGHT_DTYPES = ("float32", "bfloat16", "float16")
 
 
 def define_export_flags() -> None:
@@ -35,7 +34,7 @@ def define_export_flags() -> None:
     define_span_flags()  # --model_type=span's, as run_squad.py's
     flags.DEFINE_bool("jit_compile", False, "Compile serving_default with XLA (faster on CPU; TF Serving then "
                       "needs --xla_cpu_compilation_enabled). Task models only.")
-    flags.DEFINE_enum("dtype", "float32", list(WEIGHT_DTYPES),
+    flags.DEFINE_enum("dtype", "float32", list(DTYPE_POLICIES),
                       "The dtype the export stores its weights in and computes in; LayerNorm and the "
                       "attention softmax stay float32. bfloat16 halves the SavedModel and is faster on CPUs "
                       "with AVX512_BF16 or AMX.")

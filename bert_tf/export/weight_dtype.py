@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from keras import ops
 
-from bert_tf.export.flags import WEIGHT_DTYPES
 from bert_tf.models import BertEncoder
+from bert_tf.training.runtime_flags import DTYPE_POLICIES
 
 
 def with_weights_in(model, dtype: str):
@@ -27,8 +27,8 @@ def with_weights_in(model, dtype: str):
     >>> with_weights_in(model, "bfloat16").classifier.kernel.dtype
     'bfloat16'
     """
-    if dtype not in WEIGHT_DTYPES:
-        raise ValueError(f"dtype={dtype!r}: expected one of {', '.join(WEIGHT_DTYPES)}")
+    if dtype not in DTYPE_POLICIES:  # the --dtype values of every script
+        raise ValueError(f"dtype={dtype!r}: expected one of {', '.join(DTYPE_POLICIES)}")
     if dtype == "float32":
         return model
     encoder = model if isinstance(model, BertEncoder) else model.encoder
