@@ -119,6 +119,18 @@ def test_logits_equal_the_head_on_the_full_sequence_output():
     np.testing.assert_allclose(outputs["next_sentence_logits"], expected_next_sentence, atol=1e-5)
 
 
+def test_next_sentence_head_starts_glorot_uniform():
+    """As Model Garden's, and wider than the encoder's truncated normal (stddev 0.02), with
+    which next-sentence prediction stayed at the majority label in the demo."""
+    keras.utils.set_random_seed(0)
+    model = BertPretrainer(tiny_encoder(hidden_size=128, num_attention_heads=2))
+    model.build_with_dummy_inputs()
+    kernel = np.asarray(model.next_sentence_head.kernel)  # [hidden, 2]
+    limit = math.sqrt(6 / sum(kernel.shape))
+    assert np.abs(kernel).max() <= limit
+    np.testing.assert_allclose(kernel.std(), limit / math.sqrt(3), rtol=0.15)
+
+
 def test_fit_uses_features_as_targets():
     model = BertPretrainer(tiny_encoder())
     model.compile(optimizer=keras.optimizers.Adam(3e-3))
