@@ -68,6 +68,7 @@ def train_model_garden(config: BertConfig, options: PretrainingOptions, features
     """Trains Model Garden's pretrainer; returns (seconds, a function from features to both logits)."""
     schedule = model_garden_peer.warmup_linear_decay(options.learning_rate, options.num_train_steps,
                                                      options.num_warmup_steps)
+    keras.utils.set_random_seed(options.random_seed)  # as build_model seeds ours
     pretrainer, optimizer = model_garden_peer.build(config, schedule)
     step = model_garden_peer.train_step(pretrainer, optimizer, options.jit_compile)
 
@@ -123,13 +124,11 @@ def compare(work_dir: str) -> None:
             is_training=is_training, seed=options.random_seed)
 
     train, heldout = dataset([options.input_file], True), dataset([options.eval_file], False)
-    full_vocab = dataclasses.replace(options, masked_lm_samples=0)
     peers = [("Model Garden", train_model_garden, options), ("bert_tf", train_ours, options)]
     if FLAGS.full_vocab:
-        peers.append(("bert_tf, full", train_ours, full_vocab))
+        peers.append(("bert_tf, full", train_ours, dataclasses.replace(options, masked_lm_samples=0)))
     results = {}
     for name, train_peer, peer_options in peers:
-        keras.utils.set_random_seed(options.random_seed)  # the same initialisation draw for every peer
         seconds, predict = train_peer(config, peer_options, train)
         results[name] = {"seconds_per_step": seconds / (options.num_train_steps - 1),
                          **heldout_accuracy(predict, heldout)}
