@@ -1,5 +1,5 @@
 """`run`: a script's absl main, with `--help` listing bert_tf's flags and answering before TensorFlow loads,
-and an exit that skips the collector's last pass over TensorFlow's objects."""
+and TensorFlow's objects kept out of the garbage collector's way."""
 
 from __future__ import annotations
 
@@ -29,23 +29,24 @@ def run(main: str) -> None:
             for flag in module_flags:
                 flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
     module, function = main.split(":")
-    app.run(lambda argv: _run_then_freeze(getattr(_import_without_collections(module), function), argv))
+    app.run(lambda argv: _run_out_of_the_collectors_way(module, function, argv))
 
 
-def _run_then_freeze(main, argv):
-    """`main(argv)`, then every object moved out of the collector's sight (`gc.freeze`): the
-    interpreter's exit would otherwise collect over TensorFlow's object graph (about 2 s)."""
+def _run_out_of_the_collectors_way(module: str, function: str, argv):
+    """Imports `module` and returns its `function(argv)`, keeping Python's garbage collector off
+    TensorFlow's objects, which it would otherwise walk over and over (seconds in all).
+
+    The import runs with the collector off, then what it built is frozen (`gc.freeze`): later
+    collections, while tracing and training, skip it. So is everything once `function` returns,
+    so the interpreter's exit skips a last collection over it.
+    """
+    gc.disable()
+    try:
+        main = getattr(importlib.import_module(module), function)
+    finally:
+        gc.freeze()
+        gc.enable()
     try:
         return main(argv)
     finally:
         gc.freeze()
-
-
-def _import_without_collections(module: str):
-    """`module`, imported with the garbage collector off: TensorFlow's import would otherwise run
-    collections over its growing object graph (about 1 s)."""
-    gc.disable()
-    try:
-        return importlib.import_module(module)
-    finally:
-        gc.enable()
