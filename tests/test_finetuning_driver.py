@@ -1,6 +1,7 @@
 """The shared fine-tuning driver, on a small learnable task, and its options."""
 
 import dataclasses
+import gc
 import json
 import logging
 import os
@@ -567,6 +568,8 @@ def _fit_on_two_devices_and_one(workdir: pathlib.Path, model_name: str, vocab,
 
 
 if __name__ == "__main__":
+    gc.freeze()  # the imports' objects out of the collector's way while tracing, as bert_tf.script.run does
     mode, workdir = sys.argv[1], pathlib.Path(sys.argv[2])
     if mode == "global_clipping":
         _fine_tune_on_two_devices_and_one(workdir)
+    gc.freeze()  # the exit skips a last collection
