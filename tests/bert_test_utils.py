@@ -156,15 +156,15 @@ def run_without_bert_tf(script: str, cwd) -> str:
 
     bert_tf is installed with `pip install -e`, so the script starts by making any
     import of it fail; `tf` and `tensorflow_text` (its ops registered) are imported for it,
-    then frozen out of the garbage collector's way, as `bert_tf.script.run` does.
+    then frozen out of the garbage collector's way as `bert_tf.script.import_out_of_the_collectors_way`
+    does (which the script cannot import).
     """
-    prologue = ('import gc, sys\nsys.modules["bert_tf"] = None  # any import of bert_tf now fails\n'
+    prologue = ('import atexit, gc, sys\nsys.modules["bert_tf"] = None  # any import of bert_tf now fails\n'
                 'gc.disable()\nimport tensorflow as tf\nimport tensorflow_text  # registers the TF Text ops\n'
-                'gc.freeze()\ngc.enable()\n')
+                'gc.freeze()\ngc.enable()\natexit.register(gc.freeze)\n')
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    source = prologue + textwrap.dedent(script) + "\ngc.freeze()  # the exit skips a last collection\n"
-    result = subprocess.run([sys.executable, "-c", source], cwd=cwd, env=env, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run([sys.executable, "-c", prologue + textwrap.dedent(script)], cwd=cwd, env=env,
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
 

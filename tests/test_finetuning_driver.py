@@ -1,7 +1,6 @@
 """The shared fine-tuning driver, on a small learnable task, and its options."""
 
 import dataclasses
-import gc
 import json
 import logging
 import os
@@ -568,8 +567,9 @@ def _fit_on_two_devices_and_one(workdir: pathlib.Path, model_name: str, vocab,
 
 
 if __name__ == "__main__":
-    gc.freeze()  # the imports' objects out of the collector's way while tracing, as bert_tf.script.run does
+    from bert_tf.script import import_out_of_the_collectors_way
+
+    import_out_of_the_collectors_way("tensorflow")  # imported above: this freezes what the imports built
     mode, workdir = sys.argv[1], pathlib.Path(sys.argv[2])
     if mode == "global_clipping":
         _fine_tune_on_two_devices_and_one(workdir)
-    gc.freeze()  # the exit skips a last collection

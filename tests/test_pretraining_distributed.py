@@ -7,7 +7,6 @@ before TensorFlow starts. This file is also the worker script of those processes
 import concurrent.futures
 import contextlib
 import dataclasses
-import gc
 import json
 import os
 import pathlib
@@ -369,9 +368,9 @@ def _runtime_started(tf_config: str):
 
 
 if __name__ == "__main__":
-    import tensorflow  # noqa: F401 (imported, then frozen out of the collector's way, as bert_tf.script.run does)
+    from bert_tf.script import import_out_of_the_collectors_way
 
-    gc.freeze()
+    import_out_of_the_collectors_way("tensorflow")
     mode, workdir = sys.argv[1], pathlib.Path(sys.argv[2])
     if mode == "mirrored":
         _mirrored_worker(workdir)
@@ -379,4 +378,3 @@ if __name__ == "__main__":
         _multi_worker(workdir, sys.argv[3], sys.argv[4])
     elif mode == "runtime_started":
         _runtime_started(sys.argv[3])
-    gc.freeze()  # the exit skips a last collection
