@@ -1,4 +1,5 @@
-"""pytest set-up shared by all tests: quiet TensorFlow, Keras 3 on the TF backend, public data fixtures."""
+"""pytest set-up shared by all tests: quiet TensorFlow, Keras 3 on the TF backend, public data fixtures,
+and the slowest tests scheduled first."""
 
 import os
 
@@ -6,6 +7,16 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ["KERAS_BACKEND"] = "tensorflow"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: runs for half a minute or more on 2 cores; scheduled first")
+
+
+def pytest_collection_modifyitems(items):
+    """The `slow` tests first (the order is otherwise kept): with `pytest -n 2`, a long test
+    started last would leave the other worker idle until it ends."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")

@@ -194,6 +194,7 @@ def test_a_share_without_tokens_is_refused_at_once(tmp_path, vocab):
         dynamic_masking_dataset(str(short), vocab.path)
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_batches_masks_included(tmp_path, corpus_file, vocab):
     batches = list(dataset(corpus_file, vocab).take(3).as_numpy_iterator())
     assert_same_batches(batches, list(dataset(corpus_file, vocab).take(3).as_numpy_iterator()))

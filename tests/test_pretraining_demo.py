@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from bert_tf.data import pretraining_features
@@ -41,6 +42,7 @@ def test_majority_baselines_by_hand(tmp_path):
     np.testing.assert_allclose(baselines["next_sentence_accuracy"], max(random_next, 1 - random_next))
 
 
+@pytest.mark.slow
 def test_demo_runs_the_whole_job(tmp_path):
     output_dir = tmp_path / "output" / "pretraining_demo"  # the demo's, under its working directory
     result = subprocess.run([sys.executable, str(REPO / "run_pretraining.py"), "--num_train_steps=4",
