@@ -54,7 +54,9 @@ def trained(tmp_path_factory):
     features, labels = training_features(tokenizer)
     loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     model.compile(optimizer=tf.keras.optimizers.Adam(1e-3), loss={"start_logits": loss, "end_logits": loss})
-    model.fit(features, labels, batch_size=16, epochs=60, verbose=0)
+    # 60 passes as one Keras epoch: each epoch of `fit` costs a fixed ~0.1 s.
+    passes = tf.data.Dataset.from_tensor_slices((features, labels)).shuffle(64, seed=0).batch(16).repeat(60)
+    model.fit(passes, verbose=0)
     path = export_task_model(model, directory / "export", tokenizer=tokenizer, seq_length=SEQ_LENGTH,
                              max_query_length=MAX_QUERY, doc_stride=STRIDE, max_answer_length=5)
     return model, tokenizer, path, tf.saved_model.load(path)
