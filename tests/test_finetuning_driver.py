@@ -487,6 +487,7 @@ def test_sparse_cross_entropy_smooths_labels_and_averages_over_weighted_tokens()
                                                                                          rel=1e-5)
 
 
+@pytest.mark.slow
 def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
     repo = pathlib.Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]), TF_CPP_MIN_LOG_LEVEL="2")
@@ -494,15 +495,14 @@ def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert worker.returncode == 0, worker.stderr[-3000:]
     results = json.loads(worker.stdout.strip().splitlines()[-1])
-    # With the masked-LM auxiliary loss too: each replica masks its rows as one device masks them,
-    # and the loss is the mean over the global batch's predictions.
-    for model in ("classifier", "mlm_aux"):
-        np.testing.assert_allclose(results[model]["mirrored"], results[model]["one_device"], rtol=1e-5)
-        one, mirrored, initial = (np.load(tmp_path / f"{model}_{name}.npz")
-                                  for name in ("one_device", "mirrored", "initial"))
-        for name in one.files:
-            np.testing.assert_allclose(mirrored[name], one[name], atol=1e-5, err_msg=f"{model} {name}")
-        assert sum(not np.allclose(one[name], initial[name]) for name in one.files) > len(one.files) // 2
+    # A classifier in `MaskedLMAuxiliary`: its loss is Keras's compiled loss, as a bare classifier's,
+    # plus the masked-LM term, for which each replica masks its rows as one device masks them and
+    # takes the mean over the global batch's predictions.
+    np.testing.assert_allclose(results["mirrored"], results["one_device"], rtol=1e-5)
+    one, mirrored, initial = (np.load(tmp_path / f"{name}.npz") for name in ("one_device", "mirrored", "initial"))
+    for name in one.files:
+        np.testing.assert_allclose(mirrored[name], one[name], atol=1e-5, err_msg=name)
+    assert sum(not np.allclose(one[name], initial[name]) for name in one.files) > len(one.files) // 2
     assert results["mlm_aux_driver_accuracy"] > 0.9  # the driver takes --mlm_aux_weight on 2 replicas
     # Keras's fit fails with several steps per call on 2 mirrored replicas: refused before any work.
     assert results["iterations_per_loop_error"] == ("--iterations_per_loop=2 needs one replica or a TPU: Keras "
@@ -511,8 +511,8 @@ def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
 
 
 def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:
-    """The same steps of a classifier, bare and in `MaskedLMAuxiliary`, under MirroredStrategy
-    (2 CPUs) and OneDeviceStrategy; then the driver with --mlm_aux_weight on the 2 CPUs, and with
+    """The same steps of a classifier in `MaskedLMAuxiliary`, under MirroredStrategy (2 CPUs) and
+    OneDeviceStrategy; then the driver with --mlm_aux_weight on the 2 CPUs, and with
     --iterations_per_loop=2 there.
 
     The clip norm is tiny, so every step clips: per-replica clipping would differ.
@@ -526,8 +526,7 @@ def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:
     # One MirroredStrategy: a second one in this process would reuse its collective keys.
     strategies = {"one_device": tf.distribute.OneDeviceStrategy("/cpu:0"),
                   "mirrored": tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])}
-    results = {model: _fit_on_two_devices_and_one(workdir, model, task.tokenizer.vocab, strategies)
-               for model in ("classifier", "mlm_aux")}
+    results = _fit_on_two_devices_and_one(workdir, task.tokenizer.vocab, strategies)
     results["mlm_aux_driver_accuracy"] = run_finetuning(task, options, strategies["mirrored"])["accuracy"]
     try:
         run_finetuning(task, dataclasses.replace(options, iterations_per_loop=2), strategies["mirrored"])
@@ -536,9 +535,9 @@ def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:
     print(json.dumps(results))
 
 
-def _fit_on_two_devices_and_one(workdir: pathlib.Path, model_name: str, vocab,
+def _fit_on_two_devices_and_one(workdir: pathlib.Path, vocab,
                                 strategies: dict[str, tf.distribute.Strategy]) -> dict[str, list[float]]:
-    """Fits `model_name` ("classifier" or "mlm_aux") from the same weights on each strategy; its losses.
+    """Fits a classifier in `MaskedLMAuxiliary` from the same weights on each strategy; its losses.
     One encoder layer: tracing the optimizer's per-variable updates, on each replica, takes most of the time."""
     inputs = random_encoder_inputs(16, 8, len(vocab))
     dataset = tf.data.Dataset.from_tensor_slices((inputs, {"logits": np.arange(16) % 2})).batch(8)
@@ -547,8 +546,7 @@ def _fit_on_two_devices_and_one(workdir: pathlib.Path, model_name: str, vocab,
         with strategy.scope():
             classifier = BertClassifier(tiny_encoder(vocab_size=len(vocab), num_hidden_layers=1), num_classes=2,
                                         dropout_rate=0.0)
-            model = (MaskedLMAuxiliary(classifier, vocab, weight=0.5, seed=1) if model_name == "mlm_aux"
-                     else classifier)
+            model = MaskedLMAuxiliary(classifier, vocab, weight=0.5, seed=1)
             model.build_with_dummy_inputs()
             if initial is None:
                 initial = model.get_weights()
@@ -561,8 +559,8 @@ def _fit_on_two_devices_and_one(workdir: pathlib.Path, model_name: str, vocab,
                 from_logits=True)})
         history = model.fit(dataset, epochs=3, verbose=0)
         losses[name] = history.history["loss"]
-        np.savez(workdir / f"{model_name}_{name}.npz", **{f"{i:03d}": w for i, w in enumerate(model.get_weights())})
-    np.savez(workdir / f"{model_name}_initial.npz", **{f"{i:03d}": w for i, w in enumerate(initial)})
+        np.savez(workdir / f"{name}.npz", **{f"{i:03d}": w for i, w in enumerate(model.get_weights())})
+    np.savez(workdir / "initial.npz", **{f"{i:03d}": w for i, w in enumerate(initial)})
     return losses
 
 
