@@ -27,8 +27,10 @@ class PretrainingRunner:
         self.optimizer = optimizer
         self.global_batch_size = global_batch_size
         self.clip_norm = clip_norm
-        self._replica_train_step = tf.function(self._train_step, jit_compile=jit_compile)
-        self._replica_eval_step = tf.function(self._eval_step, jit_compile=jit_compile)
+        # The steps have no Python control flow on tensors: without autograph's rewrite of every
+        # function they call, the first call traces about a second sooner (as Keras's own steps).
+        self._replica_train_step = tf.function(self._train_step, jit_compile=jit_compile, autograph=False)
+        self._replica_eval_step = tf.function(self._eval_step, jit_compile=jit_compile, autograph=False)
         self._train_loop = tf.function(self._loop)
         self._eval_loop = tf.function(self._eval)
 
