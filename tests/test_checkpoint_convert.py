@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_test_utils import assert_fails_with_line, random_encoder_inputs, run_script, tiny_encoder, write_tiny_config
+from bert_test_utils import (assert_fails_with_line, random_encoder_inputs, run_script, script_failures, tiny_encoder,
+                             write_tiny_config)
 from checkpoint_test_utils import (GOOGLE_CONFIG, google_variable_shapes, random_tensors, randomize_weights,
                                    write_google_tf1_checkpoint)
 
@@ -207,16 +208,16 @@ def test_a_failed_conversion_writes_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["source"]
 
 
-@pytest.mark.parametrize("output, message", [
-    ("source", "holds the input checkpoint, which the conversion would replace; choose another directory"),
-    ("other", "holds files a conversion does not write (notes.txt), which it would replace; choose an empty "
-              "or new directory"),
-])
-def test_an_output_dir_the_conversion_would_wrongly_replace_is_refused(tmp_path, output, message):
+def test_an_output_dir_the_conversion_would_wrongly_replace_is_refused(tmp_path):
     source = encoder_checkpoint(tmp_path / "source")
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("keep me\n")
     before = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
-    result = run_convert(f"--input_checkpoint={source}", f"--output_dir={tmp_path / output}", "--to=bert_tf")
-    assert_fails_with_line(result, f"convert_checkpoint.py: error: --output_dir={tmp_path / output}: {message}")
+    cases = [("source", "holds the input checkpoint, which the conversion would replace; choose another directory"),
+             ("other", "holds files a conversion does not write (notes.txt), which it would replace; choose an "
+                       "empty or new directory")]
+    assert script_failures("convert_checkpoint.py", *([f"--input_checkpoint={source}",
+                                                       f"--output_dir={tmp_path / output}", "--to=bert_tf"]
+                                                      for output, _ in cases)) == [
+        (1, f"convert_checkpoint.py: error: --output_dir={tmp_path / output}: {message}") for output, message in cases]
     assert {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()} == before

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import save_file
 
-from bert_test_utils import TINY, assert_fails_with_line, run_script, tiny_encoder
+from bert_test_utils import TINY, script_failures, tiny_encoder
 from checkpoint_test_utils import google_variable_shapes, random_tensors, write_google_tf1_checkpoint
 
 from bert_tf import ConfigError
@@ -147,19 +147,14 @@ def test_hugging_face_config_that_bert_tf_cannot_run(tmp_path):
 
 
 def test_convert_fails_with_one_line_and_nonzero_exit(tmp_path):
+    """A missing checkpoint and stray arguments, in `script_failures`'s one process."""
     missing = tmp_path / "nothing_here" / "bert_model.ckpt"
-    result = run_script("convert_checkpoint.py", f"--input_checkpoint={missing}", f"--output_dir={tmp_path / 'out'}",
-                        timeout=120)
-    assert_fails_with_line(result,
-        f"convert_checkpoint.py: error: --input_checkpoint={missing}: no such checkpoint (no {missing}.index)")
-    assert result.stdout == ""
+    output_dir = f"--output_dir={tmp_path / 'out'}"
+    assert script_failures("convert_checkpoint.py", [f"--input_checkpoint={missing}", output_dir],
+                           [f"--input_checkpoint={tmp_path / 'ckpt'}", output_dir, "extra", "words"]) == [
+        (1, f"convert_checkpoint.py: error: --input_checkpoint={missing}: no such checkpoint (no {missing}.index)"),
+        (1, "convert_checkpoint.py: error: unexpected arguments: extra words")]
     assert not (tmp_path / "out").exists()  # a failed conversion leaves no output behind
-
-
-def test_convert_refuses_stray_arguments_in_one_line(tmp_path):
-    result = run_script("convert_checkpoint.py", f"--input_checkpoint={tmp_path / 'ckpt'}",
-                        f"--output_dir={tmp_path / 'out'}", "extra", "words", timeout=120)
-    assert_fails_with_line(result, "convert_checkpoint.py: error: unexpected arguments: extra words")
 
 
 def test_a_config_that_neither_flag_gives_is_an_error_naming_both(google_dir, tmp_path):
