@@ -39,18 +39,18 @@ class ClassifierExport(TaskExport):
         return {"logits": logits, "probabilities": tf.nn.softmax(logits)}
 
     def classify_text(self, text_a):
-        return self._predict([self._tokenizer.tokenize(text_a)])
+        return self._predict([self._shared.tokenize(text_a)])
 
     def classify_text_pair(self, text_a, text_b):
         text_a = with_batch_checked(text_a, tf.shape(text_b)[0], "text_a and text_b must have the same batch size")
-        return self._predict([self._tokenizer.tokenize(text_a), self._tokenizer.tokenize(text_b)])
+        return self._predict([self._shared.tokenize(text_a), self._shared.tokenize(text_b)])
 
     def text_signatures(self) -> dict:
         return {"text": (self.classify_text, [text_spec("text_a")]),
                 "text_pair": (self.classify_text_pair, [text_spec("text_a"), text_spec("text_b")])}
 
     def _predict(self, segments):
-        outputs = self.serve(self._pack(segments))
+        outputs = self._shared.serve(self._pack(segments))
         if self._regression:
             return {"score": outputs["score"]}
         probabilities = outputs["probabilities"]  # [batch, classes]

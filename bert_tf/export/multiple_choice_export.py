@@ -40,11 +40,10 @@ class MultipleChoiceExport(TaskExport):
                                                           ["choices must hold at least one choice per example"])]):
             choices = tf.identity(choices)
         contexts = tf.reshape(tf.repeat(text_a[:, None], shape[1], axis=1), [-1])
-        packed = self._pack([self._tokenizer.tokenize(contexts),
-                             self._tokenizer.tokenize(tf.reshape(choices, [-1]))])
+        packed = self._pack([self._shared.tokenize(contexts), self._shared.tokenize(tf.reshape(choices, [-1]))])
         # [batch * choices, seq] -> [batch, choices, seq]; seq named, since an empty batch cannot infer it.
         packed = {name: tf.reshape(value, [shape[0], shape[1], tf.shape(value)[1]]) for name, value in packed.items()}
-        probabilities = self.serve(packed)["probabilities"]
+        probabilities = self._shared.serve(packed)["probabilities"]
         label = tf.cond(tf.size(probabilities) > 0,  # an empty batch of no choices has no axis to take the best of
                         lambda: tf.argmax(probabilities, axis=-1, output_type=tf.int32),
                         lambda: tf.zeros([shape[0]], tf.int32))

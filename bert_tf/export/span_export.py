@@ -72,14 +72,14 @@ class SpanExport(TaskExport):
     def answer_text(self, question, context):
         question = with_batch_checked(question, tf.shape(context)[0],
                                       "question and context must have the same batch size")
-        question_ids = self._tokenizer.tokenize(question)[:, :self.max_query_length]
+        question_ids = self._shared.tokenize(question)[:, :self.max_query_length]
         context_ids, starts, ends = self._tokenizer.tokenize_with_offsets(context, unit="UTF8_CHAR")
         question_lengths = question_ids.row_lengths()
         windows = doc_stride_windows(context_ids.row_lengths(), self.seq_length - question_lengths - 3,
                                      self.doc_stride)
         doc = windows.doc_tokens.with_flat_values(tf.gather(context_ids.flat_values,
                                                             windows.doc_tokens.flat_values))
-        logits = self.serve(self._pack([tf.gather(question_ids, windows.example), doc]))
+        logits = self._shared.serve(self._pack([tf.gather(question_ids, windows.example), doc]))
         start_logits, end_logits = logits["start_logits"], logits["end_logits"]  # [windows, seq]
 
         # Each window's context tokens sit after [CLS] question [SEP].

@@ -80,13 +80,25 @@ def with_batch_checked(first: tf.Tensor, batch_size: tf.Tensor, message: str) ->
         return tf.identity(first)
 
 
+class _SharedTraces:
+    """The tokenizer's `tokenize` and an export's `serve` as `tf.function`s for its signatures to call:
+    each is traced once per input shape, not once per signature that calls it (their graphs are most
+    of an export's tracing). A plain object: SavedModel tracking saves them only inside the signatures.
+    """
+
+    def __init__(self, tokenize, serve):
+        self.tokenize = tf.function(tokenize, autograph=False)
+        self.serve = tf.function(serve, autograph=False)
+
+
 class TaskExport(tf.Module):
     """Base of the per-head exports: `serving_default` on ids, plus text signatures in subclasses.
 
     Subclasses define `serve(inputs)` (the ids signature, a plain method) and
-    `text_signatures()`: name -> (method, input specs). Text signatures truncate to
-    `seq_length` tokens and pad only to the batch's longest packed row. The signature
-    functions are traced once, here, and are not attributes of the module, so that
+    `text_signatures()`: name -> (method, input specs), whose methods tokenize and serve
+    through `self._shared` (`_SharedTraces`). Text signatures truncate to `seq_length`
+    tokens and pad only to the batch's longest packed row. The signature functions are
+    traced once, here, and are not attributes of the module, so that
     `tf.saved_model.save` does not trace them again.
     """
 
@@ -98,6 +110,7 @@ class TaskExport(tf.Module):
         self._model = KerasModelRef(model)
         self.model_variables = [v.value for v in model.variables]  # the tf.Variables
         self._tokenizer = tokenizer
+        self._shared = _SharedTraces(tokenizer.tokenize, self.serve)
         self.seq_length = seq_length
         self.vocab_file = tf.saved_model.Asset(tokenizer.vocab_file)
 
@@ -112,7 +125,7 @@ class TaskExport(tf.Module):
         """
         signatures = {name: tf.function(method, input_signature=specs, autograph=False)
                       for name, (method, specs) in self.text_signatures().items()}
-        serve = tf.function(self.serve, autograph=False, jit_compile=jit_compile)
+        serve = tf.function(self.serve, autograph=False, jit_compile=True) if jit_compile else self._shared.serve
         config = self._model.model.encoder.bert_config
         signatures["serving_default"] = tf.function(lambda inputs: serve(checked_ids(inputs, config)),
                                                     input_signature=[self.id_spec()], autograph=False)

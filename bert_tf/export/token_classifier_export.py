@@ -50,7 +50,7 @@ class TokenClassifierExport(TaskExport):
         keep = self.seq_length - 2  # tokens the model sees
         # One token more, which packing drops: it tells whether the window's last word is cut.
         ids, starts, ends = ids[:, :keep + 1], starts[:, :keep + 1], ends[:, :keep + 1]  # [batch, (tokens)]
-        predictions = self.serve(self._pack([ids]))["predictions"]  # [batch, seq]
+        predictions = self._shared.serve(self._pack([ids]))["predictions"]  # [batch, seq]
 
         position = tf.ragged.range(ids.row_lengths()).flat_values  # each token's index in its row
         # A word starts where whitespace lies before the token (the offsets of the characters
