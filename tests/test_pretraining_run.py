@@ -42,15 +42,10 @@ def runner_on_fixed_batch(tmp_path, dtype="float32", jit_compile=False, learning
     opts = options(tmp_path, learning_rate=learning_rate, num_warmup_steps=0, num_train_steps=1000, dtype=dtype,
                    masked_lm_samples=masked_lm_samples)
     strategy = tf.distribute.get_strategy()
-    model, optimizer = build_model(distribution_config(opts), opts, strategy)
+    model, optimizer = build_model(BertConfig.from_json_file(opts.bert_config_file), opts, strategy)
     batch = random_pretraining_batch(8, SEQ, PREDICTIONS, TINY["vocab_size"], seed=3)
     iterator = iter(tf.data.Dataset.from_tensors(batch).repeat())
     return PretrainingRunner(strategy, model, optimizer, 8, jit_compile=jit_compile), iterator
-
-
-def distribution_config(opts):
-    from bert_tf.bert_config import BertConfig
-    return BertConfig.from_json_file(opts.bert_config_file)
 
 
 @pytest.mark.parametrize("masked_lm_samples", [0, 16])
@@ -93,7 +88,7 @@ def test_float16_steps_the_loss_scaler_skips_are_made_up(tmp_path):
     strategy = tf.distribute.get_strategy()
     try:
         distribution.set_precision("float16")
-        model, optimizer = build_model(distribution_config(opts), opts, strategy)
+        model, optimizer = build_model(BertConfig.from_json_file(opts.bert_config_file), opts, strategy)
         optimizer.dynamic_scale.assign(2.0 ** 30)  # the first steps' float16 gradients overflow
         manager = tf.train.CheckpointManager(checkpoints.pretraining_checkpoint(model, optimizer), opts.output_dir,
                                              max_to_keep=None)
