@@ -34,6 +34,26 @@ def exported(tmp_path_factory):
     return model, tokenizer, path, tf.saved_model.load(path)
 
 
+class CountingTokenizer(BertTokenizer):
+    """Counts the calls of `tokenize`: tracing a graph calls it, running one does not."""
+
+    calls = 0
+
+    def tokenize(self, texts):
+        self.calls += 1
+        return super().tokenize(texts)
+
+
+class CountingClassifier(BertClassifier):
+    """Counts the calls of `call` (as `CountingTokenizer`)."""
+
+    calls = 0
+
+    def call(self, inputs, training=False):
+        self.calls += 1
+        return super().call(inputs, training=training)
+
+
 def reference(model, tokenizer, *texts):
     """Our tokenizer, packed to the batch's longest row, through the in-memory model."""
     segments = [tokenizer.tokenize(tf.constant(t)) for t in texts]
@@ -239,3 +259,18 @@ def test_serving_default_has_only_onnx_convertible_math(exported):
     graph = loaded.signatures["serving_default"].graph.as_graph_def()
     ops = {node.op for f in graph.library.function for node in f.node_def} | {n.op for n in graph.node}
     assert "Erf" in ops and "Erfc" not in ops
+
+
+def test_the_tokenizer_and_the_model_are_traced_once_for_all_signatures(tmp_path):
+    """`text` and `text_pair` tokenize three texts, and they and `serving_default` run the model:
+    one trace of each (tracing them is most of an export's time)."""
+    tokenizer = CountingTokenizer(write_word_vocab(tmp_path / "vocab.txt", TEXTS))
+    model = CountingClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size), num_classes=3)
+    model.build_with_dummy_inputs()
+    model.calls = 0
+    loaded = tf.saved_model.load(export_task_model(model, tmp_path / "export", tokenizer=tokenizer,
+                                                   seq_length=SEQ_LENGTH))
+    assert (tokenizer.calls, model.calls) == (1, 1)
+    expected, _ = reference(model, tokenizer, TEXTS, TEXTS)
+    np.testing.assert_allclose(loaded.signatures["text_pair"](text_a=tf.constant(TEXTS), text_b=tf.constant(TEXTS))[
+        "probabilities"], expected, atol=1e-5)
