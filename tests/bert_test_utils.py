@@ -189,8 +189,9 @@ def assert_fails_with_line(result, line: str) -> None:
 def script_failures(script: str, *argvs: list[str], timeout: float = 300) -> list[tuple[int, str]]:
     """(exit status, last line of stderr) of `script` run on each of `argvs`, all in one fresh process:
     the script defines its flags as when it runs, and its `app.run(main)` becomes a loop calling `main`
-    on each argv's flags (one TensorFlow start, not one a run). Each argv must pass absl's parsing (an
-    unknown flag's error is absl's own: check it with `run_script`)."""
+    on each argv's flags (one TensorFlow start, not one a run). A failing run must print nothing to
+    stdout. Each argv must pass absl's parsing (an unknown flag's error is absl's own: check it with
+    `run_script`)."""
     runner = f"""
         import contextlib, io, json, runpy
         from absl import app, flags
@@ -198,13 +199,13 @@ def script_failures(script: str, *argvs: list[str], timeout: float = 300) -> lis
         def run_each(main):
             for argv in {[list(argv) for argv in argvs]!r}:
                 flags.FLAGS.unparse_flags()
-                stderr, status = io.StringIO(), 0
+                stdout, stderr, status = io.StringIO(), io.StringIO(), 0
                 try:
-                    with contextlib.redirect_stderr(stderr):
+                    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
                         main(flags.FLAGS([{script!r}, *argv]))  # as app.run: the arguments left after the flags
                 except SystemExit as exit:
                     status = exit.code
-                print(json.dumps([status, (stderr.getvalue().strip().splitlines() or [""])[-1]]))
+                print(json.dumps([status, (stderr.getvalue().strip().splitlines() or [""])[-1], stdout.getvalue()]))
 
         app.run = run_each
         runpy.run_path({str(REPO / script)!r}, run_name="__main__")
@@ -212,7 +213,10 @@ def script_failures(script: str, *argvs: list[str], timeout: float = 300) -> lis
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(runner)], cwd=REPO, capture_output=True,
                             text=True, timeout=timeout, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert result.returncode == 0, result.stderr[-2000:]
-    return [tuple(json.loads(line)) for line in result.stdout.splitlines()]
+    runs = [json.loads(line) for line in result.stdout.splitlines()]
+    printed = {" ".join(argv): stdout for argv, (_, _, stdout) in zip(argvs, runs) if stdout}
+    assert not printed, f"failing runs printed to stdout: {printed}"
+    return [(status, line) for status, line, _ in runs]
 
 
 def run_script(script: str, *flags: str, timeout: float = 300):

@@ -147,7 +147,8 @@ def test_hugging_face_config_that_bert_tf_cannot_run(tmp_path):
 
 
 def test_convert_fails_with_one_line_and_nonzero_exit(tmp_path):
-    """A missing checkpoint and stray arguments, in `script_failures`'s one process."""
+    """A missing checkpoint and stray arguments, in `script_failures`'s one process (which also
+    checks that neither prints to stdout)."""
     missing = tmp_path / "nothing_here" / "bert_model.ckpt"
     output_dir = f"--output_dir={tmp_path / 'out'}"
     assert script_failures("convert_checkpoint.py", [f"--input_checkpoint={missing}", output_dir],
