@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import bert_initializer, bert_layer_norm
 
 
@@ -41,7 +42,7 @@ class BertEmbeddings(keras.layers.Layer):
             type_vocab_size, hidden_size, embeddings_initializer=initializer,
             dtype=self.dtype_policy, name="token_type_embeddings")
         self.layer_norm = bert_layer_norm("layer_norm")
-        self.dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
+        self.dropout = Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
 
     def build(self, input_word_ids_shape, input_type_ids_shape=None):
         self.word_embeddings.build(input_word_ids_shape)

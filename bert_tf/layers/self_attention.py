@@ -7,6 +7,7 @@ import math
 import keras
 from keras import ops
 
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import bert_initializer
 
 
@@ -55,7 +56,7 @@ class SelfAttention(keras.layers.Layer):
         self.query = projection("query")
         self.key = projection("key")
         self.value = projection("value")
-        self.dropout = keras.layers.Dropout(attention_probs_dropout_prob, dtype=self.dtype_policy)
+        self.dropout = Dropout(attention_probs_dropout_prob, dtype=self.dtype_policy)
 
     def build(self, hidden_states_shape, attention_bias_shape=None):
         for dense in (self.query, self.key, self.value):

@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from bert_tf.layers.activations import get_activation
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import bert_initializer, bert_layer_norm
 from bert_tf.layers.positions import gather_positions
 from bert_tf.layers.self_attention import SelfAttention
@@ -65,8 +66,8 @@ class TransformerBlock(keras.layers.Layer):
         self.intermediate = dense(intermediate_size, "intermediate")
         self.output_dense = dense(hidden_size, "output_dense")
         self.output_layer_norm = bert_layer_norm("output_layer_norm")
-        self.attention_output_dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
-        self.output_dropout = keras.layers.Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
+        self.attention_output_dropout = Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
+        self.output_dropout = Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
 
     def build(self, hidden_states_shape, attention_bias_shape=None):
         hidden_shape = (None, None, self.hidden_size)

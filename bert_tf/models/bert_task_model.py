@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keras
 
+from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import bert_initializer
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.training.gradients import GlobalClippingTrainStep
@@ -27,7 +28,7 @@ class BertTaskModel(GlobalClippingTrainStep, keras.Model):
         super().__init__(**{"dtype": encoder.dtype_policy, **kwargs})
         self.encoder = encoder
         self.dropout_rate = dropout_rate
-        self.dropout = keras.layers.Dropout(dropout_rate, name="dropout")
+        self.dropout = Dropout(dropout_rate, name="dropout")
 
     def output_layer(self, units: int, name: str, use_bias: bool = True) -> keras.layers.Dense:
         """A task head's dense layer, initialised and typed like the encoder's layers."""
