@@ -21,8 +21,9 @@ class FusedAdamW(KeepsNoDecayPatterns, keras.optimizers.AdamW):
         v = v + (1 - beta_2) * (g² - v)
         w = w - lr * sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)
 
-    Weight decay stays Keras's (decoupled, before the step), and so do sparse
-    gradients and `amsgrad`. The optimizer's variables are Keras's AdamW's, so
+    Weight decay is Keras's (decoupled, before the step), made in one pass over each
+    variable instead of three (`decay_weights`); sparse gradients and `amsgrad` stay
+    Keras's. The optimizer's variables are Keras's AdamW's, so
     checkpoints move freely between the two. Measured on 2 CPU cores, one update of
     all variables, weight decay included: small config (29M) 116 -> 47 ms, base
     (110M) 508 -> 227 ms. XLA compiles the kernel too (TPU).
@@ -34,6 +35,13 @@ class FusedAdamW(KeepsNoDecayPatterns, keras.optimizers.AdamW):
     >>> [round(float(x), 4) for x in variable.numpy()]
     [0.9, 2.1]
     """
+
+    def _apply_weight_decay(self, variables):
+        if self.weight_decay is None:
+            return
+        for variable in variables:
+            if self._use_weight_decay(variable):
+                decay_weights(variable, self.weight_decay, self.learning_rate)
 
     def update_step(self, gradient, variable, learning_rate):
         if isinstance(gradient, tf.IndexedSlices) or self.amsgrad:
@@ -49,6 +57,14 @@ class FusedAdamW(KeepsNoDecayPatterns, keras.optimizers.AdamW):
             lr=ops.cast(learning_rate, dtype), beta1=ops.cast(self.beta_1, dtype),
             beta2=ops.cast(self.beta_2, dtype), epsilon=ops.cast(self.epsilon, dtype),
             grad=ops.cast(gradient, dtype))
+
+
+def decay_weights(variable, weight_decay, learning_rate) -> None:
+    """Decoupled weight decay, `w <- w * (1 - learning_rate * weight_decay)`: one pass over `w`, where
+    Keras's `w - w * weight_decay * learning_rate` makes three. BERT-base's float32 train step on 2 CPU
+    cores: 3.46 -> 3.66 seq/s (benchmarks/README.md)."""
+    factor = 1 - ops.cast(learning_rate, variable.dtype) * ops.cast(weight_decay, variable.dtype)
+    variable.assign(variable * factor)
 
 
 def _handle(variable):

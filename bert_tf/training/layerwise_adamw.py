@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_tf.training.fused_adamw import FusedAdamW
+from bert_tf.training.fused_adamw import FusedAdamW, decay_weights
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -69,7 +69,7 @@ class LayerwiseAdamW(FusedAdamW):
         learning_rate = ops.cast(learning_rate, variable.dtype) * ops.cast(
             self.learning_rate_multiplier(depth, self.iterations), variable.dtype)
         if self.decoupled_weight_decay and self._use_weight_decay(variable):
-            variable.assign_sub(variable * ops.cast(self.decoupled_weight_decay, variable.dtype) * learning_rate)
+            decay_weights(variable, self.decoupled_weight_decay, learning_rate)
         super().update_step(gradient, variable, learning_rate)
 
     def get_config(self):
