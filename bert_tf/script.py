@@ -1,11 +1,13 @@
 """`run`: a script's absl main, with `--help` listing bert_tf's flags and answering before TensorFlow loads,
-and TensorFlow's objects kept out of the garbage collector's way."""
+TensorFlow's C++ INFO logging off by default, and TensorFlow's objects kept out of the garbage
+collector's way."""
 
 from __future__ import annotations
 
 import atexit
 import gc
 import importlib
+import os
 import sys
 
 from absl import app, flags
@@ -29,6 +31,9 @@ def run(main: str) -> None:
         if module.startswith("bert_tf."):
             for flag in module_flags:
                 flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
+    # TensorFlow's C++ INFO lines (oneDNN, CPU features, the XLA service, an input's end) would
+    # bury the script's own output; its warnings and errors still show. The variable overrides.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     module, function = main.split(":")
     app.run(lambda argv: getattr(import_out_of_the_collectors_way(module), function)(argv))
 

@@ -1,6 +1,9 @@
-"""Each script's `--help` lists its own flags (absl lists only the main module's key flags), and
-`--help` and a bad flag answer without importing TensorFlow (`bert_tf.script`)."""
+"""Each script's `--help` lists its own flags (absl lists only the main module's key flags),
+`--help` and a bad flag answer without importing TensorFlow, and TensorFlow's C++ INFO lines stay
+off unless asked for (`bert_tf.script`)."""
 
+import os
+import re
 import subprocess
 import sys
 
@@ -63,3 +66,21 @@ def test_the_tensorflow_free_flag_values_are_the_ones_the_code_accepts():
 
     assert OPTIMIZERS == tuple(OPTIMIZER_CLASSES)
     assert MODEL_TYPES == (*TASK_MODELS, "hub")
+
+
+# A line of TensorFlow's C++ logging at INFO level: "2026-12-01 23:49:51.552040: I tensorflow/...".
+CPP_INFO_LINE = re.compile(r"^\d{4}-\d\d-\d\d [\d:.]+: I ", re.M)
+
+
+@pytest.mark.parametrize("level, info_shown", [(None, False), ("0", True)])
+def test_tensorflows_cpp_info_lines_are_off_unless_the_variable_asks(tmp_path, level, info_shown):
+    env = {name: value for name, value in os.environ.items() if name != "TF_CPP_MIN_LOG_LEVEL"}
+    if level is not None:
+        env["TF_CPP_MIN_LOG_LEVEL"] = level
+    result = subprocess.run([sys.executable, "run_pretraining.py", "--do_train", "--input_file=/nonexistent/*.tfrecord",
+                             "--bert_config_file=configs/tiny/bert_config.json",
+                             f"--output_dir={tmp_path / 'out'}"], cwd=REPO, capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert result.returncode == 1
+    assert "/nonexistent/*.tfrecord" in result.stderr.strip().splitlines()[-1]  # the error still shows
+    assert bool(CPP_INFO_LINE.search(result.stderr)) == info_shown, result.stderr
