@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from keras import ops
+import tensorflow as tf
 
 
 def gather_positions(hidden_states, positions):
     """`hidden_states` `[batch, seq, hidden]` at int `positions` `[batch, n]`: `[batch, n, hidden]`.
 
+    One gather of whole rows. `keras.ops.take_along_axis` would broadcast the positions to
+    `[batch, n, hidden]` int64 indices and transpose the whole sequence to gather along its
+    last axis, forward and backward.
+
     Example:
-    >>> states = ops.reshape(ops.arange(12, dtype="float32"), (2, 3, 2))
-    >>> gather_positions(states, ops.convert_to_tensor([[2], [0]])).numpy().tolist()
+    >>> states = tf.reshape(tf.range(12, dtype="float32"), (2, 3, 2))
+    >>> gather_positions(states, tf.constant([[2], [0]])).numpy().tolist()
     [[[4.0, 5.0]], [[6.0, 7.0]]]
     """
-    return ops.take_along_axis(hidden_states, ops.cast(positions, "int32")[..., None], axis=1)
+    return tf.gather(hidden_states, tf.cast(positions, tf.int32), batch_dims=1)
