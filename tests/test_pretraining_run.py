@@ -407,6 +407,12 @@ def test_eval_set_smaller_than_a_batch(tmp_path):
                                 r"the eval would see no full batch$")
 
 
+def test_more_masked_lm_samples_than_the_vocab_is_refused(tmp_path):
+    fails_leaving_no_output_dir(options(tmp_path, masked_lm_samples=97), ValueError,
+                                r"^--masked_lm_samples=97 is not below the vocab_size 97 of --bert_config_file=.*: "
+                                r"0 scores the whole vocab exactly, and faster$")
+
+
 def test_token_id_outside_vocab(tmp_path):
     path = write_pretraining_records(tmp_path / "big_ids.tfrecord", 64, SEQ, PREDICTIONS, 5000)
     fails_leaving_no_output_dir(options(tmp_path, input_file=path), InputError,

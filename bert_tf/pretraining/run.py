@@ -121,6 +121,9 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     """Trains and/or evaluates; returns the eval metrics (or the last train metrics)."""
     config, config_source = resolve_config(options)
     config.check_seq_length(options.max_seq_length)
+    if options.masked_lm_samples >= config.vocab_size:
+        raise ValueError(f"--masked_lm_samples={options.masked_lm_samples} is not below the vocab_size "
+                         f"{config.vocab_size} of {config_source}: 0 scores the whole vocab exactly, and faster")
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of --do_train and --do_eval must be set")
     if not (options.do_train or options.init_checkpoint or tf.train.latest_checkpoint(options.output_dir)):
