@@ -39,8 +39,8 @@ def test_model_garden_pretrainer_checkpoint_gives_its_encoder_and_masked_lm(layo
     theirs = tfm.nlp.models.BertPretrainerV2(encoder_network=model_garden_encoder("gelu"),
                                              mlm_activation=tf_keras.activations.gelu)
     inputs = random_encoder_inputs(2, 16, TINY["vocab_size"], lengths=[16, 7], seed=6)
-    inputs["masked_lm_positions"] = np.array([[1, 4, 9], [2, 3, 5]], "int32")
-    theirs(inputs)  # creates the masked-LM head's weights
+    positions = np.array([[1, 4, 9], [2, 3, 5]], "int32")
+    theirs({**inputs, "masked_lm_positions": positions})  # creates the masked-LM head's weights
     randomize_weights(theirs, seed=7)
     # As Model Garden's trainer saves a pretraining run (the encoder under `model/encoder_network`),
     # or as its export of the pretrainer's parts.
@@ -52,8 +52,9 @@ def test_model_garden_pretrainer_checkpoint_gives_its_encoder_and_masked_lm(layo
     assert report.format == "model_garden"
     assert_encoder_outputs_close(ours.encoder(inputs), theirs.encoder_network(inputs))
     features = {"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
-                "segment_ids": inputs["input_type_ids"], "masked_lm_positions": inputs["masked_lm_positions"]}
-    np.testing.assert_allclose(ours(features)["masked_lm_logits"], theirs(inputs)["mlm_logits"], atol=1e-5)
+                "segment_ids": inputs["input_type_ids"], "masked_lm_positions": positions}
+    np.testing.assert_allclose(ours(features)["masked_lm_logits"],
+                               theirs({**inputs, "masked_lm_positions": positions})["mlm_logits"], atol=1e-5)
     assert all(name.startswith("cls/seq_relationship/") for name in report.missing), report.missing
 
 
