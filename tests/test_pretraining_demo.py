@@ -42,6 +42,28 @@ def test_majority_baselines_by_hand(tmp_path):
     np.testing.assert_allclose(baselines["next_sentence_accuracy"], max(random_next, 1 - random_next))
 
 
+def test_accuracy_at_mask_inputs_counts_only_the_predictions_that_see_mask(tmp_path):
+    mask_id = 3
+    batch = random_pretraining_batch(40, 16, 4, 97, seed=8)
+    rows = np.arange(40)[:, None]
+    batch["input_ids"][rows, batch["masked_lm_positions"][:, :2]] = mask_id  # 2 of the 3 real slots see [MASK],
+    batch["input_ids"][rows[:, 0], batch["masked_lm_positions"][:, 2]] = mask_id + 1  # the third does not
+    model, _ = build_model(tiny_config(), PretrainingOptions(bert_config_file=None, input_file=None,
+                                                             output_dir=str(tmp_path)), tf.distribute.get_strategy())
+    best = model({name: tf.constant(value) for name, value in batch.items()})["masked_lm_logits"].numpy().argmax(-1)
+    batch["masked_lm_ids"][:, [0, 2]] = best[:, [0, 2]]  # right in slots 0 and 2 (labels are no input)
+    records = tmp_path / "records.tfrecord"
+    with tf.io.TFRecordWriter(str(records)) as writer:
+        for i in range(40):
+            values = {name: np.atleast_1d(value[i]).tolist() for name, value in batch.items()}
+            writer.write(pretraining_features.to_example(values).SerializeToString())
+    labels = batch["masked_lm_ids"][:, :2]
+    result = demo.accuracy_at_mask_inputs(model, str(records), 16, 4, mask_id)
+    np.testing.assert_allclose(result["masked_lm_accuracy"], (best[:, :2] == labels).mean())
+    assert 0.5 <= result["masked_lm_accuracy"] < 0.6  # slot 0 right, slot 1 mostly not, slot 2 not counted
+    np.testing.assert_allclose(result["majority_accuracy"], np.bincount(labels.ravel()).max() / labels.size)
+
+
 @pytest.mark.slow
 def test_demo_runs_the_whole_job(tmp_path):
     output_dir = tmp_path / "output" / "pretraining_demo"  # the demo's, under its working directory
@@ -52,6 +74,7 @@ def test_demo_runs_the_whole_job(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert re.search(r"masked LM +0\.\d{3} +\(always predicting the most frequent token: 0\.\d{3}\)", out), out
+    assert re.search(r"at \[MASK\] inputs +0\.\d{3} +\(the same, on those predictions: 0\.\d{3}\)", out), out
     assert re.search(r"next sentence +0\.\d{3} +\(always predicting the majority label: 0\.\d{3}\)", out), out
     assert re.search(r"next sentence AUC +0\.\d{3} +\(ranking the pairs at random, or by a constant "
                      r"prediction: 0\.500\)", out), out

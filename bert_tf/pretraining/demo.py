@@ -80,18 +80,38 @@ def split_corpus(corpus: pathlib.Path, out_dir: pathlib.Path) -> tuple[pathlib.P
     return paths[0], paths[1]
 
 
+def _parsed_records(record_file: str, max_seq_length: int, max_predictions_per_seq: int, batch_size: int):
+    return tf.data.TFRecordDataset(record_file).batch(batch_size).map(
+        lambda r: pretraining_features.parse_examples(r, max_seq_length, max_predictions_per_seq))
+
+
 def majority_baselines(record_file: str, max_seq_length: int, max_predictions_per_seq: int) -> dict:
     """Accuracy of always predicting the most frequent masked token, and the majority NSP label."""
     counts, nsp = collections.Counter(), []
-    dataset = tf.data.TFRecordDataset(record_file).batch(1024).map(
-        lambda r: pretraining_features.parse_examples(r, max_seq_length, max_predictions_per_seq))
-    for features in dataset.as_numpy_iterator():
+    for features in _parsed_records(record_file, max_seq_length, max_predictions_per_seq, 1024).as_numpy_iterator():
         real = features["masked_lm_weights"] > 0
         counts.update(features["masked_lm_ids"][real].tolist())
         nsp.extend(features["next_sentence_labels"].tolist())
     token, count = counts.most_common(1)[0]
     return {"masked_lm_accuracy": count / sum(counts.values()), "masked_lm_token": token,
             "next_sentence_accuracy": max(np.mean(nsp), 1 - np.mean(nsp))}
+
+
+def accuracy_at_mask_inputs(model, record_file: str, max_seq_length: int, max_predictions_per_seq: int,
+                            mask_id: int) -> dict:
+    """The masked LM's accuracy on the predictions whose input token is `[MASK]`, next to always
+    predicting their most frequent token. Of the other predictions, half show the token itself,
+    which a model can copy, and half a random token."""
+    right, counts = 0, collections.Counter()
+    for features in _parsed_records(record_file, max_seq_length, max_predictions_per_seq, 64):
+        inputs = tf.gather(features["input_ids"], features["masked_lm_positions"], batch_dims=1)  # [batch, preds]
+        at_mask = ((features["masked_lm_weights"] > 0) & (inputs == mask_id)).numpy()
+        best = tf.argmax(model(features, training=False)["masked_lm_logits"], axis=-1, output_type=tf.int32)
+        labels = features["masked_lm_ids"].numpy()[at_mask]
+        right += int((best.numpy()[at_mask] == labels).sum())
+        counts.update(labels.tolist())
+    total = sum(counts.values())
+    return {"masked_lm_accuracy": right / total, "majority_accuracy": counts.most_common(1)[0][1] / total}
 
 
 def demo_options(flag_values) -> PretrainingOptions:
@@ -122,17 +142,21 @@ def run_demo(flag_values) -> dict:
     results = run_pretraining(options, strategy)
 
     baseline = majority_baselines(options.eval_file, options.max_seq_length, options.max_predictions_per_seq)
+    model = _restore_model(options)
+    tokenizer = BertTokenizer(vocab_file, options.do_lower_case)
+    at_mask = accuracy_at_mask_inputs(model, options.eval_file, options.max_seq_length,
+                                      options.max_predictions_per_seq, tokenizer.vocab.mask_id)
     print("\nHeld-out accuracy (articles never trained on):")
     print(f"  masked LM          {results['masked_lm_accuracy']:.3f}   (always predicting the most frequent "
           f"token: {baseline['masked_lm_accuracy']:.3f})")
+    print(f"   at [MASK] inputs  {at_mask['masked_lm_accuracy']:.3f}   (the same, on those predictions: "
+          f"{at_mask['majority_accuracy']:.3f})")
     print(f"  next sentence      {results['next_sentence_accuracy']:.3f}   (always predicting the majority "
           f"label: {baseline['next_sentence_accuracy']:.3f})")
     print(f"  next sentence AUC  {results['next_sentence_auc']:.3f}   (ranking the pairs at random, or by a "
           f"constant prediction: 0.500)")
 
     print("\n4/5 Filling in a [MASK] in held-out sentences:")
-    model = _restore_model(options)
-    tokenizer = BertTokenizer(vocab_file, options.do_lower_case)
     _show_fill_mask(model, tokenizer, heldout_text, options.max_seq_length)
 
     export_dir = pathlib.Path(options.output_dir) / "export"
