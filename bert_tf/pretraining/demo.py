@@ -149,7 +149,7 @@ def run_demo(flag_values) -> dict:
     print("\nHeld-out accuracy (articles never trained on):")
     print(f"  masked LM          {results['masked_lm_accuracy']:.3f}   (always predicting the most frequent "
           f"token: {baseline['masked_lm_accuracy']:.3f})")
-    print(f"   at [MASK] inputs  {at_mask['masked_lm_accuracy']:.3f}   (the same, on those predictions: "
+    print(f"   at [MASK] inputs  {at_mask['masked_lm_accuracy']:.3f}   (always predicting their most frequent token: "
           f"{at_mask['majority_accuracy']:.3f})")
     print(f"  next sentence      {results['next_sentence_accuracy']:.3f}   (always predicting the majority "
           f"label: {baseline['next_sentence_accuracy']:.3f})")
