@@ -74,7 +74,8 @@ def test_demo_runs_the_whole_job(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert re.search(r"masked LM +0\.\d{3} +\(always predicting the most frequent token: 0\.\d{3}\)", out), out
-    assert re.search(r"at \[MASK\] inputs +0\.\d{3} +\(always predicting their most frequent token: 0\.\d{3}\)", out), out
+    assert re.search(r"at \[MASK\] inputs +0\.\d{3} +\(always predicting their most frequent token: "
+                     r"0\.\d{3}\)", out), out
     assert re.search(r"next sentence +0\.\d{3} +\(always predicting the majority label: 0\.\d{3}\)", out), out
     assert re.search(r"next sentence AUC +0\.\d{3} +\(ranking the pairs at random, or by a constant "
                      r"prediction: 0\.500\)", out), out
