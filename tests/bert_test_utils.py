@@ -61,15 +61,19 @@ def random_pretraining_batch(batch: int, seq: int, predictions: int, vocab_size:
 def write_pretraining_records(path, num_examples: int, seq: int, predictions: int, vocab_size: int,
                               seed: int = 0) -> str:
     """Writes random records in the pretraining schema (through the schema module)."""
+    return write_pretraining_batch(path, random_pretraining_batch(num_examples, seq, predictions, vocab_size,
+                                                                  seed=seed))
+
+
+def write_pretraining_batch(path, batch: dict) -> str:
+    """Writes a `random_pretraining_batch`-style batch as records, one per row (through the schema module)."""
     import tensorflow as tf
 
     from bert_tf.data import pretraining_features
 
-    batch = random_pretraining_batch(num_examples, seq, predictions, vocab_size, seed=seed)
     with tf.io.TFRecordWriter(str(path)) as writer:
-        for i in range(num_examples):
-            values = {name: value[i].tolist() for name, value in batch.items()}
-            values["next_sentence_labels"] = [values["next_sentence_labels"]]
+        for i in range(len(batch["input_ids"])):
+            values = {name: np.atleast_1d(value[i]).tolist() for name, value in batch.items()}
             writer.write(pretraining_features.to_example(values).SerializeToString())
     return str(path)
 

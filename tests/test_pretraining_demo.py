@@ -17,8 +17,8 @@ from bert_tf.pretraining import demo
 from bert_tf.pretraining.demo import majority_baselines, split_corpus
 from bert_tf.pretraining.run import PretrainingOptions, build_model
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import (REPO, random_pretraining_batch, script_failures, tiny_config, write_pretraining_records,
-                             write_word_vocab)
+from bert_test_utils import (REPO, random_pretraining_batch, script_failures, tiny_config, write_pretraining_batch,
+                             write_pretraining_records, write_word_vocab)
 
 
 def test_split_corpus_holds_out_every_tenth_article(tmp_path):
@@ -52,13 +52,9 @@ def test_accuracy_at_mask_inputs_counts_only_the_predictions_that_see_mask(tmp_p
                                                              output_dir=str(tmp_path)), tf.distribute.get_strategy())
     best = model({name: tf.constant(value) for name, value in batch.items()})["masked_lm_logits"].numpy().argmax(-1)
     batch["masked_lm_ids"][:, [0, 2]] = best[:, [0, 2]]  # right in slots 0 and 2 (labels are no input)
-    records = tmp_path / "records.tfrecord"
-    with tf.io.TFRecordWriter(str(records)) as writer:
-        for i in range(40):
-            values = {name: np.atleast_1d(value[i]).tolist() for name, value in batch.items()}
-            writer.write(pretraining_features.to_example(values).SerializeToString())
+    records = write_pretraining_batch(tmp_path / "records.tfrecord", batch)
     labels = batch["masked_lm_ids"][:, :2]
-    result = demo.accuracy_at_mask_inputs(model, str(records), 16, 4, mask_id)
+    result = demo.accuracy_at_mask_inputs(model, records, 16, 4, mask_id)
     np.testing.assert_allclose(result["masked_lm_accuracy"], (best[:, :2] == labels).mean())
     assert 0.5 <= result["masked_lm_accuracy"] < 0.6  # slot 0 right, slot 1 mostly not, slot 2 not counted
     np.testing.assert_allclose(result["majority_accuracy"], np.bincount(labels.ravel()).max() / labels.size)

@@ -15,13 +15,12 @@ from bert_tf.checkpoints import write_tf1_checkpoint
 from bert_tf.data.corpus import CorpusError
 from bert_tf.data.pretraining_dataset import InputError, pretraining_dataset
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.data import pretraining_features
 from bert_tf.pretraining import checkpoints, run
 from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
 from bert_tf.pretraining.runner import PretrainingRunner
 from bert_tf.training import distribution
 from bert_test_utils import (TINY, assert_fails_with_line, random_pretraining_batch, run_script, write_file,
-                             write_pretraining_records, write_tiny_config)
+                             write_pretraining_batch, write_pretraining_records, write_tiny_config)
 
 SEQ, PREDICTIONS = 16, 4
 
@@ -107,11 +106,7 @@ def test_float16_steps_the_loss_scaler_skips_are_made_up(tmp_path):
 def test_float16_run_whose_loss_is_never_finite_stops(tmp_path):
     batch = random_pretraining_batch(16, SEQ, PREDICTIONS, TINY["vocab_size"])
     batch["masked_lm_weights"][:, 0] = np.nan  # a NaN loss, whatever the loss scale
-    path = tmp_path / "nan.tfrecord"
-    with tf.io.TFRecordWriter(str(path)) as writer:
-        for i in range(16):
-            values = {name: np.atleast_1d(value[i]).tolist() for name, value in batch.items()}
-            writer.write(pretraining_features.to_example(values).SerializeToString())
+    path = write_pretraining_batch(tmp_path / "nan.tfrecord", batch)
     try:
         distribution.set_precision("float16")
         with pytest.raises(ValueError, match=r"^--dtype=float16: the last 100 steps all had non-finite gradients "
