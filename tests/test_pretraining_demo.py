@@ -77,7 +77,9 @@ def test_demo_runs_the_whole_job(tmp_path):
                      r"prediction: 0\.500\)", out), out
     assert len(re.findall(r"answer: \S+ +top 5: ", out)) == 6, out  # 5 from the checkpoint, 1 from the export
     assert "encoder.mlm" in out
-    assert "global_step = 4\n" in (output_dir / "eval_results.txt").read_text()
+    assert "3/5 Pretraining tiny BERT for 4 steps on 32-token sequences, then 4 on 128-token ones" in out, out
+    assert tf.train.latest_checkpoint(str(output_dir / "short_sequences")).endswith("ckpt-4")
+    assert "global_step = 4\n" in (output_dir / "eval_results.txt").read_text()  # the second phase's steps
     assert (output_dir / "vocab.txt").read_text() == demo.fetch_uncased_vocab().read_text()  # for export_model.py
     for name in ("preprocessing", "encoder"):
         assert (output_dir / "export" / name / "saved_model.pb").is_file()
@@ -92,6 +94,29 @@ def test_a_second_demo_says_what_it_does_with_the_first_ones_checkpoint(tmp_path
     assert demo.resume_note(dataclasses.replace(options, num_train_steps=300)) == (
         f"   {tmp_path} holds a model trained 400 steps, no fewer than --num_train_steps: evaluating it as it "
         f"is (delete {tmp_path} to train again)")
+
+
+def test_the_short_phase_keeps_the_tokens_and_predictions_of_a_batch(tmp_path):
+    options = demo_options(tmp_path, max_seq_length=128, max_predictions_per_seq=20, train_batch_size=32,
+                           num_train_steps=1200)
+    short = demo.short_phase(options)
+    assert (short.max_seq_length, short.max_predictions_per_seq, short.train_batch_size) == (32, 5, 128)
+    assert (short.num_train_steps, short.do_eval) == (1200, False)
+    assert short.output_dir == str(tmp_path / "out" / "short_sequences")
+    assert demo.short_phase(dataclasses.replace(options, max_seq_length=64)).train_batch_size == 64
+    assert demo.short_phase(dataclasses.replace(options, max_seq_length=63)) is None  # not twice 32 tokens
+
+
+def test_the_short_phase_is_skipped_once_done_or_once_the_second_phase_has_begun(tmp_path):
+    options = demo_options(tmp_path, bert_config_file=str(REPO / "configs" / "tiny" / "bert_config.json"),
+                           input_file=str(tmp_path / "no-such-records"), num_train_steps=400)
+    short = demo.short_phase(options)
+    with pytest.raises(ValueError, match="no-such-records"):  # neither: it trains, here on missing records
+        demo._train_short_phase(short, options, tf.distribute.get_strategy())
+    for directory in (short.output_dir, options.output_dir):  # the first phase done; then the second begun
+        step = 400 if directory == short.output_dir else 1
+        tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1)), directory, 1).save(checkpoint_number=step)
+        demo._train_short_phase(short, options, tf.distribute.get_strategy())
 
 
 def test_flags_the_demo_cannot_use_are_refused(tmp_path):
@@ -112,8 +137,8 @@ def test_flags_the_demo_cannot_use_are_refused(tmp_path):
 
 def demo_options(tmp_path, **overrides) -> PretrainingOptions:
     """The demo's settings that these tests read; the files are the tests' own."""
-    return PretrainingOptions(bert_config_file="unused", input_file="unused", output_dir=str(tmp_path / "out"),
-                              **overrides)
+    return PretrainingOptions(**{"bert_config_file": "unused", "input_file": "unused",
+                                 "output_dir": str(tmp_path / "out"), **overrides})
 
 
 def _demo_corpus(path) -> pathlib.Path:
