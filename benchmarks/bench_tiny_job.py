@@ -1,11 +1,13 @@
 """The embedded default's pretraining job: bert_tf against Model Garden, in one process.
 
-    python benchmarks/bench_tiny_job.py                # the demo's 1,200 steps (~25 minutes)
+    python benchmarks/bench_tiny_job.py                # the demo's second phase, 1,200 steps (~25 minutes)
     python benchmarks/bench_tiny_job.py --steps=100    # a quick look
     python benchmarks/bench_tiny_job.py --random_seed=7 --nofull_vocab   # another draw, two peers
 
-Both peers train the tiny config on the demo's records (the Wikipedia sample, every
-tenth article held out) with the demo's schedule, batch and XLA setting, reading
+Both peers train the tiny config from scratch on the demo's 128-token records (the
+Wikipedia sample, every tenth article held out) with the schedule, batch and XLA
+setting of the demo's second phase (the first, on 32-token sequences, has as many
+tokens and predictions per batch), reading
 the records through the same tf.data pipeline: the whole job's step, input
 included, not a step on one fixed batch (that is `bench_train_step.py`). Then
 both are scored by the same code on the held-out articles, next to the majority
@@ -115,7 +117,7 @@ def compare(work_dir: str) -> None:
     options = PretrainingOptions(input_file="", **{**demo.DEMO_SETTINGS, "output_dir": work_dir,
                                                    "num_train_steps": FLAGS.steps,
                                                    "random_seed": FLAGS.random_seed})
-    options, _, _ = demo.prepare_data(options)
+    options, _, _, _ = demo.prepare_data(options)
     config = BertConfig.from_json_file(options.bert_config_file)
 
     def dataset(files, is_training):
