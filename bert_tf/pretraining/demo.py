@@ -215,7 +215,7 @@ def resume_note(options: PretrainingOptions) -> str:
 def short_phase(options: PretrainingOptions) -> PretrainingOptions | None:
     """The first phase's options: `SHORT_SEQ_LENGTH`-token sequences, as many predictions and tokens per
     batch as `options`, --num_train_steps of them, under `output_dir/short_sequences`, not evaluated;
-    None when --max_seq_length is no longer."""
+    None when --max_seq_length is under twice `SHORT_SEQ_LENGTH`."""
     ratio = options.max_seq_length // SHORT_SEQ_LENGTH
     if ratio < 2:
         return None
