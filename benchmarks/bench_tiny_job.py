@@ -1,13 +1,13 @@
 """The embedded default's pretraining job: bert_tf against Model Garden, in one process.
 
-    python benchmarks/bench_tiny_job.py                # the demo's second phase, 1,200 steps (~25 minutes)
+    python benchmarks/bench_tiny_job.py                # the demo's last phase, 800 steps (~17 minutes)
     python benchmarks/bench_tiny_job.py --steps=100    # a quick look
     python benchmarks/bench_tiny_job.py --random_seed=7 --nofull_vocab   # another draw, two peers
 
 Both peers train the tiny config from scratch on the demo's 128-token records (the
 Wikipedia sample, every tenth article held out) with the schedule, batch and XLA
-setting of the demo's second phase (the first, on 32-token sequences, has as many
-tokens and predictions per batch), reading
+setting of the demo's last phase (the ones before it, on 32- and 64-token sequences,
+have as many tokens and predictions per batch), reading
 the records through the same tf.data pipeline: the whole job's step, input
 included, not a step on one fixed batch (that is `bench_train_step.py`). Then
 both are scored by the same code on the held-out articles, next to the majority

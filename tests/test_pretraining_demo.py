@@ -77,9 +77,16 @@ def test_demo_runs_the_whole_job(tmp_path):
                      r"prediction: 0\.500\)", out), out
     assert len(re.findall(r"answer: \S+ +top 5: ", out)) == 6, out  # 5 from the checkpoint, 1 from the export
     assert "encoder.mlm" in out
-    assert "3/5 Pretraining tiny BERT for 4 steps on 32-token sequences, then 4 on 128-token ones" in out, out
-    assert tf.train.latest_checkpoint(str(output_dir / "short_sequences")).endswith("ckpt-4")
-    assert "global_step = 4\n" in (output_dir / "eval_results.txt").read_text()  # the second phase's steps
+    assert ("3/5 Pretraining tiny BERT for 4 steps on each of 32, 64 and 128-token sequences in turn, then "
+            "evaluating on held-out articles...") in out, out
+    for number, (length, batch, predictions, directory) in enumerate(
+            [(32, 128, 5, "output/pretraining_demo/seq_32"), (64, 64, 10, "output/pretraining_demo/seq_64"),
+             (128, 32, 20, "output/pretraining_demo")], start=1):
+        assert (f"   Phase {number} of 3: {length}-token sequences, batch {batch}, {predictions} predictions "
+                f"each, in {directory}\n") in out, out
+    for length in (32, 64):
+        assert tf.train.latest_checkpoint(str(output_dir / f"seq_{length}")).endswith("ckpt-4")
+    assert "global_step = 4\n" in (output_dir / "eval_results.txt").read_text()  # the last phase's steps
     assert (output_dir / "vocab.txt").read_text() == demo.fetch_uncased_vocab().read_text()  # for export_model.py
     for name in ("preprocessing", "encoder"):
         assert (output_dir / "export" / name / "saved_model.pb").is_file()
@@ -96,27 +103,44 @@ def test_a_second_demo_says_what_it_does_with_the_first_ones_checkpoint(tmp_path
         f"is (delete {tmp_path} to train again)")
 
 
-def test_the_short_phase_keeps_the_tokens_and_predictions_of_a_batch(tmp_path):
+def test_the_short_phases_keep_the_tokens_and_predictions_of_a_batch(tmp_path):
     options = demo_options(tmp_path, max_seq_length=128, max_predictions_per_seq=20, train_batch_size=32,
-                           num_train_steps=1200)
-    short = demo.short_phase(options)
-    assert (short.max_seq_length, short.max_predictions_per_seq, short.train_batch_size) == (32, 5, 128)
-    assert (short.num_train_steps, short.do_eval) == (1200, False)
-    assert short.output_dir == str(tmp_path / "out" / "short_sequences")
-    assert demo.short_phase(dataclasses.replace(options, max_seq_length=64)).train_batch_size == 64
-    assert demo.short_phase(dataclasses.replace(options, max_seq_length=63)) is None  # not twice 32 tokens
+                           num_train_steps=800, init_checkpoint="/pretrained")
+    shorts = demo.short_phases(options)
+    assert [(short.max_seq_length, short.max_predictions_per_seq, short.train_batch_size) for short in shorts] == [
+        (32, 5, 128), (64, 10, 64)]
+    assert all((short.num_train_steps, short.do_eval) == (800, False) for short in shorts)
+    assert [short.output_dir for short in shorts] == [str(tmp_path / "out" / f"seq_{n}") for n in (32, 64)]
+    assert [short.init_checkpoint for short in shorts] == ["/pretrained", shorts[0].output_dir]  # a chain
+    assert [short.max_seq_length for short in demo.short_phases(dataclasses.replace(options, max_seq_length=127))] == [
+        32]  # 64 tokens is more than half of 127
+    assert demo.short_phases(dataclasses.replace(options, max_seq_length=63)) == []  # not twice 32 tokens
 
 
-def test_the_short_phase_is_skipped_once_done_or_once_the_second_phase_has_begun(tmp_path):
+def test_a_short_phase_is_skipped_once_done_or_once_a_later_phase_has_begun(tmp_path):
     options = demo_options(tmp_path, bert_config_file=str(REPO / "configs" / "tiny" / "bert_config.json"),
-                           input_file=str(tmp_path / "no-such-records"), num_train_steps=400)
-    short = demo.short_phase(options)
-    with pytest.raises(ValueError, match="no-such-records"):  # neither: it trains, here on missing records
-        demo._train_short_phase(short, options, tf.distribute.get_strategy())
-    for directory in (short.output_dir, options.output_dir):  # the first phase done; then the second begun
-        step = 400 if directory == short.output_dir else 1
+                           num_train_steps=400)
+    shorts = [dataclasses.replace(short, input_file=str(tmp_path / f"no-such-records-{short.max_seq_length}"))
+              for short in demo.short_phases(options)]
+
+    def first_phase_trained():  # the phase that _train_short_phases starts, read from its missing records
+        with pytest.raises(ValueError, match="no-such-records-(32|64)") as error:
+            demo._train_short_phases(shorts, options, tf.distribute.get_strategy())
+        return int(error.value.args[0].split("no-such-records-")[1][:2])
+
+    def save(directory, step):
         tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1)), directory, 1).save(checkpoint_number=step)
-        demo._train_short_phase(short, options, tf.distribute.get_strategy())
+
+    assert first_phase_trained() == 32
+    save(shorts[0].output_dir, 399)  # cut short: 32 again
+    assert first_phase_trained() == 32
+    save(shorts[0].output_dir, 400)  # done: on to 64
+    assert first_phase_trained() == 64
+    save(shorts[0].output_dir, 1)
+    save(shorts[1].output_dir, 1)  # the 64-token phase has begun: 32 is not trained again
+    assert first_phase_trained() == 64
+    save(options.output_dir, 1)  # the last phase has begun: neither is
+    demo._train_short_phases(shorts, options, tf.distribute.get_strategy())
 
 
 def test_flags_the_demo_cannot_use_are_refused(tmp_path):

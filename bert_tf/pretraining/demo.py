@@ -1,8 +1,9 @@
 """The embedded default: `python run_pretraining.py` without --input_file and --output_dir.
 
 It fetches the public Wikipedia sample, holds out every tenth article, builds
-TFRecords with our generator, pretrains the tiny config on CPU (short sequences
-first, then full-length ones, as the paper does), evaluates on the held-out
+TFRecords with our generator, pretrains the tiny config on CPU (32-token sequences
+first, then 64-token, then full-length ones: short sequences first, as the paper
+does), evaluates on the held-out
 articles next to the majority baselines, and fills in a `[MASK]` in a few held-out
 sentences. Last, it exports the model as a TF-Hub-style
 preprocessing + encoder SavedModel pair under `output_dir/export/`, loads it with
@@ -50,7 +51,8 @@ DEMO_SETTINGS = dict(
     train_batch_size=32, eval_batch_size=32,
     # 2e-3 against 1e-3: held-out masked LM 0.124 against 0.104, next sentence 0.621 against 0.610
     # (3e-3: 0.116 and 0.580). benchmarks/README.md has the runs.
-    learning_rate=2e-3, num_train_steps=1200, num_warmup_steps=120,
+    # Each phase's steps (SHORT_SEQ_LENGTHS, below).
+    learning_rate=2e-3, num_train_steps=800, num_warmup_steps=120,
     # Training scores each prediction against the batch's labels and 4,096 random vocab ids, not all
     # 30,522 (bert_tf.models.sampled_masked_lm): 0.56x the step time, held-out masked LM 0.121-0.123
     # against 0.124-0.125 (benchmarks/README.md, "The tiny job, whole"). --masked_lm_samples=0 scores
@@ -62,14 +64,16 @@ DEMO_SETTINGS = dict(
     jit_compile=True,
 )
 
-# The paper pretrains on 128-token sequences first, then on 512-token ones. The demo trains a first
-# phase on sequences of this many tokens (each batch as many tokens as a full-length one), then
-# --num_train_steps at --max_seq_length from its weights. At the start a [MASK]'s attention averages
-# the whole sequence, so its neighbours weigh 1/32 of it here against 1/128: the tiny model learns to
-# read them in this phase, where at 128 tokens it stays on the unigram plateau for 3,600 steps.
-# Against 2,400 steps at 128 tokens: held-out masked LM at [MASK] 0.062 against 0.057, next
-# sentence 0.632 against 0.609, AUC 0.708 against 0.643 (benchmarks/README.md).
-SHORT_SEQ_LENGTH = 32
+# The paper pretrains on 128-token sequences first, then on 512-token ones. The demo trains a phase on
+# sequences of each of these lengths that is at most half --max_seq_length, then one at --max_seq_length,
+# each --num_train_steps long, with as many tokens per batch, from the weights of the phase before. At
+# the start a [MASK]'s attention averages the whole sequence, so its neighbours weigh 1/32 of it at 32
+# tokens against 1/128: the tiny model learns to read them there, where at 128 tokens it stays on the
+# unigram plateau for 3,600 steps. Against 2,400 steps at 128 tokens, held-out masked LM at [MASK]
+# 0.064 against 0.057, next sentence 0.669 against 0.609, AUC 0.751 against 0.643; the same steps in
+# two phases (32, then 128 tokens) score lower on all four figures in both seeds tried
+# (benchmarks/README.md, "Short sequences first").
+SHORT_SEQ_LENGTHS = (32, 64)
 
 # What the demo's job is, which no flag changes: it trains, then evaluates, on the TFRecords it writes.
 DEMO_JOB = dict(do_train=True, do_eval=True, dynamic_masking=False)
@@ -142,19 +146,19 @@ def run_demo(flag_values) -> dict:
         logging.set_verbosity(logging.WARNING)
     options = demo_options(flag_values)
     vocab_file = flag_values.vocab_file if flag_values["vocab_file"].present else None
-    options, short, vocab_file, heldout_text = prepare_data(options, vocab_file)
+    options, shorts, vocab_file, heldout_text = prepare_data(options, vocab_file)
 
     name = pathlib.Path(options.bert_config_file).parent.name
     strategy = distribution.strategy_from_flags(flag_values)
-    if short is not None:
-        print(f"3/5 Pretraining {name} BERT for {short.num_train_steps} steps on {short.max_seq_length}-token "
-              f"sequences, then {options.num_train_steps} on {options.max_seq_length}-token ones, then "
-              "evaluating on held-out articles...")
-        _train_short_phase(short, options, strategy)
-        options = dataclasses.replace(options, init_checkpoint=short.output_dir)
-    else:
-        print(f"3/5 Pretraining {name} BERT for {options.num_train_steps} steps, then evaluating on "
-              "held-out articles...")
+    lengths = [phase.max_seq_length for phase in (*shorts, options)]
+    on = (f"on each of {', '.join(map(str, lengths[:-1]))} and {lengths[-1]}-token sequences in turn"
+          if shorts else f"on {lengths[-1]}-token sequences")
+    print(f"3/5 Pretraining {name} BERT for {options.num_train_steps} steps {on}, then evaluating on "
+          "held-out articles...")
+    if shorts:
+        _train_short_phases(shorts, options, strategy)
+        options = dataclasses.replace(options, init_checkpoint=shorts[-1].output_dir)
+        print(_phase_line(options, len(shorts) + 1, len(shorts) + 1))
     if note := resume_note(options):
         print(note)
     results = run_pretraining(options, strategy)
@@ -185,14 +189,23 @@ def run_demo(flag_values) -> dict:
     return results
 
 
-def _train_short_phase(short: PretrainingOptions, options: PretrainingOptions, strategy) -> None:
-    """Trains the first phase, `short`, unless it is done or the second phase, `options`, has begun."""
-    done = trained_steps(short.output_dir) or 0
-    if trained_steps(options.output_dir) is not None or done >= short.num_train_steps:
-        return
-    if note := resume_note(short):  # the first phase was cut short
-        print(note)
-    run_pretraining(short, strategy)
+def _train_short_phases(shorts: list[PretrainingOptions], options: PretrainingOptions, strategy) -> None:
+    """Trains the phases before the last, `options`, in turn, skipping each one that is done or
+    followed by a phase that has begun."""
+    phases = [*shorts, options]
+    for i, phase in enumerate(shorts):
+        later_begun = any(trained_steps(later.output_dir) is not None for later in phases[i + 1:])
+        if later_begun or (trained_steps(phase.output_dir) or 0) >= phase.num_train_steps:
+            continue
+        print(_phase_line(phase, i + 1, len(phases)))
+        if note := resume_note(phase):  # this phase was cut short
+            print(note)
+        run_pretraining(phase, strategy)
+
+
+def _phase_line(phase: PretrainingOptions, number: int, count: int) -> str:
+    return (f"   Phase {number} of {count}: {phase.max_seq_length}-token sequences, batch {phase.train_batch_size}, "
+            f"{phase.max_predictions_per_seq} predictions each, in {phase.output_dir}")
 
 
 def trained_steps(output_dir: str) -> int | None:
@@ -212,23 +225,27 @@ def resume_note(options: PretrainingOptions) -> str:
     return f"   Resuming the run in {options.output_dir} at step {step} (delete it to start over)"
 
 
-def short_phase(options: PretrainingOptions) -> PretrainingOptions | None:
-    """The first phase's options: `SHORT_SEQ_LENGTH`-token sequences, as many predictions and tokens per
-    batch as `options`, --num_train_steps of them, under `output_dir/short_sequences`, not evaluated;
-    None when --max_seq_length is under twice `SHORT_SEQ_LENGTH`."""
-    ratio = options.max_seq_length // SHORT_SEQ_LENGTH
-    if ratio < 2:
-        return None
-    return dataclasses.replace(
-        options, output_dir=os.path.join(options.output_dir, "short_sequences"), max_seq_length=SHORT_SEQ_LENGTH,
-        max_predictions_per_seq=max(1, options.max_predictions_per_seq // ratio),
-        train_batch_size=options.train_batch_size * ratio, do_eval=False)
+def short_phases(options: PretrainingOptions) -> list[PretrainingOptions]:
+    """The phases before the last, one at each of `SHORT_SEQ_LENGTHS` that is at most half of
+    --max_seq_length: as many predictions and tokens per batch as `options`, --num_train_steps of
+    them, each from the weights of the one before, under `output_dir/seq_<length>`, not evaluated."""
+    phases = []
+    for length in SHORT_SEQ_LENGTHS:
+        ratio = options.max_seq_length // length
+        if ratio < 2:
+            break
+        phases.append(dataclasses.replace(
+            options, output_dir=os.path.join(options.output_dir, f"seq_{length}"), max_seq_length=length,
+            max_predictions_per_seq=max(1, options.max_predictions_per_seq // ratio),
+            train_batch_size=options.train_batch_size * ratio, do_eval=False,
+            init_checkpoint=phases[-1].output_dir if phases else options.init_checkpoint))
+    return phases
 
 
 def prepare_data(options: PretrainingOptions, vocab_file: str | None = None):
     """Fetches the sample and the vocab, holds out every tenth article and writes the record files
-    under `output_dir/data`; returns (options with input_file and eval_file set, the same for the
-    short phase or None, vocab_file, the held-out articles' text file)."""
+    under `output_dir/data`; returns (options with input_file and eval_file set, `short_phases` with
+    their input_file set, vocab_file, the held-out articles' text file)."""
     data_dir = pathlib.Path(options.output_dir) / "data"
     print("1/5 Fetching the Wikipedia sample and the uncased vocab (cached after the first run)...")
     corpus, vocab_file = fetch_wikipedia_sample(), vocab_file or fetch_uncased_vocab()
@@ -243,11 +260,11 @@ def prepare_data(options: PretrainingOptions, vocab_file: str | None = None):
     print("2/5 Writing pretraining TFRecords with bert_tf's generator...")
     train_records = _create_records(train_text, data_dir / "train.tfrecord", vocab_file, options)
     heldout_records = _create_records(heldout_text, data_dir / "heldout.tfrecord", vocab_file, options)
-    if (short := short_phase(options)) is not None:
-        short = dataclasses.replace(short, input_file=_create_records(
-            train_text, data_dir / f"train_{short.max_seq_length}.tfrecord", vocab_file, short))
+    shorts = [dataclasses.replace(short, input_file=_create_records(
+        train_text, data_dir / f"train_{short.max_seq_length}.tfrecord", vocab_file, short))
+        for short in short_phases(options)]
     options = dataclasses.replace(options, input_file=train_records, eval_file=heldout_records)
-    return options, short, vocab_file, heldout_text
+    return options, shorts, vocab_file, heldout_text
 
 
 def _create_records(text: pathlib.Path, output: pathlib.Path, vocab_file, options: PretrainingOptions) -> str:
