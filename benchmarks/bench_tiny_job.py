@@ -1,6 +1,6 @@
 """The embedded default's pretraining job: bert_tf against Model Garden, in one process.
 
-    python benchmarks/bench_tiny_job.py                # the demo's last phase, 800 steps (~17 minutes)
+    python benchmarks/bench_tiny_job.py                # the demo's last phase, 800 steps (~11 minutes; 7 with --nofull_vocab)
     python benchmarks/bench_tiny_job.py --steps=100    # a quick look
     python benchmarks/bench_tiny_job.py --random_seed=7 --nofull_vocab   # another draw, two peers
 
