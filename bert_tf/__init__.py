@@ -10,9 +10,18 @@ registers the Keras classes) is imported.
 """
 
 import os as _os
+import sys as _sys
 
-# Keras 3 on the TensorFlow backend, whatever KERAS_BACKEND the caller set.
-_os.environ["KERAS_BACKEND"] = "tensorflow"
+# Keras 3 on the TensorFlow backend: set when unset; another backend is refused, since the models,
+# the input pipeline and the exports are TensorFlow programs.
+_BACKEND = _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+if "keras" in _sys.modules:  # imported before bert_tf: its backend is already chosen
+    _BACKEND = _sys.modules["keras"].config.backend()
+if _BACKEND != "tensorflow":
+    from bert_tf.errors import UserInputError
+
+    raise UserInputError(f"KERAS_BACKEND={_BACKEND}: bert_tf needs Keras's TensorFlow backend; "
+                         "unset KERAS_BACKEND or set it to tensorflow")
 # TensorFlow's default CPU allocator hands large buffers back to the OS and page-faults
 # them in again on every step: the masked-LM logits of a batch of 32 are 78 MB, and an
 # elementwise pass over them took 5x longer than with the BFC allocator, which keeps
