@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import importlib.resources
 import os
 import pathlib
 import shutil
@@ -38,14 +39,13 @@ from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretrai
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 from bert_tf.training import distribution, runtime_flags
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 HELD_OUT_EVERY = 10  # every tenth article is held out for evaluation
 # Each article is cut into pairs this many times, with fresh target lengths, masks and random
 # next sentences. For the 10 held-out articles this also evens out the one-in-ten short target
 # length, which turns a whole article into random-next pairs (78% random-next with one pass).
 DUPE_FACTOR = 5
 DEMO_SETTINGS = dict(
-    bert_config_file=str(REPO / "configs" / "tiny" / "bert_config.json"),
+    bert_config_file=str(importlib.resources.files("bert_tf") / "configs" / "tiny" / "bert_config.json"),
     output_dir="output/pretraining_demo",
     max_seq_length=128, max_predictions_per_seq=20,
     train_batch_size=32, eval_batch_size=32,
