@@ -22,10 +22,9 @@ if _BACKEND != "tensorflow":
 
     raise UserInputError(f"KERAS_BACKEND={_BACKEND}: bert_tf needs Keras's TensorFlow backend; "
                          "unset KERAS_BACKEND or set it to tensorflow")
-# TensorFlow's default CPU allocator hands large buffers back to the OS and page-faults
-# them in again on every step: the masked-LM logits of a batch of 32 are 78 MB, and an
-# elementwise pass over them took 5x longer than with the BFC allocator, which keeps
-# them (benchmarks/README.md). Read when TensorFlow creates its CPU device, so this
+# TensorFlow's default CPU allocator hands large buffers, such as the masked-LM logits, back
+# to the OS and page-faults them in again on every step; the BFC allocator keeps them
+# (docs/design-notes.md). Read when TensorFlow creates its CPU device, so this
 # takes effect if bert_tf is imported before the first op runs; a value the caller set wins.
 _os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
 

@@ -38,7 +38,7 @@ def create_pretraining_data(flag_values: flags.FlagValues = FLAGS) -> generator.
 def _create_pretraining_data_main(argv, flag_values: flags.FlagValues) -> None:
     reject_arguments(argv)
     print(create_pretraining_data(flag_values).summary())
-    gc.freeze()  # Exit without the final collections over TensorFlow's objects (about 0.7 s).
+    gc.freeze()  # Exit without the final collections over TensorFlow's objects.
 
 
 def create_pretraining_data_main(argv, flag_values: flags.FlagValues = FLAGS) -> None:

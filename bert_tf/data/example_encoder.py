@@ -1,7 +1,7 @@
 """Batched `tf.train.Example` wire-format encoding of the pretraining schema, in numpy.
 
-Building one proto per example from Python runs at only about 10k examples/s
-per core. `encode_batch` writes the same bytes for a whole batch
+Building one proto per example from Python is too slow for the generator.
+`encode_batch` writes the same bytes for a whole batch
 with array operations: each example's bytes equal
 `pretraining_features.to_example(values).SerializeToString(deterministic=True)`
 byte for byte (features in sorted-name order, int64 lists packed as varints,

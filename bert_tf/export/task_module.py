@@ -117,8 +117,8 @@ class TaskExport(tf.Module):
     def signatures(self, jit_compile: bool = False) -> dict:
         """Signature name -> concrete function, for `tf.saved_model.save`.
 
-        `jit_compile` compiles the model behind `serving_default` with XLA (lower
-        latency for BERT-base on CPU, benchmarks/README.md), but TF Serving then needs
+        `jit_compile` compiles the model behind `serving_default` with XLA (it fuses
+        the elementwise work around the matmuls), but TF Serving then needs
         `--xla_cpu_compilation_enabled`. Its ids are checked before (`checked_ids`).
         The text signatures stay uncompiled: they pad to each batch's own length, and
         XLA would compile every new shape.

@@ -18,9 +18,7 @@ class Dropout(keras.layers.Dropout):
     elements (10.16%); in float16, 103/1024. Here each 32-bit Philox word gives two
     elements 16 bits each, and an element is dropped when its bits fall below
     `round(rate * 65536)`: the rate is exact to 1/65536 whatever the dtype, and a
-    step draws half as many words. On 2 CPU cores this made the small config's
-    float32 train step 2-4% faster and base's bfloat16 step 3% faster
-    (benchmarks/README.md). The kept elements are scaled by `1 / (1 - rate)`, as in
+    step draws half as many words. The kept elements are scaled by `1 / (1 - rate)`, as in
     Keras; the layer's variables (its seed state) are Keras's, so checkpoints load
     either way.
 

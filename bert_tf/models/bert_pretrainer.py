@@ -62,8 +62,7 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         self.masked_lm_head = MaskedLMHead.for_encoder(encoder)
         # Glorot uniform, as Model Garden's next-sentence head, not the encoder's truncated normal
         # (stddev `initializer_range`): a wider output passes next-sentence prediction's gradient
-        # into the encoder from the start, which learns it sooner (benchmarks/README.md, "The
-        # next-sentence head").
+        # into the encoder from the start, which learns it sooner (docs/design-notes.md).
         self.next_sentence_head = keras.layers.Dense(
             2, kernel_initializer="glorot_uniform", dtype=encoder.dtype_policy, name="next_sentence_head")
 
@@ -159,7 +158,7 @@ def _label_and_best_logits(features, outputs):
     vocab's `masked_lm_logits`, or from the candidates of a sampled softmax (`sampled_masked_lm`).
 
     The accuracy is the mean of "the label's logit is the largest", weighted: one max-reduction
-    over the logits, where an argmax or top-k takes 2-3x longer (Keras's argmax adds a pass for
+    over the logits, where an argmax or top-k makes more passes (Keras's argmax adds one for
     -0.0). A tie with the label counts as correct.
     """
     if "masked_lm_logits" not in outputs:

@@ -42,25 +42,23 @@ from bert_tf.training import distribution, runtime_flags
 HELD_OUT_EVERY = 10  # every tenth article is held out for evaluation
 # Each article is cut into pairs this many times, with fresh target lengths, masks and random
 # next sentences. For the 10 held-out articles this also evens out the one-in-ten short target
-# length, which turns a whole article into random-next pairs (78% random-next with one pass).
+# length, which turns a whole article into random-next pairs.
 DUPE_FACTOR = 5
 DEMO_SETTINGS = dict(
     bert_config_file=str(importlib.resources.files("bert_tf") / "configs" / "tiny" / "bert_config.json"),
     output_dir="output/pretraining_demo",
     max_seq_length=128, max_predictions_per_seq=20,
     train_batch_size=32, eval_batch_size=32,
-    # 2e-3 against 1e-3: held-out masked LM 0.124 against 0.104, next sentence 0.621 against 0.610
-    # (3e-3: 0.116 and 0.580). benchmarks/README.md has the runs.
+    # The learning rate that the tiny model learns most from in the demo's budget.
     # Each phase's steps (SHORT_SEQ_LENGTHS, below).
     learning_rate=2e-3, num_train_steps=800, num_warmup_steps=120,
-    # Training scores each prediction against the batch's labels and 4,096 random vocab ids, not all
-    # 30,522 (bert_tf.models.sampled_masked_lm): 0.56x the step time, held-out masked LM 0.121-0.123
-    # against 0.124-0.125 (benchmarks/README.md, "The tiny job, whole"). --masked_lm_samples=0 scores
-    # the whole vocab.
+    # Training scores each prediction against the batch's labels and 4,096 random vocab ids, not the
+    # whole vocab (bert_tf.models.sampled_masked_lm): a much shorter step for about the same held-out
+    # masked LM (docs/design-notes.md). --masked_lm_samples=0 scores the whole vocab.
     masked_lm_samples=4096,
     save_checkpoints_steps=400, iterations_per_loop=100, log_every=100, max_eval_steps=1000,
-    # The compiled step, as on TPU; on a 2-core CPU it is also faster than the plain graph
-    # for the tiny config (benchmarks/README.md). --nojit_compile overrides.
+    # The compiled step, as on TPU; on a small CPU it is also faster than the plain graph
+    # for the tiny config. --nojit_compile overrides.
     jit_compile=True,
 )
 
@@ -68,11 +66,8 @@ DEMO_SETTINGS = dict(
 # sequences of each of these lengths that is at most half --max_seq_length, then one at --max_seq_length,
 # each --num_train_steps long, with as many tokens per batch, from the weights of the phase before. At
 # the start a [MASK]'s attention averages the whole sequence, so its neighbours weigh 1/32 of it at 32
-# tokens against 1/128: the tiny model learns to read them there, where at 128 tokens it stays on the
-# unigram plateau for 3,600 steps. Against 2,400 steps at 128 tokens, held-out masked LM at [MASK]
-# 0.064 against 0.057, next sentence 0.669 against 0.609, AUC 0.751 against 0.643; the same steps in
-# two phases (32, then 128 tokens) score lower on all four figures in both seeds tried
-# (benchmarks/README.md, "Short sequences first").
+# tokens against 1/128: the tiny model learns to read them there, where at 128 tokens alone it stays
+# on the unigram plateau (docs/design-notes.md, "Short sequences first").
 SHORT_SEQ_LENGTHS = (32, 64)
 
 # What the demo's job is, which no flag changes: it trains, then evaluates, on the TFRecords it writes.

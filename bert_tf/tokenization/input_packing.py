@@ -19,8 +19,7 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int,
     The same result as `RoundRobinTrimmer` + `combine_segments` + `pad_model_inputs`,
     but every output position is gathered from the segments' flat values in one
     pass: no ragged concatenation, so none of its validation ops (asserts and
-    control flow), which were most of a serving request's overhead
-    (benchmarks/README.md, "Serving").
+    control flow), which were most of a serving request's overhead.
 
     Example:
     >>> ids = pack_segments([tf.ragged.constant([[7, 8, 9]])], 4, cls_id=1, sep_id=2, pad_id=0)
