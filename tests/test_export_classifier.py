@@ -1,6 +1,7 @@
 """export_task_model on a BertClassifier: ids and text signatures, fresh-process load, saved_model_cli."""
 
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -8,6 +9,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.core.protobuf import fingerprint_pb2, saved_model_pb2
+from tensorflow.python.saved_model.pywrap_saved_model import fingerprinting as fingerprinting_pywrap
 
 from bert_tf.export import export_task_model, with_weights_in
 from bert_tf.models import BertClassifier, BertEncoder, BertPretrainer
@@ -274,3 +277,117 @@ def test_the_tokenizer_and_the_model_are_traced_once_for_all_signatures(tmp_path
     expected, _ = reference(model, tokenizer, TEXTS, TEXTS)
     np.testing.assert_allclose(loaded.signatures["text_pair"](text_a=tf.constant(TEXTS), text_b=tf.constant(TEXTS))[
         "probabilities"], expected, atol=1e-5)
+
+
+def serialized_examples(rows) -> tf.Tensor:
+    """Serialized `tf.Example`s, one a row: feature name -> a list of ints or of strings."""
+    def feature(values):
+        if isinstance(values[0], str):
+            return tf.train.Feature(bytes_list=tf.train.BytesList(value=[v.encode() for v in values]))
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+    return tf.constant([tf.train.Example(features=tf.train.Features(
+        feature={name: feature(values) for name, values in row.items()})).SerializeToString() for row in rows])
+
+
+def id_examples(inputs) -> tf.Tensor:
+    """Each row of the padded `inputs` as a tf.Example of its real tokens alone (no padding)."""
+    lengths = inputs["input_mask"].sum(axis=1)
+    return serialized_examples([{name: inputs[name][row, :length].tolist() for name in inputs}
+                                for row, length in enumerate(lengths)])
+
+
+@pytest.fixture(scope="module")
+def regression_export(exported, tmp_path_factory):
+    _, tokenizer, _, _ = exported
+    keras.utils.set_random_seed(1)
+    model = BertClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size, initializer_range=0.5), num_classes=1)
+    model.build_with_dummy_inputs()
+    return export_task_model(model, tmp_path_factory.mktemp("regression") / "export", tokenizer=tokenizer,
+                             seq_length=SEQ_LENGTH)
+
+
+def signature_defs(path) -> dict:
+    saved_model = saved_model_pb2.SavedModel.FromString((path / "saved_model.pb").read_bytes())
+    return dict(saved_model.meta_graphs[0].signature_def)
+
+
+def test_example_signatures_are_marked_for_classify_and_regress(exported, regression_export):
+    _, _, path, _ = exported
+    expected = {"classifier": ("tensorflow/serving/classify", {"classes": tf.string, "scores": tf.float32}),
+                "regression": ("tensorflow/serving/regress", {"outputs": tf.float32})}
+    for kind, export_dir in (("classifier", path), ("regression", regression_export)):
+        defs = signature_defs(pathlib.Path(export_dir))
+        method_name, outputs = expected[kind]
+        for name in ("serve_examples", "serve_text_examples"):
+            assert defs[name].method_name == method_name
+            assert {k: v.dtype for k, v in defs[name].inputs.items()} == {"inputs": tf.string.as_datatype_enum}
+            assert {k: v.dtype for k, v in defs[name].outputs.items()} == {
+                k: dtype.as_datatype_enum for k, dtype in outputs.items()}
+        others = {name for name in defs if name not in ("serve_examples", "serve_text_examples", "__saved_model_init_op")}
+        assert others == ({"serving_default", "text", "text_pair"})
+        assert {defs[name].method_name for name in others} == {"tensorflow/serving/predict"}
+        # The fingerprint was written again after the change: it hashes the saved_model.pb there.
+        written = fingerprint_pb2.FingerprintDef.FromString((pathlib.Path(export_dir) / "fingerprint.pb").read_bytes())
+        fresh = fingerprint_pb2.FingerprintDef.FromString(fingerprinting_pywrap.CreateFingerprintDef(str(export_dir)))
+        written.ClearField("uuid"), fresh.ClearField("uuid")  # random on each write
+        assert written == fresh
+
+
+def test_example_signatures_equal_the_ids_and_text_signatures(exported):
+    model, tokenizer, _, loaded = exported
+    inputs = random_encoder_inputs(5, SEQ_LENGTH, model.encoder.vocab_size, seed=8)
+    expected = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})["probabilities"]
+    outputs = loaded.signatures["serve_examples"](inputs=id_examples(inputs))  # each example as long as its text
+    np.testing.assert_allclose(outputs["scores"], expected, atol=1e-5)
+    assert outputs["classes"].numpy().tolist() == [[label.encode() for label in LABELS]] * 5
+
+    # A batch mixing single texts and pairs: each row as the text or text_pair signature answers it.
+    rows = [{"text_a": [TEXTS[0]]}, {"text_a": [TEXTS[1]], "text_b": [TEXTS[2]]}, {"text_a": [TEXTS[3]]},
+            {"text_a": [TEXTS[2]], "text_b": [""]}]
+    got = loaded.signatures["serve_text_examples"](inputs=serialized_examples(rows))
+    single = loaded.signatures["text"](text_a=tf.constant([TEXTS[0], TEXTS[3]]))["probabilities"]
+    pairs = loaded.signatures["text_pair"](text_a=tf.constant([TEXTS[1], TEXTS[2]]),
+                                           text_b=tf.constant([TEXTS[2], ""]))["probabilities"]
+    np.testing.assert_allclose(got["scores"], tf.gather(tf.concat([single, pairs], 0), [0, 2, 1, 3]), atol=1e-5)
+
+
+def test_example_signatures_run_as_tf_serving_runs_them(exported, regression_export):
+    """Through the SignatureDef in a TF1 session, as TF Serving's Classify and Regress APIs call it,
+    with the output checks of its classifier.cc and regressor.cc."""
+    model, tokenizer, path, loaded = exported
+    inputs = random_encoder_inputs(3, SEQ_LENGTH, model.encoder.vocab_size, seed=9)
+    examples = {"serve_examples": id_examples(inputs).numpy(),
+                "serve_text_examples": serialized_examples([{"text_a": [t]} for t in TEXTS]).numpy()}
+    results = {}
+    for kind, export_dir in (("classifier", path), ("regression", regression_export)):
+        with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+            meta_graph = tf.compat.v1.saved_model.load(session, ["serve"], str(export_dir))
+            for name, serialized in examples.items():
+                signature = meta_graph.signature_def[name]
+                results[kind, name] = session.run({k: v.name for k, v in signature.outputs.items()},
+                                                  {signature.inputs["inputs"].name: serialized})
+    for name, batch in (("serve_examples", 3), ("serve_text_examples", len(TEXTS))):
+        classes, scores = results["classifier", name]["classes"], results["classifier", name]["scores"]
+        assert classes.shape == scores.shape == (batch, len(LABELS)) and scores.dtype == np.float32
+        outputs = results["regression", name]["outputs"]
+        assert outputs.shape == (batch,) and outputs.dtype == np.float32
+    np.testing.assert_allclose(results["classifier", "serve_examples"]["scores"],
+                               loaded.signatures["serving_default"](**inputs)["probabilities"], atol=1e-5)
+    regression = tf.saved_model.load(regression_export)
+    np.testing.assert_allclose(results["regression", "serve_text_examples"]["outputs"],
+                               regression.signatures["text"](text_a=tf.constant(TEXTS))["score"], atol=1e-5)
+
+
+def test_bad_examples_are_refused_by_feature_name(exported):
+    _, _, _, loaded = exported
+    ids = {"input_word_ids": [2, 5, 3], "input_mask": [1, 1, 1], "input_type_ids": [0, 0, 0]}
+    refused = [("serve_examples", {**ids, "input_mask": [1, 1]}, "as many input_mask as input_word_ids"),
+               ("serve_examples", {**ids, "input_word_ids": [2, 2**32 + 5, 3]}, "input_word_ids must fit in int32"),
+               ("serve_examples", {**ids, "input_word_ids": [2, 10**6, 3]}, "input_word_ids must be < the vocab size"),
+               ("serve_text_examples", {"text_b": ["only b"]}, "one text_a value"),
+               ("serve_text_examples", {"text_a": ["a", "b"]}, "one text_a value"),
+               ("serve_text_examples", {"text_a": ["a"], "text_b": ["b", "c"]}, "at most one text_b value")]
+    for name, row, message in refused:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            loaded.signatures[name](inputs=serialized_examples([ids if name == "serve_examples" else
+                                                                {"text_a": ["fine"]}, row]))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_tf.export.task_module import TaskExport, label_names, text_spec, with_batch_checked
+from bert_tf.export.task_module import TaskExport, checked_ids, label_names, text_spec, with_batch_checked
+from bert_tf.export.tf_example_inputs import parse_id_examples, parse_text_examples
 
 
 class ClassifierExport(TaskExport):
@@ -12,7 +13,13 @@ class ClassifierExport(TaskExport):
         `serving_default`: ids -> `logits` `[batch, classes]`, `probabilities` (softmax).
         `text`: `text_a` `[batch]` -> `probabilities`, `label` (the label string).
         `text_pair`: `text_a`, `text_b` (batches of the same size) -> the same, for sentence-pair tasks.
-    A regression model (one class) returns `logits` and `score` on ids, `score` on text.
+        `serve_examples`: serialized `tf.Example`s `inputs` `[batch]` of int64 `input_word_ids`,
+            `input_mask`, `input_type_ids` -> `classes` (the label names) and `scores` (the
+            probabilities), both `[batch, classes]`: TF Serving's Classify API.
+        `serve_text_examples`: the same on bytes features `text_a` and, for a pair, `text_b`.
+    A regression model (one class) returns `logits` and `score` on ids, `score` on text, and
+    `outputs` `[batch]` on examples (TF Serving's Regress API). The feature names are
+    `tf_example_inputs`'.
 
     Example:
     >>> from bert_tf.export import export_task_model
@@ -48,6 +55,33 @@ class ClassifierExport(TaskExport):
     def text_signatures(self) -> dict:
         return {"text": (self.classify_text, [text_spec("text_a")]),
                 "text_pair": (self.classify_text_pair, [text_spec("text_a"), text_spec("text_b")])}
+
+    def example_signatures(self) -> dict:
+        method_name = tf.saved_model.REGRESS_METHOD_NAME if self._regression else tf.saved_model.CLASSIFY_METHOD_NAME
+        return {"serve_examples": (self.classify_examples, method_name),
+                "serve_text_examples": (self.classify_text_examples, method_name)}
+
+    def classify_examples(self, inputs):
+        ids = checked_ids(parse_id_examples(inputs), self._model.model.encoder.bert_config)
+        return self._classify_or_regress(self._shared.serve(ids))
+
+    def classify_text_examples(self, inputs):
+        text_a, text_b, has_text_b = parse_text_examples(inputs)
+        segment_a = self._shared.tokenize(text_a)
+        alone = self._tokenizer.pack_inputs([segment_a], self.seq_length)  # [batch, seq_length]
+        paired = self._tokenizer.pack_inputs([segment_a, self._shared.tokenize(text_b)], self.seq_length)
+        packed = {name: tf.where(has_text_b[:, None], paired[name], alone[name]) for name in alone}
+        # Only up to the batch's longest packed row, as the text signatures pad.
+        width = tf.maximum(tf.reduce_max(tf.reduce_sum(packed["input_mask"], axis=1)), 2)
+        return self._classify_or_regress(self._shared.serve({name: ids[:, :width] for name, ids in packed.items()}))
+
+    def _classify_or_regress(self, outputs):
+        """`serve`'s outputs as TF Serving's Classify API (`classes`, `scores`) or Regress API (`outputs`) wants them."""
+        if self._regression:
+            return {tf.saved_model.REGRESS_OUTPUTS: tf.cast(outputs["score"], tf.float32)}
+        scores = tf.cast(outputs["probabilities"], tf.float32)  # [batch, classes]
+        return {tf.saved_model.CLASSIFY_OUTPUT_CLASSES: tf.tile(self.labels[None], [tf.shape(scores)[0], 1]),
+                tf.saved_model.CLASSIFY_OUTPUT_SCORES: scores}
 
     def _predict(self, segments):
         outputs = self._shared.serve(self._pack(segments))

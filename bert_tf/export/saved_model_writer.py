@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 
 import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.python.saved_model import fingerprinting_utils
 
 from bert_tf.io_utils import atomic_directory
 
@@ -33,15 +35,41 @@ def check_export_dir(export_dir: str | os.PathLike) -> None:
         raise ValueError(f"--export_dir={path}: {problem}")
 
 
-def save_atomically(module: tf.Module, export_dir: str | os.PathLike, signatures: dict) -> str:
+def save_atomically(module: tf.Module, export_dir: str | os.PathLike, signatures: dict,
+                    method_names: dict[str, str] | None = None) -> str:
     """`tf.saved_model.save` into a temporary directory beside `export_dir`, then moves it there.
 
     Readers see the old export, none, or the complete new one; an existing export
     at `export_dir` is replaced (`io_utils.replace_directory`), anything else there is
-    refused (`check_export_dir`). Returns `export_dir` as a string.
+    refused (`check_export_dir`). `method_names` maps signature names to the
+    `SignatureDef.method_name` they get (`set_method_names`). Returns `export_dir` as a string.
     """
     check_export_dir(export_dir)
     export_dir = os.fspath(export_dir).rstrip("/")
     with atomic_directory(export_dir) as tmp:
         tf.saved_model.save(module, tmp, signatures=signatures)
+        if method_names:
+            set_method_names(tmp, method_names)
     return export_dir
+
+
+def set_method_names(saved_model_dir: str, method_names: dict[str, str]) -> None:
+    """Sets the `method_name` of the named signatures in `saved_model_dir/saved_model.pb`.
+
+    `tf.saved_model.save` marks every signature `tensorflow/serving/predict`; TF Serving's
+    Classify and Regress APIs serve only signatures marked `tensorflow/serving/classify` or
+    `.../regress` (its Predict API takes all three). `tf.saved_model.load` ignores the
+    mark. The fingerprint, a hash of `saved_model.pb`, is written again. Call it on a
+    directory no reader sees yet (`save_atomically`'s temporary).
+    """
+    path = os.path.join(saved_model_dir, "saved_model.pb")
+    saved_model = saved_model_pb2.SavedModel.FromString(tf.io.gfile.GFile(path, "rb").read())
+    signature_defs = saved_model.meta_graphs[0].signature_def
+    for name, method_name in method_names.items():
+        if name not in signature_defs:
+            raise KeyError(f"{saved_model_dir} has no signature {name!r}")
+        signature_defs[name].method_name = method_name
+    with tf.io.gfile.GFile(path, "wb") as f:
+        f.write(saved_model.SerializeToString())
+    if tf.io.gfile.exists(os.path.join(saved_model_dir, "fingerprint.pb")):
+        fingerprinting_utils.write_fingerprint(saved_model_dir)

@@ -25,7 +25,9 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
     `serving_default` takes the three int32 id tensors (stock TF Serving); the text
     signatures tokenize in-graph with tensorflow-text (see each head's export class):
     `BertClassifier` -> `text`, `text_pair`; `BertSpanLabeler`, `BertTokenClassifier`,
-    `BertMultipleChoice` -> `text`. `labels` names the classes (classifier, tagger);
+    `BertMultipleChoice` -> `text`. A `BertClassifier` also gets `serve_examples` and
+    `serve_text_examples`, on serialized `tf.Example`s, for TF Serving's Classify API
+    (its Regress API for one class; `ClassifierExport`). `labels` names the classes (classifier, tagger);
     the span options are run_squad.py's (`null_score_diff_threshold`, stored in the
     export, applies with `version_2_with_negative`). The vocab file is stored as an asset.
     `jit_compile` compiles `serving_default` with XLA (faster on CPU; TF Serving
@@ -58,4 +60,5 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
         module = TokenClassifierExport(model, tokenizer, seq_length, labels)
     else:
         module = MultipleChoiceExport(model, tokenizer, seq_length)
-    return save_atomically(module, export_dir, signatures=module.signatures(jit_compile))
+    return save_atomically(module, export_dir, signatures=module.signatures(jit_compile),
+                           method_names=module.method_names())

@@ -8,6 +8,7 @@ import tensorflow as tf
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints.task_heads import task_model_type
 from bert_tf.export.keras_tracking import KerasModelRef
+from bert_tf.export.tf_example_inputs import EXAMPLES_SPEC
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
@@ -96,7 +97,9 @@ class TaskExport(tf.Module):
 
     Subclasses define `serve(inputs)` (the ids signature, a plain method) and
     `text_signatures()`: name -> (method, input specs), whose methods tokenize and serve
-    through `self._shared` (`_SharedTraces`). Text signatures truncate to `seq_length`
+    through `self._shared` (`_SharedTraces`). They may define `example_signatures()`:
+    name -> (method, `SignatureDef.method_name`), methods on serialized `tf.Example`s for
+    TF Serving's Classify or Regress API (`tf_example_inputs`). Text signatures truncate to `seq_length`
     tokens and pad only to the batch's longest packed row. The signature functions are
     traced once, here, and are not attributes of the module, so that
     `tf.saved_model.save` does not trace them again.
@@ -125,11 +128,17 @@ class TaskExport(tf.Module):
         """
         signatures = {name: tf.function(method, input_signature=specs, autograph=False)
                       for name, (method, specs) in self.text_signatures().items()}
+        signatures.update({name: tf.function(method, input_signature=[EXAMPLES_SPEC], autograph=False)
+                           for name, (method, _) in self.example_signatures().items()})
         serve = tf.function(self.serve, autograph=False, jit_compile=True) if jit_compile else self._shared.serve
         config = self._model.model.encoder.bert_config
         signatures["serving_default"] = tf.function(lambda inputs: serve(checked_ids(inputs, config)),
                                                     input_signature=[self.id_spec()], autograph=False)
         return {name: function.get_concrete_function() for name, function in signatures.items()}
+
+    def method_names(self) -> dict[str, str]:
+        """Signature name -> its `SignatureDef.method_name`, where it is not `tensorflow/serving/predict`."""
+        return {name: method_name for name, (_, method_name) in self.example_signatures().items()}
 
     def id_spec(self) -> dict[str, tf.TensorSpec]:
         return id_spec()
@@ -139,6 +148,9 @@ class TaskExport(tf.Module):
 
     def text_signatures(self) -> dict:
         raise NotImplementedError
+
+    def example_signatures(self) -> dict:
+        return {}
 
     def _logits(self, inputs) -> dict[str, tf.Tensor]:
         return self._model.model({name: inputs[name] for name in ENCODER_INPUTS}, training=False)
