@@ -118,6 +118,8 @@ def test_batch_of_0(exported):
                     loaded.signatures["text_pair"](text_a=empty, text_b=empty)):
         assert outputs["probabilities"].shape == (0, 3) and outputs["probabilities"].dtype == tf.float32
         assert outputs["label"].shape == (0,) and outputs["label"].dtype == tf.string
+    examples = loaded.signatures["serve_text_examples"](inputs=empty)
+    assert examples["scores"].shape == examples["classes"].shape == (0, 3)
 
 
 @pytest.mark.parametrize("batch_a, batch_b", [(2, 1), (1, 3), (2, 3)])
@@ -381,7 +383,9 @@ def test_example_signatures_run_as_tf_serving_runs_them(exported, regression_exp
 def test_bad_examples_are_refused_by_feature_name(exported):
     _, _, _, loaded = exported
     ids = {"input_word_ids": [2, 5, 3], "input_mask": [1, 1, 1], "input_type_ids": [0, 0, 0]}
-    refused = [("serve_examples", {**ids, "input_mask": [1, 1]}, "as many input_mask as input_word_ids"),
+    google_research_names = {"input_ids": ids["input_word_ids"], "input_mask": [1, 1, 1], "segment_ids": [0, 0, 0]}
+    refused = [("serve_examples", google_research_names, "each tf.Example needs input_word_ids"),
+               ("serve_examples", {**ids, "input_mask": [1, 1]}, "as many input_mask as input_word_ids"),
                ("serve_examples", {**ids, "input_word_ids": [2, 2**32 + 5, 3]}, "input_word_ids must fit in int32"),
                ("serve_examples", {**ids, "input_word_ids": [2, 10**6, 3]}, "input_word_ids must be < the vocab size"),
                ("serve_text_examples", {"text_b": ["only b"]}, "one text_a value"),

@@ -22,13 +22,16 @@ TEXT_FEATURES = ("text_a", "text_b")
 def parse_id_examples(serialized: tf.Tensor) -> dict[str, tf.Tensor]:
     """Serialized examples `[batch]` -> the three int32 ids `[batch, seq]`, padded with 0 to the longest.
 
-    An example whose three features differ in length, or whose values do not fit in
-    int32, is refused by name.
+    An example without `input_word_ids` (say, one with google-research/bert's `input_ids`),
+    whose three features differ in length, or whose values do not fit in int32, is refused
+    by name.
     """
     features = tf.io.parse_example(serialized, {name: tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int32)
                                                 for name in ENCODER_INPUTS})
     lengths = features["input_word_ids"].row_lengths()
-    checks = [tf.debugging.assert_equal(features[name].row_lengths(), lengths,
+    checks = [tf.debugging.assert_positive(lengths, message="each tf.Example needs input_word_ids, int64, "
+                                                            "one value per token")]
+    checks += [tf.debugging.assert_equal(features[name].row_lengths(), lengths,
                                         message=f"each tf.Example needs as many {name} as input_word_ids values")
               for name in ENCODER_INPUTS[1:]]
     checks += [tf.debugging.assert_equal(tf.cast(tf.cast(features[name].flat_values, tf.int32), tf.int64),
