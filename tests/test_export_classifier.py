@@ -1,4 +1,4 @@
-"""export_task_model on a BertClassifier: ids and text signatures, fresh-process load, saved_model_cli."""
+"""export_task_model on a BertClassifier: ids, text and tf.Example signatures, fresh-process load, saved_model_cli."""
 
 import json
 import pathlib
@@ -325,18 +325,19 @@ def test_example_signatures_are_marked_for_classify_and_regress(exported, regres
             assert {k: v.dtype for k, v in defs[name].inputs.items()} == {"inputs": tf.string.as_datatype_enum}
             assert {k: v.dtype for k, v in defs[name].outputs.items()} == {
                 k: dtype.as_datatype_enum for k, dtype in outputs.items()}
-        others = {name for name in defs if name not in ("serve_examples", "serve_text_examples", "__saved_model_init_op")}
-        assert others == ({"serving_default", "text", "text_pair"})
+        others = set(defs) - {"serve_examples", "serve_text_examples", "__saved_model_init_op"}
+        assert others == {"serving_default", "text", "text_pair"}
         assert {defs[name].method_name for name in others} == {"tensorflow/serving/predict"}
         # The fingerprint was written again after the change: it hashes the saved_model.pb there.
-        written = fingerprint_pb2.FingerprintDef.FromString((pathlib.Path(export_dir) / "fingerprint.pb").read_bytes())
+        written = fingerprint_pb2.FingerprintDef.FromString(
+            (pathlib.Path(export_dir) / "fingerprint.pb").read_bytes())
         fresh = fingerprint_pb2.FingerprintDef.FromString(fingerprinting_pywrap.CreateFingerprintDef(str(export_dir)))
         written.ClearField("uuid"), fresh.ClearField("uuid")  # random on each write
         assert written == fresh
 
 
 def test_example_signatures_equal_the_ids_and_text_signatures(exported):
-    model, tokenizer, _, loaded = exported
+    model, _, _, loaded = exported
     inputs = random_encoder_inputs(5, SEQ_LENGTH, model.encoder.vocab_size, seed=8)
     expected = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})["probabilities"]
     outputs = loaded.signatures["serve_examples"](inputs=id_examples(inputs))  # each example as long as its text
@@ -356,7 +357,7 @@ def test_example_signatures_equal_the_ids_and_text_signatures(exported):
 def test_example_signatures_run_as_tf_serving_runs_them(exported, regression_export):
     """Through the SignatureDef in a TF1 session, as TF Serving's Classify and Regress APIs call it,
     with the output checks of its classifier.cc and regressor.cc."""
-    model, tokenizer, path, loaded = exported
+    model, _, path, loaded = exported
     inputs = random_encoder_inputs(3, SEQ_LENGTH, model.encoder.vocab_size, seed=9)
     examples = {"serve_examples": id_examples(inputs).numpy(),
                 "serve_text_examples": serialized_examples([{"text_a": [t]} for t in TEXTS]).numpy()}

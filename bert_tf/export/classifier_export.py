@@ -18,8 +18,7 @@ class ClassifierExport(TaskExport):
             probabilities), both `[batch, classes]`: TF Serving's Classify API.
         `serve_text_examples`: the same on bytes features `text_a` and, for a pair, `text_b`.
     A regression model (one class) returns `logits` and `score` on ids, `score` on text, and
-    `outputs` `[batch]` on examples (TF Serving's Regress API). The feature names are
-    `tf_example_inputs`'.
+    `outputs` `[batch]` on examples (TF Serving's Regress API). The features: `tf_example_inputs`.
 
     Example:
     >>> from bert_tf.export import export_task_model
@@ -76,7 +75,8 @@ class ClassifierExport(TaskExport):
         return self._classify_or_regress(self._shared.serve({name: ids[:, :width] for name, ids in packed.items()}))
 
     def _classify_or_regress(self, outputs):
-        """`serve`'s outputs as TF Serving's Classify API (`classes`, `scores`) or Regress API (`outputs`) wants them."""
+        """`serve`'s outputs as TF Serving's Classify API (`classes`, `scores`) or Regress API (`outputs`)
+        wants them."""
         if self._regression:
             return {tf.saved_model.REGRESS_OUTPUTS: tf.cast(outputs["score"], tf.float32)}
         scores = tf.cast(outputs["probabilities"], tf.float32)  # [batch, classes]

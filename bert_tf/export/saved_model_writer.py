@@ -63,7 +63,8 @@ def set_method_names(saved_model_dir: str, method_names: dict[str, str]) -> None
     directory no reader sees yet (`save_atomically`'s temporary).
     """
     path = os.path.join(saved_model_dir, "saved_model.pb")
-    saved_model = saved_model_pb2.SavedModel.FromString(tf.io.gfile.GFile(path, "rb").read())
+    with tf.io.gfile.GFile(path, "rb") as f:
+        saved_model = saved_model_pb2.SavedModel.FromString(f.read())
     signature_defs = saved_model.meta_graphs[0].signature_def
     for name, method_name in method_names.items():
         if name not in signature_defs:
@@ -72,4 +73,4 @@ def set_method_names(saved_model_dir: str, method_names: dict[str, str]) -> None
     with tf.io.gfile.GFile(path, "wb") as f:
         f.write(saved_model.SerializeToString())
     if tf.io.gfile.exists(os.path.join(saved_model_dir, "fingerprint.pb")):
-        fingerprinting_utils.write_fingerprint(saved_model_dir)
+        fingerprinting_utils.write_fingerprint(saved_model_dir)  # what tf.saved_model.save calls to write it

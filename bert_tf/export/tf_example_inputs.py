@@ -2,8 +2,8 @@
 
 Two feature sets, each the input of its own signature:
     ids: int64 `input_word_ids`, `input_mask`, `input_type_ids`, one value per token (the
-        encoder's input names, and Model Garden's `serve_examples` features), any length up
-        to `max_position_embeddings`, the three of one length in each example.
+        encoder's input names, and Model Garden's `serve_examples` features), the three of
+        one length in each example, padded or not, up to `max_position_embeddings`.
     text: bytes `text_a`, and `text_b` for the second text of a pair, one value each.
 """
 
@@ -32,8 +32,8 @@ def parse_id_examples(serialized: tf.Tensor) -> dict[str, tf.Tensor]:
     checks = [tf.debugging.assert_positive(lengths, message="each tf.Example needs input_word_ids, int64, "
                                                             "one value per token")]
     checks += [tf.debugging.assert_equal(features[name].row_lengths(), lengths,
-                                        message=f"each tf.Example needs as many {name} as input_word_ids values")
-              for name in ENCODER_INPUTS[1:]]
+                                         message=f"each tf.Example needs as many {name} as input_word_ids values")
+               for name in ENCODER_INPUTS[1:]]
     checks += [tf.debugging.assert_equal(tf.cast(tf.cast(features[name].flat_values, tf.int32), tf.int64),
                                          features[name].flat_values, message=f"{name} must fit in int32")
                for name in ENCODER_INPUTS]
