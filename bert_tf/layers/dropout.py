@@ -22,6 +22,10 @@ class Dropout(keras.layers.Dropout):
     Keras; the layer's variables (its seed state) are Keras's, so checkpoints load
     either way.
 
+    Under a strategy of several replicas, the replica's id is folded into the seed:
+    Keras's seed state is mirrored, so the replicas would otherwise drop the same
+    elements of their different examples.
+
     Example:
     >>> layer = Dropout(0.5, seed=1)
     >>> x = keras.ops.ones((2, 4))
@@ -44,6 +48,9 @@ class Dropout(keras.layers.Dropout):
             return inputs
         # Keras's seed state is int64; TensorFlow's stateless ops want int32 under XLA (as in Keras).
         seed = tf.cast(tf.math.floormod(self.seed_generator.next(), tf.int32.max - 1), tf.int32)
+        replicas = tf.distribute.get_replica_context()
+        if replicas is not None and replicas.num_replicas_in_sync > 1:
+            seed = tf.random.experimental.stateless_fold_in(seed, replicas.replica_id_in_sync_group)
         size = tf.size(inputs)
         words = tf.random.stateless_uniform([(size + 1) // 2], seed, minval=None, maxval=None, dtype=tf.uint32)
         bits = tf.reshape(tf.bitcast(words, tf.uint16), [-1])[:size]  # two 16-bit halves per word

@@ -1,6 +1,9 @@
-"""Applying the gradients of a whole global batch: all-reduce, then clip, then update."""
+"""Applying the gradients of a whole global batch: one all-reduce, then clip, then update."""
 
 from __future__ import annotations
+
+import contextlib
+import threading
 
 import keras
 import tensorflow as tf
@@ -11,38 +14,88 @@ CLIP_NORM = 1.0
 
 
 def apply_global_gradients(optimizer, grads, variables, clip_norm: float | None = CLIP_NORM) -> tf.Tensor:
-    """Clips the global batch's gradients by their global norm, then applies them.
+    """Sums the replicas' gradients once, clips them by their global norm, then applies them.
 
     Keras optimizers clip each replica's gradients before summing them across
     replicas, so a run on N devices would clip differently from a run on one. Here
     the replicas' gradients are summed first (the losses are already divided by
-    the global batch's denominators), clipped once, and divided by the replica
-    count, so the optimizer's own all-reduce sum restores exactly the clipped
-    global gradient. On one replica there is no extra communication.
+    the global batch's denominators) and clipped once, and the optimizer applies
+    the sum as it is, without its own all-reduce: one all-reduce a step. On one
+    replica there is no communication.
 
     Loss scaling (float16) is respected: the norm is measured on unscaled
     gradients, and a non-finite norm leaves the gradients non-finite so that
     `LossScaleOptimizer` skips the step and lowers its scale.
 
     Variables without a gradient (a pooler that the task head does not read) are
-    left out. Must run in a replica context (inside `strategy.run`). Returns the
-    global norm.
+    left out. Must run in a replica context (inside `strategy.run`).
+
+    Args:
+        optimizer: a Keras optimizer (or `LossScaleOptimizer`), built under the strategy's scope.
+        grads: this replica's gradients, one per variable (or None).
+        variables: the trainable variables.
+        clip_norm: the global norm to clip to; None: no clipping.
+
+    Returns:
+        The global norm of the summed, unscaled gradients.
     """
     context = tf.distribute.get_replica_context()
-    replicas = context.num_replicas_in_sync
     variables = [v for g, v in zip(grads, variables) if g is not None]
     grads = [tf.convert_to_tensor(g) for g in grads if g is not None]
-    if replicas > 1:
+    if context.num_replicas_in_sync > 1:
         grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
     scale = tf.cast(getattr(optimizer, "dynamic_scale", 1.0), tf.float32)
     norm = tf.linalg.global_norm(grads) / scale
     if clip_norm is not None:
         factor = clip_norm / tf.maximum(norm, clip_norm)  # 1 when norm <= clip_norm; NaN stays NaN
         grads = [g * tf.cast(factor, g.dtype) for g in grads]
-    if replicas > 1:
-        grads = [g / replicas for g in grads]
-    optimizer.apply(grads, variables)
+    with _AppliedAsSummed.of(optimizer).applying():
+        optimizer.apply(grads, variables)
     return norm
+
+
+class _AppliedAsSummed:
+    """Keeps a Keras optimizer from all-reducing gradients that `apply_global_gradients` summed.
+
+    Keras's TensorFlow optimizer sums the gradients it applies over the replicas, in
+    `_all_reduce_sum_gradients`, and has no public switch against it (Keras 2's
+    `experimental_aggregate_gradients`). This replaces that method on the optimizer
+    (the inner one of a `LossScaleOptimizer`) with one that passes the gradients
+    through while any `applying()` block is open, and all-reduces them as Keras does
+    otherwise. The open blocks are counted, not flagged per thread: MirroredStrategy
+    traces each replica in a thread of its own, and `LossScaleOptimizer` applies from
+    replica threads that it starts itself.
+    """
+
+    def __init__(self, keras_all_reduce):
+        self._keras_all_reduce = keras_all_reduce
+        self._open = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, optimizer) -> _AppliedAsSummed:
+        """The hook of `optimizer`, installed on its first use."""
+        inner = getattr(optimizer, "inner_optimizer", optimizer)
+        hook = vars(inner).get("_all_reduce_sum_gradients")
+        if not isinstance(hook, cls):
+            # An AttributeError here, not a silent second sum, if Keras renames its method.
+            hook = cls(inner._all_reduce_sum_gradients)
+            inner._all_reduce_sum_gradients = hook
+        return hook
+
+    def __call__(self, grads_and_vars):
+        return list(grads_and_vars) if self._open else self._keras_all_reduce(grads_and_vars)
+
+    @contextlib.contextmanager
+    def applying(self):
+        """Within the block, the optimizer applies the gradients it is given as they are."""
+        with self._lock:
+            self._open += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._open -= 1
 
 
 class GlobalClippingTrainStep:
