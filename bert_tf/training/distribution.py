@@ -1,4 +1,5 @@
-"""Distribution strategies (through Model Garden's distribute_utils) and precision policies."""
+"""Distribution strategies (TPU, and Model Garden's distribute_utils for the others) and precision
+policies."""
 
 from __future__ import annotations
 
@@ -22,12 +23,23 @@ def create_strategy(distribution_strategy: str = "default", tpu: str | None = No
                     tpu_flag: str = "tpu") -> tf.distribute.Strategy:
     """Builds the strategy that `--distribution_strategy` / `--tpu` name.
 
-    `tpu` (a Cloud TPU name, resolved in `tpu_zone`/`gcp_project` when given, or a
-    grpc:// address) implies the TPU strategy. Connecting to a TPU that does not
-    answer fails with `DistributionError` after `tpu_timeout_s` seconds rather
-    than hanging; its message names `--<tpu_flag>`. `num_gpus` defaults to the GPUs
-    TensorFlow sees (0: the CPU). A strategy the runtime refuses (`RuntimeError`) raises
-    `DistributionError`.
+    `tpu` implies the TPU strategy (see `tpu_cluster_resolver` for its forms). Connecting
+    to a TPU that does not answer fails with `DistributionError` after `tpu_timeout_s`
+    seconds rather than hanging; its message names `--<tpu_flag>`. `num_gpus` defaults to
+    the GPUs TensorFlow sees (0: the CPU). A strategy the runtime refuses (`RuntimeError`)
+    raises `DistributionError`.
+
+    Args:
+        distribution_strategy: one of `STRATEGIES`.
+        tpu: the TPU, or None.
+        tpu_zone: the Cloud TPU's zone, for a TPU name.
+        gcp_project: the Cloud TPU's project, for a TPU name.
+        num_gpus: the GPUs of the mirrored strategies; None: all.
+        tpu_timeout_s: how long to wait for the TPU.
+        tpu_flag: the flag that named the TPU, for errors.
+
+    Returns:
+        The strategy.
     """
     if tpu:
         distribution_strategy = "tpu"
@@ -37,14 +49,8 @@ def create_strategy(distribution_strategy: str = "default", tpu: str | None = No
     if distribution_strategy == "default":
         return tf.distribute.get_strategy()
     if distribution_strategy == "tpu":
-        def connect():
-            address = tpu or ""
-            if tpu_zone or gcp_project:
-                address = tf.distribute.cluster_resolver.TPUClusterResolver(
-                    tpu, zone=tpu_zone, project=gcp_project).get_master()
-            return distribute_utils.get_distribution_strategy("tpu", tpu_address=address)
-
-        return _with_timeout(connect, tpu_timeout_s, f"--{tpu_flag}={tpu}")
+        return _with_timeout(lambda: tpu_strategy(tpu_cluster_resolver(tpu, tpu_zone, gcp_project)),
+                             tpu_timeout_s, f"--{tpu_flag}={tpu}")
     if num_gpus is None:
         # Physical, not logical: listing logical devices starts the runtime, after which
         # MultiWorkerMirroredStrategy can no longer configure its collective ops.
@@ -53,6 +59,42 @@ def create_strategy(distribution_strategy: str = "default", tpu: str | None = No
         return distribute_utils.get_distribution_strategy(distribution_strategy, num_gpus=num_gpus)
     except RuntimeError as e:  # TensorFlow's runtime refusing the strategy: one line, not a traceback
         raise DistributionError(f"--distribution_strategy={distribution_strategy}: {e}") from e
+
+
+def tpu_cluster_resolver(tpu: str | None, zone: str | None = None, project: str | None = None
+                         ) -> tf.distribute.cluster_resolver.TPUClusterResolver:
+    """The cluster resolver of a TPU: every host of a pod slice, or a TPU VM's own chips.
+
+    Args:
+        tpu: "local" for the TPUs of this TPU VM; a Cloud TPU name (a pod slice's hosts are
+            asked of the Cloud TPU API, in `zone` and `project`); or grpc:// addresses, one
+            per host, comma-separated.
+        zone: the Cloud TPU's GCE zone; None: this VM's.
+        project: the Cloud TPU's GCP project; None: this VM's.
+
+    Returns:
+        TensorFlow's resolver, to be passed as it is to `tpu_strategy`.
+    """
+    return tf.distribute.cluster_resolver.TPUClusterResolver(tpu, zone=zone, project=project)
+
+
+def tpu_strategy(resolver: tf.distribute.cluster_resolver.TPUClusterResolver) -> tf.distribute.TPUStrategy:
+    """Connects to the resolver's hosts, initializes their TPUs and builds the strategy on them.
+
+    The strategy is built on the resolver itself, not its master's address, which would
+    name the first host of a pod slice only. A TPU VM's own chips (an empty cluster)
+    need no connection.
+
+    Args:
+        resolver: from `tpu_cluster_resolver`.
+
+    Returns:
+        The TPU strategy, one replica per TPU core of the cluster.
+    """
+    if resolver.cluster_spec().as_dict():
+        tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
 
 
 def _with_timeout(build, timeout_s: float, what: str):

@@ -23,7 +23,10 @@ def define_runtime_flags() -> None:
     flags.DEFINE_bool("use_tpu", False,
                       "Whether to use a TPU (needs --tpu_name or --master, which imply it). "
                       "--use_tpu=false, given explicitly, ignores them (google-research/bert's behaviour).")
-    flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use: a name, or a grpc:// address.")
+    flags.DEFINE_string("tpu_name", None,
+                        "The TPU to use: local (the TPUs of this TPU VM), a Cloud TPU name (a pod slice's "
+                        "hosts are looked up in --tpu_zone/--gcp_project), or grpc:// addresses, one per "
+                        "host, comma-separated.")
     flags.DEFINE_alias("tpu", "tpu_name")
     flags.DEFINE_string("master", None,
                         "google-research/bert's TensorFlow master: the TPU's grpc:// address "
@@ -33,8 +36,10 @@ def define_runtime_flags() -> None:
                          "google-research/bert's total number of TPU cores. Only used with a TPU, which the "
                          "strategy uses whole: a number other than its cores is refused. Default: not checked.",
                          lower_bound=1)
-    flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU (used to resolve --tpu_name).")
-    flags.DEFINE_string("gcp_project", None, "GCP project of the Cloud TPU (used to resolve --tpu_name).")
+    flags.DEFINE_string("tpu_zone", None, "GCE zone of the Cloud TPU (used to resolve --tpu_name; default: "
+                        "this VM's).")
+    flags.DEFINE_string("gcp_project", None, "GCP project of the Cloud TPU (used to resolve --tpu_name; "
+                        "default: this VM's).")
     flags.DEFINE_float("tpu_timeout", 120.0, "Seconds to wait for the TPU before failing.")
     flags.DEFINE_enum("dtype", "float32", list(DTYPE_POLICIES),
                       "Compute precision: a Keras mixed-precision policy for bfloat16 and float16 "
