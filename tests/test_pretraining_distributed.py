@@ -346,7 +346,7 @@ def _multi_worker(workdir: pathlib.Path, records: str, tf_config: str):
     (workdir / f"config{index}").mkdir()
     opts = dataclasses.replace(_options(workdir / f"config{index}", [records]), output_dir=str(workdir / f"out{index}"),
                                do_eval=True, max_eval_steps=2, num_train_steps=STEPS,
-                               save_checkpoints_steps=STEPS // 2, log_every=STEPS // 2)
+                               save_checkpoints_steps=STEPS // 2, iterations_per_loop=STEPS // 2)
     run = run_pretraining(opts, strategy)
     files = [write_pretraining_records(workdir / f"w{index}_part{i}.tfrecord", 32, SEQ, PREDICTIONS,
                                        TINY["vocab_size"], seed=i) for i in range(2)]

@@ -32,7 +32,7 @@ def options(tmp_path, **overrides) -> PretrainingOptions:
                                              TINY["vocab_size"]),
         max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS, train_batch_size=8, eval_batch_size=8,
         learning_rate=1e-3, num_train_steps=6, num_warmup_steps=2, save_checkpoints_steps=3,
-        iterations_per_loop=3, log_every=3, max_eval_steps=2, verbose=False)
+        iterations_per_loop=3, max_eval_steps=2, verbose=False)
     values.update(overrides)
     return PretrainingOptions(**values)
 
@@ -142,10 +142,13 @@ def test_run_trains_checkpoints_and_evaluates(tmp_path):
         "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy",
         "next_sentence_auc", "next_sentence_loss"]
     events = list((out / "train").glob("events.out.tfevents.*"))
-    tags = {v.tag for path in events for e in tf.compat.v1.train.summary_iterator(str(path))
-            for v in e.summary.value}
-    assert tags >= {"loss", "masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy",
-                    "next_sentence_loss", "next_sentence_auc", "learning_rate", "examples_per_second"}
+    logged = [(e.step, v.tag) for path in events for e in tf.compat.v1.train.summary_iterator(str(path))
+              for v in e.summary.value]
+    assert {tag for _, tag in logged} >= {"loss", "masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy",
+                                          "next_sentence_loss", "next_sentence_auc", "learning_rate",
+                                          "examples_per_second"}
+    # Without --log_every, the metrics are logged after each loop of --iterations_per_loop=3 steps.
+    assert sorted(step for step, tag in logged if tag == "loss") == [3, 6]
 
 
 @pytest.fixture(scope="module")
@@ -326,6 +329,19 @@ def fails_leaving_no_output_dir(opts, error, match):
     assert not pathlib.Path(opts.output_dir).exists()
 
 
+def test_log_every_below_iterations_per_loop_is_refused(tmp_path):
+    fails_leaving_no_output_dir(options(tmp_path, iterations_per_loop=4, log_every=2), ValueError,
+                                r"^--log_every=2 is below --iterations_per_loop=4: metrics are read between loops; "
+                                r"leave --log_every out to log after each loop, or lower --iterations_per_loop$")
+    result = run_script("run_pretraining.py", f"--input_file={tmp_path}/x", f"--output_dir={tmp_path}/out",
+                        "--bert_config_file=configs/tiny/bert_config.json", "--do_train", "--log_every=100",
+                        timeout=120)  # --iterations_per_loop's default: 1000
+    assert_fails_with_line(result, "run_pretraining.py: error: --log_every=100 is below --iterations_per_loop=1000: "
+                                   "metrics are read between loops; leave --log_every out to log after each loop, "
+                                   "or lower --iterations_per_loop")
+    assert not (tmp_path / "out").exists()
+
+
 def test_no_files_match(tmp_path):
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(tmp_path / "nothing-*")), CorpusError,
                                 r"^--input_file: no file matches .*nothing-\*$")
@@ -451,7 +467,7 @@ def test_dynamic_masking_trains_from_raw_text(tmp_path, uncased_vocab_file, wiki
     (tmp_path / "real_vocab").mkdir()
     opts = options(tmp_path, bert_config_file=write_tiny_config(tmp_path / "real_vocab", vocab_size=30522),
                    input_file=str(corpus), dynamic_masking=True, vocab_file=uncased_vocab_file,
-                   do_eval=True, num_train_steps=2, save_checkpoints_steps=2, log_every=2)
+                   do_eval=True, num_train_steps=2, save_checkpoints_steps=2, iterations_per_loop=2)
     results = run_pretraining(opts, tf.distribute.get_strategy())
     assert results["global_step"] == 2
     assert np.isfinite(results["loss"]) and results["loss"] > 0

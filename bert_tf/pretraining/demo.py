@@ -56,7 +56,7 @@ DEMO_SETTINGS = dict(
     # whole vocab (bert_tf.models.sampled_masked_lm): a much shorter step for about the same held-out
     # masked LM (docs/design-notes.md). --masked_lm_samples=0 scores the whole vocab.
     masked_lm_samples=4096,
-    save_checkpoints_steps=400, iterations_per_loop=100, log_every=100, max_eval_steps=1000,
+    save_checkpoints_steps=400, iterations_per_loop=100, max_eval_steps=1000,
     # The compiled step, as on TPU; on a small CPU it is also faster than the plain graph
     # for the tiny config. --nojit_compile overrides.
     jit_compile=True,

@@ -60,8 +60,10 @@ def define_pretraining_flags() -> None:
                       "documents), and --vocab_file is needed.")
     flags.DEFINE_bool("do_lower_case", True, "Lower-case input text (dynamic masking and the demo).")
     flags.DEFINE_string("vocab_file", None, "vocab.txt (dynamic masking and the demo).")
-    flags.DEFINE_integer("log_every", 100, "Log metrics to the console and TensorBoard every N steps.",
-                         lower_bound=1)
+    flags.DEFINE_integer("log_every", None,
+                         "Log metrics to the console and TensorBoard every N steps. Default: "
+                         "--iterations_per_loop. Metrics are read between loops, so N must be at least "
+                         "--iterations_per_loop.", lower_bound=1)
     flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep.", lower_bound=1)
     flags.DEFINE_integer("random_seed", 12345, "Seed for shuffling and initialisation.")
     runtime_flags.define_runtime_flags()

@@ -54,7 +54,7 @@ class PretrainingOptions:
     do_lower_case: bool = True
     dtype: str = "float32"
     jit_compile: bool = False
-    log_every: int = 100
+    log_every: int | None = None  # None: every --iterations_per_loop steps (`log_interval`)
     keep_checkpoint_max: int = 5
     random_seed: int | None = 12345
     verbose: bool = True
@@ -129,6 +129,8 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     if not (options.do_train or options.init_checkpoint or tf.train.latest_checkpoint(options.output_dir)):
         raise ValueError(f"--do_eval without --do_train needs --init_checkpoint or a pretrained --output_dir: "
                          f"{options.output_dir} has no checkpoint")
+    if options.do_train:
+        log_interval(options)  # refuses a --log_every below --iterations_per_loop
     distribution.check_global_batch("train_batch_size", options.train_batch_size, strategy)
     distribution.check_global_batch("eval_batch_size", options.eval_batch_size, strategy)
     train_files, eval_files = _expand_inputs(options)
@@ -153,6 +155,28 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     chief = strategy.extended.should_checkpoint  # false on the other workers of MultiWorkerMirroredStrategy
     with _output_dir(options.output_dir) if chief else contextlib.nullcontext():
         return _train_and_evaluate(config, config_source, options, strategy, train_files, eval_files)
+
+
+def log_interval(options: PretrainingOptions) -> int:
+    """The steps between metric logs: --log_every, by default --iterations_per_loop.
+
+    Metrics are read on the host, between loops, so a --log_every below
+    --iterations_per_loop would shorten every loop: it is refused instead. A larger one
+    that is not a multiple ends a loop early at each log.
+
+    Args:
+        options: the run's options.
+
+    Returns:
+        The interval, in optimizer steps.
+    """
+    if options.log_every is None:
+        return options.iterations_per_loop
+    if options.log_every < options.iterations_per_loop:
+        raise ValueError(f"--log_every={options.log_every} is below --iterations_per_loop="
+                         f"{options.iterations_per_loop}: metrics are read between loops; leave --log_every out "
+                         f"to log after each loop, or lower --iterations_per_loop")
+    return options.log_every
 
 
 def _output_dir(output_dir: str):
@@ -262,8 +286,9 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
     progress.update(step)
     results = {}
     window_start, window_steps, skipped = time.perf_counter(), 0, 0
+    log_every = log_interval(options)
     while step < options.num_train_steps:
-        log_at = _next_multiple(step, options.log_every)
+        log_at = _next_multiple(step, log_every)
         save_at = _next_multiple(step, options.save_checkpoints_steps)
         num_steps = min(options.num_train_steps, log_at, save_at, step + options.iterations_per_loop) - step
         pretraining_dataset.input_errors_named(lambda: runner.train(iterator, num_steps), "input_file",
