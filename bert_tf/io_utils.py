@@ -8,6 +8,14 @@ so the next write of a target first removes what a killed run left beside it
 (`.name.tmp-*`, `.name.old-*`). Two runs writing the same target at once are not
 supported: the later one removes the earlier one's temporary.
 
+On the local file system a rename is one atomic step (rename(2)), for a file and for a directory.
+Elsewhere (gs://, ram://) renaming a file copies it and deletes the original: the target still
+appears only whole, as any object of an object store does, but a directory is moved file by file.
+There a directory is replaced in completion order instead (`replace_directory`): the files that
+readers take as the sign of a complete directory (`*.index`, `saved_model.pb`, a checkpoint
+directory's `checkpoint`) are deleted first and written last, so a reader finds either a complete
+directory or none.
+
 Also: output directories whose errors name the flag (`make_directory`) or that a failed run
 removes again (`created_directories`), and the temporaries that a killed
 `tf.train.CheckpointManager.save` leaves (`remove_interrupted_checkpoint_saves`).
@@ -89,15 +97,86 @@ def atomic_write_rows(path: str | os.PathLike, rows, delimiter: str = ",") -> No
     atomic_write_text(path, text.getvalue())
 
 
+def is_local(path: str | os.PathLike) -> bool:
+    """Whether `path` is on the local file system (no `scheme://`, or `file://`), where a rename is atomic."""
+    match = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]*)://", os.fspath(path))
+    return match is None or match.group(1).lower() == "file"
+
+
+def is_process_local(path: str | os.PathLike) -> bool:
+    """Whether `path` is on TensorFlow's in-memory `ram://` file system, which other processes cannot see."""
+    return os.fspath(path).startswith("ram://")
+
+
+def canonical_path(path: str | os.PathLike) -> str:
+    """`path` with symbolic links, `..` and the working directory resolved (a local path), else as it is."""
+    path = os.fspath(path)
+    return os.path.realpath(path) if is_local(path) else path
+
+
+def is_within(path: str | os.PathLike, directory: str | os.PathLike) -> bool:
+    """Whether `path` is `directory` or lies under it, on any file system (`canonical_path`s compared)."""
+    path, directory = canonical_path(path).rstrip("/"), canonical_path(directory).rstrip("/")
+    return path == directory or path.startswith(directory + "/")
+
+
+def _completion_rank(name: str) -> int:
+    """How late a file named `name` goes into a directory that is written file by file: readers take a
+    TF checkpoint's `.index`, a SavedModel's `saved_model.pb` and a checkpoint directory's `checkpoint`
+    state file (in this order) as the sign that what they refer to is complete."""
+    return {"saved_model.pb": 2, "checkpoint": 3}.get(name, 1 if name.endswith(".index") else 0)
+
+
+def _tree(directory: str) -> tuple[list[str], list[str]]:
+    """(subdirectories, files) under `directory`, as paths relative to it; files in completion order."""
+    subdirectories, files = [], []
+    for root, _, names in tf.io.gfile.walk(directory):
+        relative = root[len(directory):].strip("/")
+        subdirectories += [relative] if relative else []
+        files += [f"{relative}/{name}" if relative else name for name in names]
+    return subdirectories, sorted(files, key=lambda f: (_completion_rank(f.rsplit("/", 1)[-1]), f))
+
+
+def _delete_in_completion_order(directory: str) -> None:
+    """Deletes `directory`, its completion markers first, so that no reader takes what is left as complete."""
+    for name in reversed(_tree(directory)[1]):
+        tf.io.gfile.remove(f"{directory}/{name}")
+    tf.io.gfile.rmtree(directory)
+
+
+def _move_in_completion_order(tmp_dir: str, final_dir: str) -> None:
+    """Moves the files of `tmp_dir` into the new `final_dir` one by one, completion markers last."""
+    subdirectories, files = _tree(tmp_dir)
+    for name in ["", *subdirectories]:
+        tf.io.gfile.makedirs(f"{final_dir}/{name}".rstrip("/"))
+    for name in files:
+        tf.io.gfile.rename(f"{tmp_dir}/{name}", f"{final_dir}/{name}")
+    tf.io.gfile.rmtree(tmp_dir)
+
+
 def replace_directory(tmp_dir: str | os.PathLike, final_dir: str | os.PathLike) -> None:
     """Moves the complete directory `tmp_dir` onto `final_dir`, replacing any old one.
 
-    The old directory is renamed aside, the new one renamed in, and only then the old
-    one deleted: `final_dir` always holds a complete copy, except for the instant
-    between the two renames. On a failure the old directory is put back and `tmp_dir`
-    is removed.
+    Local: the old directory is renamed aside, the new one renamed in, and only then the old one
+    deleted: `final_dir` always holds a complete copy, except for the instant between the two
+    renames. On a failure the old directory is put back and `tmp_dir` is removed.
+
+    Elsewhere (`is_local` is False) renames are copies: the old directory is deleted and the new one's
+    files are moved in one by one, completion markers (`_completion_rank`) last. Readers that
+    require the markers find the old directory, none, or the complete new one; a failure midway
+    leaves none, and removes `tmp_dir`.
     """
-    tmp_dir, final_dir = os.fspath(tmp_dir), os.fspath(final_dir).rstrip("/")
+    tmp_dir, final_dir = os.fspath(tmp_dir).rstrip("/"), os.fspath(final_dir).rstrip("/")
+    if not is_local(final_dir):
+        try:
+            if tf.io.gfile.exists(final_dir):
+                _delete_in_completion_order(final_dir)
+            _move_in_completion_order(tmp_dir, final_dir)
+        except BaseException:
+            if tf.io.gfile.exists(tmp_dir):
+                tf.io.gfile.rmtree(tmp_dir)
+            raise
+        return
     old = _hidden_sibling(final_dir, "old")
     try:
         if tf.io.gfile.exists(final_dir):
@@ -114,14 +193,19 @@ def replace_directory(tmp_dir: str | os.PathLike, final_dir: str | os.PathLike) 
 
 
 def remove_directory(path: str | os.PathLike) -> None:
-    """Deletes the directory `path`, if there is one, in one step as its readers see it: it is
-    renamed aside first, so a kill mid-deletion never leaves part of it under its name."""
+    """Deletes the directory `path`, if there is one, in one step as its readers see it: a local one is
+    renamed aside first, so a kill mid-deletion never leaves part of it under its name; elsewhere its
+    completion markers are deleted first (`replace_directory`)."""
     path = os.fspath(path).rstrip("/")
     _remove_leftovers(path)
-    if tf.io.gfile.exists(path):
-        deleted = _hidden_sibling(path, "deleted")
-        tf.io.gfile.rename(path, deleted)
-        tf.io.gfile.rmtree(deleted)
+    if not tf.io.gfile.exists(path):
+        return
+    if not is_local(path):
+        _delete_in_completion_order(path)
+        return
+    deleted = _hidden_sibling(path, "deleted")
+    tf.io.gfile.rename(path, deleted)
+    tf.io.gfile.rmtree(deleted)
 
 
 @contextlib.contextmanager
