@@ -169,9 +169,9 @@ def keras_file_config(path: str) -> BertConfig | None:
     """The encoder's `BertConfig` from a `.keras` file's `config.json`, without loading weights."""
     source = f"{path}:config.json"
     try:
-        with zipfile.ZipFile(path) as archive:
+        with tf.io.gfile.GFile(path, "rb") as f, zipfile.ZipFile(f) as archive:  # gs:// too
             data = archive.read("config.json")
-    except (OSError, KeyError, zipfile.BadZipFile) as e:
+    except (OSError, KeyError, zipfile.BadZipFile, tf.errors.OpError) as e:
         raise CheckpointError(f"{path}: not a readable .keras file ({type(e).__name__}: {e})") from None
     text = text_files.decode_utf8(data, source, CheckpointError)
     config = text_files.parse_json(text, source, CheckpointError)

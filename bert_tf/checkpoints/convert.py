@@ -112,8 +112,7 @@ def _check_output_dir(output_dir: str, input_location: str) -> None:
         return
     if not tf.io.gfile.isdir(output_dir):
         raise ValueError(f"--output_dir={output_dir}: is a file, not a directory")
-    real_output = os.path.realpath(output_dir)
-    if os.path.commonpath([real_output, os.path.realpath(input_location)]) == real_output:
+    if io_utils.is_within(input_location, output_dir):
         raise ValueError(f"--output_dir={output_dir}: holds the input checkpoint, which the conversion would "
                          "replace; choose another directory")
     others = sorted(name for name in tf.io.gfile.listdir(output_dir) if not _OUTPUT_FILE.fullmatch(name))

@@ -10,12 +10,14 @@ are transposed into TF1's `[in, out]` kernels.
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import pickle
 import re
 
 import numpy as np
+import tensorflow as tf
 
 from bert_tf.bert_config import BertConfig, ConfigError
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
@@ -50,12 +52,18 @@ def _tf1_name(name: str) -> tuple[str, bool]:
 
 
 def _load_state_dict(path: str, checkpoint_format: CheckpointFormat) -> dict[str, np.ndarray]:
+    """The tensors of one `.safetensors` or `.bin` file, read through `tf.io.gfile` (gs:// too)."""
+    try:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            data = f.read()
+    except tf.errors.OpError as e:
+        raise CheckpointError(f"{path}: cannot read ({e.message.splitlines()[0]})") from None
     try:
         if checkpoint_format is CheckpointFormat.SAFETENSORS:
-            from safetensors.numpy import load_file
-            return load_file(path)
+            from safetensors.numpy import load
+            return load(data)
         import torch  # Only .bin needs torch; weights_only refuses arbitrary pickled objects.
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
         return {name: (tensor.float() if tensor.is_floating_point() else tensor).numpy()
                 for name, tensor in state.items()}
     except ImportError as e:
@@ -78,7 +86,7 @@ def _load_shards(index: str, checkpoint_format: CheckpointFormat) -> dict[str, n
     state = {}
     for shard in shards:
         path = os.path.join(os.path.dirname(index), shard)
-        if not os.path.exists(path):
+        if not tf.io.gfile.exists(path):
             raise CheckpointError(f"{index}: shard {shard} is missing")
         state.update(_load_state_dict(path, checkpoint_format))
     if missing := sorted(set(weight_map) - set(state)):

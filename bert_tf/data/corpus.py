@@ -72,7 +72,7 @@ def expand_input_files(input_file: str, flag: str = "input_file") -> list[str]:
 
 def _resolved(path: str) -> str:
     """A local path with its links and `..` resolved; a remote one (gs://...) as it is."""
-    return path if "://" in path else os.path.realpath(path)
+    return io_utils.canonical_path(path)
 
 
 def check_output_files(output_files: list[str], input_files: list[str],

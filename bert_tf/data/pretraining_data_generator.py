@@ -326,15 +326,17 @@ def output_paths(output_file: str, num_output_shards: int | None = None) -> list
 def _scratch_directory(output_files: list[str]):
     """A local scratch directory, removed at the end. Its name comes from the outputs, so that a rerun
     with the same outputs first removes what a killed run left there."""
-    key = "\n".join(os.path.abspath(p) for p in output_files)
+    key = "\n".join(io_utils.canonical_path(p) for p in output_files)
     path = os.path.join(tempfile.gettempdir(),
                         f"create_pretraining_data-{hashlib.sha256(key.encode()).hexdigest()[:16]}")
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
+    if tf.io.gfile.exists(path):
+        tf.io.gfile.rmtree(path)
+    tf.io.gfile.makedirs(path)
     try:
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        with contextlib.suppress(tf.errors.OpError):
+            tf.io.gfile.rmtree(path)
 
 
 def create_pretraining_data(input_files: list[str], output_files: list[str],
@@ -349,8 +351,8 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
     the same outputs removes what a killed run left (`io_utils.atomic_output`,
     `_scratch_directory`). A worker
     process that dies (killed by the system when out of memory) ends the run
-    with a `PretrainingDataError`. An input of one chunk is processed in this
-    process, whatever `num_workers`.
+    with a `PretrainingDataError`. An input of one chunk, or one on ram:// (which
+    other processes cannot see), is processed in this process, whatever `num_workers`.
     Shards that get no example (more shards than examples) are written empty,
     with a warning.
 
@@ -375,7 +377,9 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
         scratch_dir = stack.enter_context(_scratch_directory(output_files))
         shards = [stack.enter_context(tf.io.gfile.GFile(stack.enter_context(io_utils.atomic_output(p)), "wb"))
                   for p in output_files]
-        workers = min(num_workers, len(chunks))  # one chunk is processed here: no process to start
+        # One chunk is processed here: no process to start. Nor can workers read this process's ram:// files.
+        in_memory = any(map(io_utils.is_process_local, [*input_files, options.vocab_file]))
+        workers = 1 if in_memory else min(num_workers, len(chunks))
         if workers > 1:
             method = "spawn" if _tensorflow_runtime_started() else "fork"
             if method == "fork":

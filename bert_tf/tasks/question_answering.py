@@ -23,6 +23,7 @@ import json
 import os
 
 import keras
+import tensorflow as tf
 
 from bert_tf.data import squad
 from bert_tf.finetuning.cli import finetuning_main
@@ -112,8 +113,8 @@ class SquadTask(FineTuningTask):
                  for name, value in files.items()}
         atomic_write_texts(texts)
         if not self.version_2_with_negative:  # it would pass for these answers' odds
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(output_dir, "null_odds.json"))
+            with contextlib.suppress(tf.errors.NotFoundError):
+                tf.io.gfile.remove(os.path.join(output_dir, "null_odds.json"))
         return list(texts)
 
     def export_options(self) -> dict:
