@@ -45,7 +45,8 @@ def detect_format(path: str | os.PathLike) -> tuple[CheckpointFormat, str]:
     file picks the latest TF checkpoint).
     """
     path = os.fspath(path)
-    if tf.io.gfile.isdir(path):
+    # A prefix first: ram:// calls any prefix of a file's name a directory.
+    if tf.io.gfile.isdir(path) and not tf.io.gfile.exists(path + ".index"):
         return _detect_in_directory(path)
     suffix = next((suffix for suffix in _SUFFIXES if path.endswith(suffix)), None)
     if suffix is not None:

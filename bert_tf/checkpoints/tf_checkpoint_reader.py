@@ -16,7 +16,9 @@ OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 def open_reader(prefix: str) -> tf.train.CheckpointReader:
     """Opens the checkpoint `prefix` (its `.index` file must exist)."""
     try:
-        return tf.train.load_checkpoint(prefix)
+        # Not tf.train.load_checkpoint: it takes `prefix` for a directory where the file system says
+        # so, as ram:// does for any prefix of a file's name.
+        return tf.compat.v1.train.NewCheckpointReader(prefix)
     except tf.errors.OpError as e:
         raise CheckpointError(f"{prefix}: cannot read the checkpoint index "
                               f"(truncated or not a checkpoint: {e.message.splitlines()[0]})") from None
