@@ -99,3 +99,60 @@ def write_google_tf1_checkpoint(directory, tensors, config=None, vocab=True) -> 
         with open(os.path.join(directory, "vocab.txt"), "w") as f:
             f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]) + "\n")
     return prefix
+
+
+def hugging_face_config(hidden_act="gelu"):
+    return {"architectures": ["BertForPreTraining"], "model_type": "bert", "hidden_act": hidden_act,
+            "layer_norm_eps": 1e-12, "position_embedding_type": "absolute", "pad_token_id": 0,
+            "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02,
+            "num_hidden_layers": TINY["num_hidden_layers"], "hidden_size": TINY["hidden_size"],
+            "num_attention_heads": TINY["num_attention_heads"], "vocab_size": TINY["vocab_size"],
+            "intermediate_size": TINY["intermediate_size"], "type_vocab_size": TINY["type_vocab_size"],
+            "max_position_embeddings": TINY["max_position_embeddings"], "transformers_version": "4.57.0"}
+
+
+def hugging_face_state(prefix="bert.", heads=(), seed=0):
+    """Random weights in transformers' BERT names; nn.Linear weights are [out, in]."""
+    hidden, inner, vocab = TINY["hidden_size"], TINY["intermediate_size"], TINY["vocab_size"]
+    shapes = {"embeddings.word_embeddings.weight": (vocab, hidden),
+              "embeddings.position_embeddings.weight": (TINY["max_position_embeddings"], hidden),
+              "embeddings.token_type_embeddings.weight": (TINY["type_vocab_size"], hidden)}
+
+    def linear(name, n_in, n_out):
+        shapes.update({f"{name}.weight": (n_out, n_in), f"{name}.bias": (n_out,)})
+
+    def layer_norm(name):
+        shapes.update({f"{name}.weight": (hidden,), f"{name}.bias": (hidden,)})
+
+    layer_norm("embeddings.LayerNorm")
+    for i in range(TINY["num_hidden_layers"]):
+        for projection in ("query", "key", "value"):
+            linear(f"encoder.layer.{i}.attention.self.{projection}", hidden, hidden)
+        linear(f"encoder.layer.{i}.attention.output.dense", hidden, hidden)
+        layer_norm(f"encoder.layer.{i}.attention.output.LayerNorm")
+        linear(f"encoder.layer.{i}.intermediate.dense", hidden, inner)
+        linear(f"encoder.layer.{i}.output.dense", inner, hidden)
+        layer_norm(f"encoder.layer.{i}.output.LayerNorm")
+    linear("pooler.dense", hidden, hidden)
+    rng = np.random.default_rng(seed)
+    state = {prefix + name: ((1.0 if "LayerNorm.weight" in name else 0.0)
+                             + rng.normal(0.0, 0.2, shape)).astype("float32")
+             for name, shape in shapes.items()}
+    state[prefix + "embeddings.position_ids"] = np.arange(TINY["max_position_embeddings"])[None]
+    if "pretraining" in heads:
+        state.update({
+            "cls.predictions.transform.dense.weight": rng.normal(0, 0.2, (hidden, hidden)).astype("float32"),
+            "cls.predictions.transform.dense.bias": rng.normal(0, 0.2, hidden).astype("float32"),
+            "cls.predictions.transform.LayerNorm.weight": np.ones(hidden, "float32"),
+            "cls.predictions.transform.LayerNorm.bias": np.zeros(hidden, "float32"),
+            "cls.predictions.bias": rng.normal(0, 0.2, vocab).astype("float32"),
+            "cls.seq_relationship.weight": rng.normal(0, 0.2, (2, hidden)).astype("float32"),
+            "cls.seq_relationship.bias": rng.normal(0, 0.2, 2).astype("float32"),
+        })
+        # Tied to the word embeddings and to cls.predictions.bias, as transformers saves them.
+        state["cls.predictions.decoder.weight"] = state["bert.embeddings.word_embeddings.weight"]
+        state["cls.predictions.decoder.bias"] = state["cls.predictions.bias"]
+    if "classifier" in heads:
+        state["classifier.weight"] = rng.normal(0, 0.2, (3, hidden)).astype("float32")
+        state["classifier.bias"] = rng.normal(0, 0.2, 3).astype("float32")
+    return state
