@@ -97,10 +97,15 @@ def atomic_write_rows(path: str | os.PathLike, rows, delimiter: str = ",") -> No
     atomic_write_text(path, text.getvalue())
 
 
+def _scheme(path: str) -> str:
+    """`gs` for `gs://bucket/x`; empty for a plain local path."""
+    match = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]*)://", path)
+    return match.group(1).lower() if match else ""
+
+
 def is_local(path: str | os.PathLike) -> bool:
     """Whether `path` is on the local file system (no `scheme://`, or `file://`), where a rename is atomic."""
-    match = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]*)://", os.fspath(path))
-    return match is None or match.group(1).lower() == "file"
+    return _scheme(os.fspath(path)) in ("", "file")
 
 
 def is_process_local(path: str | os.PathLike) -> bool:
@@ -109,9 +114,9 @@ def is_process_local(path: str | os.PathLike) -> bool:
 
 
 def canonical_path(path: str | os.PathLike) -> str:
-    """`path` with symbolic links, `..` and the working directory resolved (a local path), else as it is."""
+    """`path` with symbolic links, `..` and the working directory resolved (a plain local path), else as it is."""
     path = os.fspath(path)
-    return os.path.realpath(path) if is_local(path) else path
+    return path if _scheme(path) else os.path.realpath(path)
 
 
 def is_within(path: str | os.PathLike, directory: str | os.PathLike) -> bool:

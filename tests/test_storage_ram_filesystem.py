@@ -198,3 +198,15 @@ def test_a_directory_is_replaced_file_by_file_with_its_completion_markers_last(r
     assert tf.io.gfile.listdir(root) == ["export"] and len(io_utils._tree(target)[1]) == 6
     io_utils.remove_directory(target)
     assert not tf.io.gfile.exists(target)
+
+
+def test_paths_on_any_file_system_are_compared_without_mangling(tmp_path):
+    # os.path.realpath and commonpath would turn gs://b/out into <cwd>/gs:/b/out.
+    assert io_utils.canonical_path("gs://b/out/../x") == "gs://b/out/../x"
+    assert io_utils.is_within("gs://b/out/ckpt", "gs://b/out/") and io_utils.is_within("gs://b/out", "gs://b/out")
+    assert not io_utils.is_within("gs://b/outer", "gs://b/out") and not io_utils.is_within("gs://c/out", "gs://b/out")
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert io_utils.is_within(tmp_path / "link" / "ckpt", tmp_path / "real")  # local links are resolved
+    assert [io_utils.is_local(p) for p in ("out", "/out", "file:///out", "gs://b/out", "ram://out")] == [
+        True, True, True, False, False]

@@ -20,7 +20,6 @@ import dataclasses
 import importlib.resources
 import os
 import pathlib
-import shutil
 import time
 
 import numpy as np
@@ -247,9 +246,9 @@ def prepare_data(options: PretrainingOptions, vocab_file: str | None = None):
     train_text, heldout_text = split_corpus(corpus, data_dir)
     # Beside the checkpoints, so that export_model.py and fine-tuning find everything in output_dir.
     copy = pathlib.Path(options.output_dir) / "vocab.txt"
-    if not (copy.exists() and copy.samefile(vocab_file)):
+    if io_utils.canonical_path(copy) != io_utils.canonical_path(vocab_file):  # --vocab_file may be on gs://
         with io_utils.atomic_output(copy) as tmp:
-            shutil.copyfile(vocab_file, tmp)
+            tf.io.gfile.copy(vocab_file, tmp, overwrite=True)
     vocab_file = str(copy)
 
     print("2/5 Writing pretraining TFRecords with bert_tf's generator...")
