@@ -8,7 +8,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow.python.saved_model import fingerprinting_utils
 
-from bert_tf.io_utils import atomic_directory
+from bert_tf.io_utils import atomic_directory, atomic_output
 
 
 def export_dir_problem(path: str) -> str | None:
@@ -70,7 +70,7 @@ def set_method_names(saved_model_dir: str, method_names: dict[str, str]) -> None
         if name not in signature_defs:
             raise KeyError(f"{saved_model_dir} has no signature {name!r}")
         signature_defs[name].method_name = method_name
-    with tf.io.gfile.GFile(path, "wb") as f:
+    with atomic_output(path) as tmp, tf.io.gfile.GFile(tmp, "wb") as f:  # a new file: ram:// "wb" appends
         f.write(saved_model.SerializeToString())
     if tf.io.gfile.exists(os.path.join(saved_model_dir, "fingerprint.pb")):
         fingerprinting_utils.write_fingerprint(saved_model_dir)  # what tf.saved_model.save calls to write it
