@@ -1,10 +1,16 @@
 """export_model.py: a google-research/bert TF1 classifier checkpoint, head included, to a SavedModel."""
 
+import json
+import os
+import socket
+import time
+
 import keras
 import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the TF Text ops the export uses)
 
+from bert_tf import output_lock
 from bert_tf.checkpoints import write_tf1_checkpoint
 from bert_tf.checkpoints import resolve_bert_config
 from bert_tf.export.checkpoint_model import model_from_checkpoint
@@ -164,8 +170,15 @@ def test_bad_flags_and_checkpoints_are_one_line_errors(tmp_path):
 
     argv, message = cases[0]
     assert_one_line_error(run_script("export_model.py", *argv), message)
-    assert script_failures("export_model.py", *(argv for argv, _ in cases)) == [
-        (1, f"export_model.py: error: {message}") for _, message in cases]
+    busy = tmp_path / "busy"  # another export's, in progress: its lock is beside it
+    with output_lock.claimed(str(busy), "export_dir", beside=True):
+        since = time.gmtime(json.loads((tmp_path / ".busy.lock").read_text())["started"])
+        cases.append((["--model_type=classifier", *classifier[:2], f"--export_dir={busy}"],
+                      f"--export_dir={busy} is in use by another run: pid {os.getpid()} on {socket.gethostname()} "
+                      f"since {time.strftime('%Y-%m-%d %H:%M:%S UTC', since)}; wait for it to end, or choose another "
+                      "--export_dir"))
+        assert script_failures("export_model.py", *(argv for argv, _ in cases)) == [
+            (1, f"export_model.py: error: {message}") for _, message in cases]
     assert not (tmp_path / "export").exists()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from absl import flags
 
+from bert_tf import output_lock
 from bert_tf.checkpoints import checkpoint_labels, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.export.checkpoint_model import model_from_checkpoint
@@ -36,6 +37,11 @@ def _export_task(model, tokenizer: BertTokenizer, labels: list[str] | None) -> N
 
 def _main(argv) -> None:
     reject_arguments(argv)
+    with output_lock.claimed(FLAGS.export_dir, "export_dir", beside=True):  # one export at a time
+        _export()
+
+
+def _export() -> None:
     hub = FLAGS.model_type == "hub"
     if FLAGS.jit_compile and hub:
         raise ValueError("--jit_compile applies to task models (their serving_default), not --model_type=hub")

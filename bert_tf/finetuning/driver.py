@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -11,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import io_utils
+from bert_tf import io_utils, output_kinds
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.checkpoints.loader import check_stored_config
@@ -22,12 +23,11 @@ from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
-from bert_tf.finetuning.training_backup import TrainingBackup
+from bert_tf.finetuning.training_backup import BACKUP_DIR, TrainingBackup
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.training import distribution, optimization
 from bert_tf.training.eval_results import write_eval_results
 
-BACKUP_DIR = "backup"  # `TrainingBackup`'s: a run killed mid-training resumes from it
 # The flags that decide the batches, the learning rates and the loss: a resume must keep them.
 RESUME_FLAGS = ("max_seq_length", "do_lower_case", "train_batch_size", "num_train_epochs", "learning_rate",
                 "warmup_proportion", "layerwise_lr_decay", "gradual_unfreezing", "label_smoothing",
@@ -51,9 +51,20 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     `--do_eval` writes `eval_results.txt` for the best weights, `--do_predict` the
     task's prediction files, `--export_dir` a SavedModel.
 
+    The chief claims `output_dir` for the run: a second run, or a directory of another kind,
+    is refused (`output_kinds.claimed`).
+
     Returns the eval metrics (empty without `--do_eval`).
     """
     strategy = strategy or tf.distribute.get_strategy()
+    with (output_kinds.claimed(options.output_dir, "output_dir", output_kinds.FINE_TUNING,
+                               keep=lambda: bool(tf.io.gfile.listdir(options.output_dir)))
+          if strategy.extended.should_checkpoint else contextlib.nullcontext()):
+        return _run_finetuning(task, options, strategy)
+
+
+def _run_finetuning(task: FineTuningTask, options: FineTuningOptions, strategy: tf.distribute.Strategy
+                    ) -> dict[str, float]:
     config = _checked_request(task, options, strategy)
     train = task.encode("train") if options.do_train else None
     eval_splits = _encode(task, task.eval_splits) if options.do_eval else {}

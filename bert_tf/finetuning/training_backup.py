@@ -9,11 +9,13 @@ import uuid
 import keras
 import tensorflow as tf
 
+from bert_tf import output_lock
 from bert_tf.bert_config import CONFIG_FILE
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.data import text_files
 from bert_tf.io_utils import atomic_write_text, remove_directory
 
+BACKUP_DIR = "backup"  # in the output directory: a run killed mid-training resumes from it
 SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run that wrote the backup, and its id
 RUN_ID = "run_id"  # the run's id in settings.json, and in the best checkpoint's metrics.json: not a setting
 
@@ -28,7 +30,8 @@ class TrainingBackup(keras.callbacks.Callback):
     steps per call, `steps_per_execution`, at the end of the call that reaches the step;
     each epoch has its own `fit` call). A checkpoint is complete before the manager's state
     file names it, and the older one is deleted only then, so a kill at any moment leaves a
-    checkpoint to resume from. The encoder's bert_config.json beside it refuses a resume
+    checkpoint to resume from. Each save first checks that the output directory is still this
+    run's (`output_lock.check_claim`). The encoder's bert_config.json beside it refuses a resume
     with another architecture, and
     `settings.json` (what decides the batches, the learning rates and the loss: flags and
     the training set's size, named as a user reads them) a resume with others, which
@@ -107,6 +110,7 @@ class TrainingBackup(keras.callbacks.Callback):
             self._save()
 
     def _save(self) -> None:
+        output_lock.check_claim(self.directory)
         if self._saved_step is None:  # this run's first backup: its config goes first
             tf.io.gfile.makedirs(self.directory)
             self.checkpoint.model.encoder.bert_config.to_json_file(os.path.join(self.directory, CONFIG_FILE))

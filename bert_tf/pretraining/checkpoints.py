@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from bert_tf import output_lock
 from bert_tf.checkpoints import load_init_checkpoint
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.models.bert_pretrainer import BertPretrainer
@@ -22,6 +23,12 @@ def pretraining_checkpoint(model: BertPretrainer, optimizer) -> tf.train.Checkpo
     so `tf.train.Checkpoint(encoder=...)` restores it alone) and `optimizer`
     (its slots and `iterations`, which is the global step)."""
     return tf.train.Checkpoint(model=model, encoder=model.encoder, optimizer=optimizer)
+
+
+def save(manager: tf.train.CheckpointManager, step: int) -> None:
+    """Saves checkpoint `step`, once `output_lock.check_claim` finds the directory still this run's."""
+    output_lock.check_claim(manager.directory)
+    manager.save(checkpoint_number=step)
 
 
 def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, config_source: str,

@@ -12,7 +12,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import io_utils
+from bert_tf import io_utils, output_kinds
 from bert_tf.bert_config import CONFIG_FILE, BertConfig
 from bert_tf.checkpoints import resolve_bert_config
 from bert_tf.data import corpus, dynamic_masking
@@ -180,11 +180,12 @@ def log_interval(options: PretrainingOptions) -> int:
 
 
 def _output_dir(output_dir: str):
-    """Creates `output_dir` for the chief's run; if the run fails before its first checkpoint, what the
-    run created is removed again: a bad input found by the first step (a token id outside the vocab)
-    leaves nothing behind."""
-    return io_utils.created_directories([output_dir], "output_dir",
-                                        keep=lambda: bool(tf.train.latest_checkpoint(output_dir)))
+    """Claims `output_dir` for the chief's run (`output_kinds.claimed`: one run at a time, none of
+    another kind), creating it; if the run fails before its first checkpoint, what the run created
+    is removed again: a bad input found by the first step (a token id outside the vocab) leaves
+    nothing behind."""
+    return output_kinds.claimed(output_dir, "output_dir", output_kinds.PRETRAINING,
+                                keep=lambda: bool(tf.train.latest_checkpoint(output_dir)))
 
 
 def _expand_inputs(options: PretrainingOptions) -> tuple[list[str], list[str]]:
@@ -315,7 +316,7 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
             runner.reset_metrics()
             window_start, window_steps = time.perf_counter(), 0
         if step == save_at or done:
-            manager.save(checkpoint_number=step)
+            checkpoints.save(manager, step)
     return results
 
 
