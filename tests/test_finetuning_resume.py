@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from bert_tf.finetuning import run_finetuning
 from bert_tf.finetuning.best_checkpoint import read_best_metrics, save_model_checkpoint
-from bert_tf.finetuning.training_backup import TrainingBackup
+from bert_tf.finetuning.training_backup import CorruptBackup, TrainingBackup
 from bert_tf.models import BertClassifier
 from bert_tf.tokenization import BertTokenizer
 from bert_tf.training import distribution
@@ -139,8 +139,7 @@ CHANGED_SCHEDULES = [
 
 def test_a_backup_that_cannot_be_resumed_is_a_one_line_error_and_kept(tmp_path):
     """A resume on other batches or learning rates would mix two schedules in one model; another
-    architecture, or a damaged backup, cannot be restored. Each is refused, the backup kept for a
-    resume with the right flags."""
+    architecture cannot be restored. Each is refused, the backup kept for a resume with the right flags."""
     options = _resume_options(tmp_path)
     _crash(options, crash_at=10)  # backed up at the end of epoch 1, step 8
     backup = tmp_path / "out" / "backup"
@@ -169,18 +168,38 @@ def test_a_backup_that_cannot_be_resumed_is_a_one_line_error_and_kept(tmp_path):
                                          rf"with, or delete {escaped} to start over$"):
         _run(_resume_options(tmp_path, bert_config_file=deeper))
 
-    damaged = tmp_path / "damaged" / "backup"  # a copy, so that the run below still resumes
-    shutil.copytree(backup, damaged)
-    (data,) = damaged.glob("ckpt-8.data-*")
-    with open(data, "r+b") as f:
-        f.truncate(100)
-    escaped = re.escape(str(damaged))
-    with pytest.raises(ValueError, match=rf"^{escaped}/ckpt-8: cannot resume from it \([^\n]+\); resume with the "
-                                         rf"flags of the run that wrote it, or delete {escaped} to start over$"):
-        _run(_resume_options(tmp_path, output_dir=str(damaged.parent)))
-
     _run(options)
     assert not backup.exists()
+
+
+def _truncate(backup: pathlib.Path, step: int) -> None:
+    """Cuts backup `step`'s data file short, as a disk that filled up leaves it."""
+    (data,) = backup.glob(f"ckpt-{step}.data-*")
+    with open(data, "r+b") as f:
+        f.truncate(100)
+
+
+def test_a_corrupt_backup_falls_back_to_the_one_before_it_or_says_how_to_start_over(tmp_path, capsys, caplog):
+    options = _resume_options(tmp_path, save_checkpoints_steps=4)
+    _crash(options, crash_at=10)  # backed up at steps 4 and 8
+    backup = tmp_path / "out" / "backup"
+    damaged = tmp_path / "damaged" / "backup"  # both backups unreadable
+    shutil.copytree(backup, damaged)
+    _truncate(damaged, 4)
+    _truncate(damaged, 8)
+    with pytest.raises(CorruptBackup, match=rf"^{re.escape(str(damaged))}/ckpt-8: the backup is corrupt \([^\n]+\); "
+                                            rf"delete {re.escape(str(damaged))} to start over$"):
+        _run(_resume_options(tmp_path, save_checkpoints_steps=4, output_dir=str(damaged.parent)))
+
+    _truncate(backup, 8)
+    capsys.readouterr()
+    with caplog.at_level("WARNING", logger="absl"):
+        _run(options)
+    assert [m for m in caplog.messages if re.fullmatch(rf"{re.escape(str(backup))}/ckpt-8 is corrupt \([^\n]+\); "
+                                                       rf"resuming from {re.escape(str(backup))}/ckpt-4, the backup "
+                                                       "before it", m)]
+    assert f"Resuming the interrupted run saved in {backup} at step 4 of 16 (epoch 1)" in capsys.readouterr().out
+    assert not backup.exists() and (tmp_path / "out" / "best" / "ckpt.index").exists()
 
 
 def test_corrupt_settings_and_best_metrics_are_one_line_errors_naming_them(tmp_path):

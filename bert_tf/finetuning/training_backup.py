@@ -8,16 +8,23 @@ import uuid
 
 import keras
 import tensorflow as tf
+from absl import logging
 
 from bert_tf import output_lock
 from bert_tf.bert_config import CONFIG_FILE
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.data import text_files
+from bert_tf.errors import UserInputError
 from bert_tf.io_utils import atomic_write_text, remove_directory
 
 BACKUP_DIR = "backup"  # in the output directory: a run killed mid-training resumes from it
 SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run that wrote the backup, and its id
 RUN_ID = "run_id"  # the run's id in settings.json, and in the best checkpoint's metrics.json: not a setting
+_KEPT = 2  # backups kept: one damaged on disk (a disk that filled up) leaves the one before it
+
+
+class CorruptBackup(UserInputError):
+    """No backup in the directory can be read: the run cannot resume, only start over."""
 
 
 class TrainingBackup(keras.callbacks.Callback):
@@ -29,9 +36,10 @@ class TrainingBackup(keras.callbacks.Callback):
     steps it applied), saved at each epoch's end and every `save_steps` steps (with several
     steps per call, `steps_per_execution`, at the end of the call that reaches the step;
     each epoch has its own `fit` call). A checkpoint is complete before the manager's state
-    file names it, and the older one is deleted only then, so a kill at any moment leaves a
-    checkpoint to resume from. Each save first checks that the output directory is still this
-    run's (`output_lock.check_claim`). The encoder's bert_config.json beside it refuses a resume
+    file names it, and the oldest of the last two is deleted only then, so a kill at any
+    moment leaves a checkpoint to resume from, and one that cannot be read leaves the one
+    before it. Each save first checks that the output directory is still this run's
+    (`output_lock.check_claim`). The encoder's bert_config.json beside it refuses a resume
     with another architecture, and
     `settings.json` (what decides the batches, the learning rates and the loss: flags and
     the training set's size, named as a user reads them) a resume with others, which
@@ -50,17 +58,18 @@ class TrainingBackup(keras.callbacks.Callback):
         self.checkpoint = tf.train.Checkpoint(
             model=model, optimizer=model.optimizer, batches=self._batches,
             random_states=[v for v in model.variables if id(v) not in weights])  # the seed generators'
-        self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=1)
+        self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=_KEPT)
         self.step = 0  # the batches the model's weights have been trained on
         self._epoch_start = 0  # `step` when the current epoch's `fit` call began
         self.run_id = uuid.uuid4().hex  # `restore` gives it the interrupted run's
         self._saved_step = None
 
     def restore(self, config_flag: str) -> int:
-        """Restores the newest backup, if any; returns its global step (0 without one).
+        """Restores the newest backup that can be read, if any; returns its global step (0 without one).
 
-        `config_flag` names where this run's config comes from, for the error of a backup
-        written with another architecture.
+        A newer backup that cannot be read is left out (with a warning), and the manager goes on
+        from the one restored; `CorruptBackup` where none can be read. `config_flag` names where
+        this run's config comes from, for the error of a backup written with another architecture.
         """
         latest = self.manager.latest_checkpoint
         if latest is None:
@@ -73,15 +82,39 @@ class TrainingBackup(keras.callbacks.Callback):
         model, optimizer = self.checkpoint.model, self.checkpoint.optimizer
         if not optimizer.built:  # the driver's is; LossScaleOptimizer.build would add its variables again
             optimizer.build(model.trainable_variables)  # slots exist before they are restored
-        try:
-            self.checkpoint.restore(latest).assert_existing_objects_matched()
-        except (AssertionError, IndexError, ValueError, tf.errors.OpError) as e:
-            detail = str(e).strip().split("\n")[0][:200] or type(e).__name__
-            raise ValueError(f"{latest}: cannot resume from it ({detail}); "
-                             f"resume with the flags of the run that wrote it, or delete {self.directory} "
-                             "to start over") from None
+        restored = self._restore_readable(self.manager.checkpoints or [latest])
+        if restored != latest:
+            self._forget_after(restored)
         self.step = self._saved_step = int(self._batches.numpy())
         return self.step
+
+    def _restore_readable(self, backups: list[str]) -> str:
+        """Restores the newest of `backups` (oldest first) that can be read; returns it."""
+        unreadable = []  # (backup, why), newest first
+        for backup in reversed(backups):
+            try:
+                self.checkpoint.restore(backup).assert_existing_objects_matched()
+            except (tf.errors.OpError, IndexError) as e:  # a file truncated, damaged or gone
+                unreadable.append((backup, _first_line(e)))
+                continue
+            except (AssertionError, ValueError) as e:  # it holds what no model of these flags has
+                raise ValueError(f"{backup}: cannot resume from it ({_first_line(e)}); resume with the flags of "
+                                 f"the run that wrote it, or delete {self.directory} to start over") from None
+            for newer, why in unreadable:
+                logging.warning("%s is corrupt (%s); resuming from %s, the backup before it", newer, why, backup)
+            return backup
+        newest, why = unreadable[0]
+        raise CorruptBackup(f"{newest}: the backup is corrupt ({why}); delete {self.directory} to start over")
+
+    def _forget_after(self, restored: str) -> None:
+        """Makes `restored` the manager's newest backup, so that saves go on from it; the unreadable
+        ones after it stay on disk until a save of their step replaces them or the backup is removed."""
+        state = tf.train.get_checkpoint_state(self.directory)
+        stamps = dict(zip(state.all_model_checkpoint_paths, state.all_model_checkpoint_timestamps))
+        tf.compat.v1.train.update_checkpoint_state(
+            self.directory, restored, [restored], all_model_checkpoint_timestamps=[stamps[restored]],
+            last_preserved_timestamp=state.last_preserved_timestamp)
+        self.manager = tf.train.CheckpointManager(self.checkpoint, self.directory, max_to_keep=_KEPT)
 
     def _read_settings(self) -> dict[str, object]:
         """settings.json as the interrupted run wrote it ({} if it has none)."""
@@ -123,3 +156,7 @@ class TrainingBackup(keras.callbacks.Callback):
     def remove(self) -> None:
         """Deletes the backup, once the run's outputs are written (a kill meanwhile leaves it whole or gone)."""
         remove_directory(self.directory)
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().split("\n")[0][:200] or type(error).__name__
