@@ -65,7 +65,7 @@ def check_kind(directory: str, flag: str, kind: str) -> None:
 
 
 @contextlib.contextmanager
-def claimed(directory: str, flag: str, kind: str, keep: Callable[[], bool] = lambda: False):
+def claimed(directory: str, flag: str, kind: str, keep: Callable[[], bool] | None = None):
     """`output_lock.claimed(directory, flag, keep=keep)`, refusing a directory of another kind (`check_kind`)
     once the lock is held."""
     directory = os.fspath(directory).rstrip("/")

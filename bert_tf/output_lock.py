@@ -63,25 +63,26 @@ _claims: dict[str, _LocalClaim | _ObjectStoreClaim] = {}  # directory -> the cla
 
 
 @contextlib.contextmanager
-def claimed(directory: str, flag: str, beside: bool = False, keep: Callable[[], bool] = lambda: False):
+def claimed(directory: str, flag: str, beside: bool = False, keep: Callable[[], bool] | None = None):
     """Holds the lock of `directory` for the block; refuses at once (`OutputDirInUse`) while another
     run holds it.
 
     The directory that holds the lock file (`directory`, or its parent with `beside`) is created if
-    missing, and removed again if the block fails and `keep()` is false.
+    missing, and removed again if the block fails and `keep()` is false (by default: if the run left
+    it empty).
 
     Args:
         directory: the output directory, local or on an object store.
         flag: the flag that names it, for errors (`output_dir`).
         beside: lock a file beside `directory` instead of one inside it.
-        keep: after a failure, whether what the run created is worth keeping.
+        keep: after a failure, whether what the run created is worth keeping; None: whether it holds anything.
 
     Yields:
         The claim: `check()` raises `OutputDirTakenOver` once another run replaced it.
     """
     directory = os.fspath(directory).rstrip("/")
     where = os.path.dirname(directory) if beside else directory
-    with io_utils.created_directories([where], flag, keep=keep):
+    with io_utils.created_directories([where], flag, keep=keep or (lambda: _holds_anything(where))):
         path = lock_path(directory, beside)
         claim = (_ObjectStoreClaim if is_object_store(path) else _LocalClaim)(path, directory, flag)
         _claims[directory] = claim
@@ -90,6 +91,10 @@ def claimed(directory: str, flag: str, beside: bool = False, keep: Callable[[], 
         finally:
             del _claims[directory]
             claim.release()
+
+
+def _holds_anything(directory: str) -> bool:
+    return tf.io.gfile.isdir(directory) and bool(tf.io.gfile.listdir(directory))
 
 
 def check_claim(path: str) -> None:

@@ -57,8 +57,7 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     Returns the eval metrics (empty without `--do_eval`).
     """
     strategy = strategy or tf.distribute.get_strategy()
-    with (output_kinds.claimed(options.output_dir, "output_dir", output_kinds.FINE_TUNING,
-                               keep=lambda: bool(tf.io.gfile.listdir(options.output_dir)))
+    with (output_kinds.claimed(options.output_dir, "output_dir", output_kinds.FINE_TUNING)
           if strategy.extended.should_checkpoint else contextlib.nullcontext()):
         return _run_finetuning(task, options, strategy)
 
