@@ -33,6 +33,8 @@ ALLOWED = {
         "reads a worker's scratch file, in the local tempfile.gettempdir() directory",
     ("bert_tf/data/pretraining_data_generator.py", "os.remove"):
         "removes a worker's scratch file, in the local tempfile.gettempdir() directory",
+    ("bert_tf/output_lock.py", "*"):
+        "the OS lock (fcntl.flock) of a local output directory; object stores get a gfile record instead",
     ("bert_tf/pretraining/demo.py", "pathlib.Path"):
         "the no-flag demo: it runs only without --output_dir, into its local default and the checkout's configs",
 }
