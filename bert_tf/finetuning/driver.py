@@ -25,7 +25,7 @@ from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.finetuning.training_backup import BACKUP_DIR, TrainingBackup
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.training import distribution, optimization
+from bert_tf.training import distribution, optimization, workers
 from bert_tf.training.eval_results import write_eval_results
 
 # The flags that decide the batches, the learning rates and the loss: a resume must keep them.
@@ -150,6 +150,7 @@ def _build(task: FineTuningTask, options: FineTuningOptions, config: BertConfig,
         model.compile(optimizer=optimizer, loss=task.loss(options.label_smoothing),
                       jit_compile=options.jit_compile, steps_per_execution=options.iterations_per_loop)
         optimizer.build(model.trainable_variables)  # else the train step's first trace builds it, and is retraced
+    workers.fit_across_workers(model, strategy)
     return model, task_model
 
 

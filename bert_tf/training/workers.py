@@ -1,0 +1,62 @@
+"""Runs on several workers (MultiWorkerMirroredStrategy): which one writes the outputs, and where the others write."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+
+import keras
+import tensorflow as tf
+
+
+def is_chief(strategy: tf.distribute.Strategy) -> bool:
+    """Whether this worker writes the run's outputs: the chief under MultiWorkerMirroredStrategy,
+    the only worker under any other strategy."""
+    return strategy.extended.should_checkpoint
+
+
+@contextlib.contextmanager
+def writing_directory(strategy: tf.distribute.Strategy, output_dir: str):
+    """The directory this worker writes its outputs to: `output_dir` on the chief; on each other worker,
+    a temporary directory of its own, removed afterwards.
+
+    Every worker must save its checkpoints (saving may run collective ops), so the others save
+    where nobody reads (TensorFlow's guidance), and `output_dir` holds the chief's files only.
+    """
+    if is_chief(strategy):
+        yield output_dir
+        return
+    with tempfile.TemporaryDirectory(prefix="bert_tf-worker-") as directory:
+        yield directory
+
+
+def fit_across_workers(model: keras.Model, strategy: tf.distribute.Strategy) -> None:
+    """Lets Keras's `model.fit` train under MultiWorkerMirroredStrategy with several workers.
+
+    Keras's `fit` fails there twice (Keras 3.10 to 3.16), and `model` works around both:
+    - before its first step it takes the input shapes from a first batch that it averages over the
+      replicas, which the strategy cannot do for a nest of per-replica values ("Attempt to convert a
+      value ({'input_word_ids': PerReplica..."): shapes need no reduction, so this worker's first
+      replica gives them;
+    - after each step it averages every log over the replicas along axis 0, which a scalar lacks
+      ("Invalid reduction dimension 0 for input with 0 dimensions"): the logs get that axis.
+    Other strategies keep Keras's own `fit`.
+    """
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return
+    keras_build, keras_train_step = model._maybe_symbolic_build, model.train_step
+
+    def symbolic_build(iterator=None, data_batch=None):
+        if iterator is not None:
+            for _, _, batches in iterator:  # Keras's epoch iterator: (first step, last step, an iterator)
+                data_batch = tf.nest.map_structure(lambda v: strategy.experimental_local_results(v)[0],
+                                                   next(batches))
+                break
+        keras_build(data_batch=data_batch)
+
+    def train_step(data):
+        return tf.nest.map_structure(lambda log: log[tf.newaxis] if log.shape.rank == 0 else log,
+                                     keras_train_step(data))
+
+    model._maybe_symbolic_build = symbolic_build
+    model.train_step = train_step
