@@ -4,15 +4,12 @@ Each check runs in fresh processes: logical devices and TF_CONFIG must be set up
 before TensorFlow starts. This file is also the worker script of those processes.
 """
 
-import concurrent.futures
-import contextlib
 import dataclasses
 import json
 import os
 import pathlib
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,52 +17,15 @@ import time
 import numpy as np
 import pytest
 
+from worker_processes import finish, tf_configs, worker_env
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 SEQ, PREDICTIONS, BATCH, STEPS = 16, 4, 8, 4
 
 
-def _env():
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "tests")]),
-                TF_CPP_MIN_LOG_LEVEL="2")
-
-
 def _worker(mode: str, workdir: pathlib.Path, *extra: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, __file__, mode, str(workdir), *extra], cwd=REPO, env=_env(),
+    return subprocess.Popen([sys.executable, __file__, mode, str(workdir), *extra], cwd=REPO, env=worker_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
-
-
-def _finish(*processes: subprocess.Popen, timeout: float = 300) -> list[str]:
-    """Each process's stdout, waiting on all of them at once.
-
-    When one fails, or `timeout` passes, the others are killed, and the test fails
-    with the stderr of each process that failed or was killed.
-    """
-    with concurrent.futures.ThreadPoolExecutor(len(processes)) as pool:
-        futures = [pool.submit(process.communicate) for process in processes]
-        pending, deadline = set(futures), time.monotonic() + timeout
-        while pending and not any(process.returncode for process in processes) and time.monotonic() < deadline:
-            _, pending = concurrent.futures.wait(pending, deadline - time.monotonic(),
-                                                 concurrent.futures.FIRST_COMPLETED)
-        unfinished = [i for i, process in enumerate(processes) if process.poll() is None]
-        for i in unfinished:
-            processes[i].kill()
-        outputs = [future.result() for future in futures]
-    failures = []
-    for i, (process, (_, err)) in enumerate(zip(processes, outputs)):
-        if process.returncode != 0:
-            how = "was killed unfinished" if i in unfinished else f"exited with {process.returncode}"
-            failures.append(f"worker {i} {how}; its stderr ends:\n{err[-3000:]}")
-    assert not failures, "\n".join(failures)
-    return [out for out, _ in outputs]
-
-
-def _free_ports(count: int) -> list[int]:
-    """`count` distinct free ports: every socket stays bound until all are chosen."""
-    with contextlib.ExitStack() as stack:
-        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
 
 
 # -- tests ------------------------------------------------------------------------------------
@@ -73,7 +33,7 @@ def _free_ports(count: int) -> list[int]:
 
 @pytest.mark.slow
 def test_mirrored_matches_one_device_and_evaluates_global_batches(tmp_path):
-    (out,) = _finish(_worker("mirrored", tmp_path))
+    (out,) = finish(_worker("mirrored", tmp_path))
     results = json.loads(out.strip().splitlines()[-1])
     one, mirrored = np.load(tmp_path / "one_device.npz"), np.load(tmp_path / "mirrored.npz")
     assert results["replicas"] == [1, 2]
@@ -105,10 +65,8 @@ def test_multi_worker_run_writes_only_the_chiefs_files_and_workers_stay_identica
 
     # One file for two workers: each reads it and keeps its share of the records.
     records = write_pretraining_records(tmp_path / "train.tfrecord", 64, SEQ, PREDICTIONS, TINY["vocab_size"])
-    cluster = {"worker": [f"127.0.0.1:{port}" for port in _free_ports(2)]}
-    workers = [_worker("multi_worker", tmp_path, records,
-                       json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})) for i in range(2)]
-    results = [json.loads(out.strip().splitlines()[-1]) for out in _finish(*workers)]
+    workers = [_worker("multi_worker", tmp_path, records, tf_config) for tf_config in tf_configs(2)]
+    results = [json.loads(out.strip().splitlines()[-1]) for out in finish(*workers)]
     assert results[0] == results[1] and results[0]["run"]["global_step"] == STEPS
     # Each worker was given its own --output_dir: the chief's holds the run, the other's nothing.
     assert sorted(p.name for p in (tmp_path / "out0").iterdir()) == [
@@ -124,8 +82,8 @@ def test_multi_worker_run_writes_only_the_chiefs_files_and_workers_stay_identica
 
 def _one_worker_tf_config() -> str:
     """A TF_CONFIG of one worker on a free 127.0.0.1 port: a multi-worker cluster of one."""
-    (port,) = _free_ports(1)
-    return json.dumps({"cluster": {"worker": [f"127.0.0.1:{port}"]}, "task": {"type": "worker", "index": 0}})
+    (tf_config,) = tf_configs(1)
+    return tf_config
 
 
 def test_multi_worker_mirrored_from_the_command_line(tmp_path):
@@ -138,14 +96,15 @@ def test_multi_worker_mirrored_from_the_command_line(tmp_path):
          f"--input_file={records}", f"--bert_config_file={write_tiny_config(tmp_path)}", f"--output_dir={out}",
          "--do_train", f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PREDICTIONS}",
          "--train_batch_size=8", "--num_train_steps=2", "--num_warmup_steps=0"],
-        cwd=REPO, env=dict(_env(), TF_CONFIG=_one_worker_tf_config()), capture_output=True, text=True, timeout=300)
+        cwd=REPO, env=dict(worker_env(), TF_CONFIG=_one_worker_tf_config()), capture_output=True, text=True,
+        timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Strategy CollectiveAllReduceStrategy with 1 replicas" in result.stderr
     assert (out / "ckpt-2.index").exists()
 
 
 def test_a_strategy_the_runtime_refuses_is_a_distribution_error(tmp_path):
-    (out,) = _finish(_worker("runtime_started", tmp_path, _one_worker_tf_config()))
+    (out,) = finish(_worker("runtime_started", tmp_path, _one_worker_tf_config()))
     assert out.strip().splitlines()[-1] == ("--distribution_strategy=multi_worker_mirrored: "
                                             "Collective ops must be configured at program startup")
 
@@ -179,7 +138,7 @@ def test_resume_after_sigkill(tmp_path):
 
     first_stderr = tmp_path / "first_run.stderr"
     with open(first_stderr, "w") as stderr:
-        first = subprocess.Popen(command, cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=stderr)
+        first = subprocess.Popen(command, cwd=REPO, env=worker_env(), stdout=subprocess.DEVNULL, stderr=stderr)
         deadline = time.monotonic() + 240
         # The `checkpoint` state file is written after a checkpoint's data: it commits the checkpoint.
         while not (out / "checkpoint").exists() and time.monotonic() < deadline and first.poll() is None:
@@ -191,7 +150,7 @@ def test_resume_after_sigkill(tmp_path):
     killed_at = int(re.search(r"ckpt-(\d+)$", latest).group(1))
     assert killed_at < 200, "the first run finished before it could be killed"
 
-    second = subprocess.run(command, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)
+    second = subprocess.run(command, cwd=REPO, env=worker_env(), capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr[-3000:]
     assert re.search(rf"Resumed from .*ckpt-{killed_at}\b", second.stderr)
     # Not a terminal: a log line a window, not Keras's bar redrawn with backspaces.

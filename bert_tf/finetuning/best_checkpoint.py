@@ -33,11 +33,13 @@ class BestCheckpoint(keras.callbacks.Callback):
     run's (its backup's): a run that resumes (`resume=True`) continues from the best
     it recorded itself, and replaces any other (an earlier run's, which a kill before
     its first evaluation leaves) after its first epoch, as a new run does, so that
-    what it writes always comes from its own weights.
+    what it writes always comes from its own weights. `resume_from` is the output directory
+    whose best it continues from, when it is not `output_dir` (a worker other than the chief
+    writes into a directory of its own, but continues from the chief's).
     """
 
     def __init__(self, task_model: keras.Model, output_dir: str, evaluate, metric: str, run_id: str,
-                 resume: bool = False, labels: Sequence[str] | None = None):
+                 resume: bool = False, labels: Sequence[str] | None = None, resume_from: str | None = None):
         super().__init__()
         self.task_model = task_model
         self.labels = labels
@@ -45,7 +47,7 @@ class BestCheckpoint(keras.callbacks.Callback):
         self.evaluate = evaluate
         self.metric = metric
         self.run_id = run_id
-        recorded = read_best_metrics(output_dir) if resume else None
+        recorded = read_best_metrics(resume_from or output_dir) if resume else None
         # Only this run's own best is one to beat (one without --do_eval records only its epoch).
         own = recorded and recorded.get(RUN_ID) == run_id and metric in recorded
         self.best = recorded if own else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -52,13 +53,15 @@ def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
     task's prediction files, `--export_dir` a SavedModel.
 
     The chief claims `output_dir` for the run: a second run, or a directory of another kind,
-    is refused (`output_kinds.claimed`).
+    is refused (`output_kinds.claimed`). Under MultiWorkerMirroredStrategy every worker runs
+    this and resumes from `output_dir`, but only the chief writes there and to `--export_dir`
+    (`workers.writing_directory`).
 
     Returns the eval metrics (empty without `--do_eval`).
     """
     strategy = strategy or tf.distribute.get_strategy()
     with (output_kinds.claimed(options.output_dir, "output_dir", output_kinds.FINE_TUNING)
-          if strategy.extended.should_checkpoint else contextlib.nullcontext()):
+          if workers.is_chief(strategy) else contextlib.nullcontext()):
         return _run_finetuning(task, options, strategy)
 
 
@@ -70,29 +73,41 @@ def _run_finetuning(task: FineTuningTask, options: FineTuningOptions, strategy: 
     predict_splits = _encode(task, task.predict_splits, eval_splits) if options.do_predict else {}
     steps_per_epoch, epochs = _schedule(options, train)
     model, task_model = _build(task, options, config, strategy, steps_per_epoch, epochs)
-    io_utils.make_directory(options.output_dir, "output_dir")  # only now: bad inputs or flags leave no directory
+    if workers.is_chief(strategy):  # the others write into directories of their own
+        io_utils.make_directory(options.output_dir, "output_dir")  # only now: bad inputs or flags leave no directory
 
-    backup = None
-    if options.do_train:
-        evaluate = (lambda: _score(task, task_model, eval_splits, options)[0]) if options.do_eval else None
-        backup = _train(model, task, task_model, train, steps_per_epoch, epochs, options, strategy, evaluate)
-    if options.do_train or not options.init_checkpoint:
-        _restore_best(task_model, options)
+    with workers.writing_directory(strategy, options.output_dir) as directory:
+        written = _written_to(options, directory)
+        backup = None
+        if options.do_train:
+            evaluate = (lambda: _score(task, task_model, eval_splits, options)[0]) if options.do_eval else None
+            backup = _train(model, task, task_model, train, steps_per_epoch, epochs, written, strategy, evaluate,
+                            resume_from=options.output_dir)
+        if options.do_train or not options.init_checkpoint:
+            _restore_best(task_model, written, options.output_dir)
 
-    results, eval_outputs = _score(task, task_model, eval_splits, options)
-    if options.do_eval:
-        write_eval_results(options.output_dir, results)
-        print("Eval results: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(results.items())))
-    _write_predictions(task, task_model, predict_splits, eval_outputs, options)
-    if options.export_dir:
-        from bert_tf.export import export_task_model, with_weights_in  # the export stack loads only when asked
-        # A --dtype=bfloat16 run exports bfloat16 weights: its mixed-precision model would cast them per call.
-        export_task_model(with_weights_in(task_model, options.dtype), options.export_dir, tokenizer=task.tokenizer,
-                          seq_length=options.max_seq_length, **task.export_options())
-        print(f"Exported a SavedModel to {options.export_dir}")
-    if backup is not None:
-        backup.remove()  # only now: a run killed before its outputs resumes after its training
+        results, eval_outputs = _score(task, task_model, eval_splits, options)
+        if options.do_eval:
+            write_eval_results(written.output_dir, results)
+            print("Eval results: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(results.items())))
+        _write_predictions(task, task_model, predict_splits, eval_outputs, written)
+        if written.export_dir:
+            from bert_tf.export import export_task_model, with_weights_in  # the export stack loads only when asked
+            # A --dtype=bfloat16 run exports bfloat16 weights: its mixed-precision model would cast them per call.
+            export_task_model(with_weights_in(task_model, options.dtype), written.export_dir,
+                              tokenizer=task.tokenizer, seq_length=options.max_seq_length, **task.export_options())
+            print(f"Exported a SavedModel to {written.export_dir}")
+        if backup is not None:
+            backup.remove()  # only now: a run killed before its outputs resumes after its training
     return results
+
+
+def _written_to(options: FineTuningOptions, directory: str) -> FineTuningOptions:
+    """`options` as this worker writes: into `directory` (`workers.writing_directory`'s), its export too."""
+    if directory == options.output_dir:
+        return options
+    export_dir = options.export_dir and os.path.join(directory, "export")
+    return dataclasses.replace(options, output_dir=directory, export_dir=export_dir)
 
 
 def _checked_request(task: FineTuningTask, options: FineTuningOptions, strategy) -> BertConfig:
@@ -259,31 +274,31 @@ def _write_predictions(task: FineTuningTask, task_model, splits: dict[str, Encod
 
 
 def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_per_epoch: int, epochs: int,
-           options: FineTuningOptions, strategy, evaluate: Callable[[], dict[str, float]] | None
-           ) -> TrainingBackup:
-    """Trains from the step the backup holds (0 for a new run); returns the backup, for the caller to
-    remove once the run's outputs are written.
+           options: FineTuningOptions, strategy, evaluate: Callable[[], dict[str, float]] | None,
+           resume_from: str) -> TrainingBackup:
+    """Trains from the step the backup in `resume_from` (the run's --output_dir) holds (0 for a new
+    run); returns the backup, for the caller to remove once the run's outputs are written.
 
     With `evaluate` (--do_eval), each epoch ends with it and the best weights are kept in
-    `output_dir/best`; without, the last weights are.
+    `options.output_dir/best`; without, the last weights are.
     """
     labels = task.export_options().get("labels")  # the class names, saved beside the checkpoint
     backup = TrainingBackup(model, os.path.join(options.output_dir, BACKUP_DIR), options.save_checkpoints_steps,
-                            _resume_settings(options, train, labels))
+                            _resume_settings(options, train, labels), os.path.join(resume_from, BACKUP_DIR))
     with strategy.scope():  # the optimizer's slots are built where its variables live
         resume = backup.restore(_config_source(options)) > 0
     callbacks = [backup, keras.callbacks.TensorBoard(os.path.join(options.output_dir, "logs"))]
     best = None
     if evaluate is not None:
         best = BestCheckpoint(task_model, options.output_dir, evaluate, _main_metric_name(task), backup.run_id,
-                              resume, labels)
+                              resume, labels, resume_from)
         callbacks.append(best)
     print(f"Fine-tuning on {train.size_text()}: {epochs} epoch(s) of {steps_per_epoch} steps, "
           f"batch {options.train_batch_size}")
     if backup.step:
         total = steps_per_epoch * epochs
         where = f"epoch {backup.step // steps_per_epoch + 1}" if backup.step < total else "training done"
-        print(f"Resuming the interrupted run saved in {backup.directory} at step {backup.step} of {total} "
+        print(f"Resuming the interrupted run saved in {backup.restore_from} at step {backup.step} of {total} "
               f"({where}); delete that directory to start over instead")
         epoch, steps_into_it = divmod(backup.step, steps_per_epoch)
         if best is not None and not steps_into_it:  # an epoch's end, whose evaluation a crash may have cut short
@@ -343,9 +358,10 @@ def _config_source(options: FineTuningOptions) -> str:
     return f"--init_checkpoint={options.init_checkpoint}"
 
 
-def _restore_best(task_model, options: FineTuningOptions) -> None:
-    """Restores `output_dir/best`, if there is one, refusing a --bert_config_file of another architecture."""
-    prefix = best_checkpoint_prefix(options.output_dir)
+def _restore_best(task_model, options: FineTuningOptions, output_dir: str) -> None:
+    """Restores the best checkpoint this worker wrote into `options.output_dir`, else `output_dir/best`
+    (the run's --output_dir's), if there is one, refusing a --bert_config_file of another architecture."""
+    prefix = best_checkpoint_prefix(options.output_dir) or best_checkpoint_prefix(output_dir)
     if prefix:
         check_stored_config(prefix, task_model, _config_source(options))
         restore_model_checkpoint(task_model, prefix)

@@ -45,12 +45,15 @@ class TrainingBackup(keras.callbacks.Callback):
     the training set's size, named as a user reads them) a resume with others, which
     would mix two schedules. `run_id` names the run: a new one for a run that starts
     without a backup, the interrupted run's (from settings.json) for one that resumes.
+    `restore_from` is where the interrupted run's backup is, when it is not `directory`
+    (a worker other than the chief saves into a directory of its own, but resumes from the chief's).
     """
 
     def __init__(self, model: keras.Model, directory: str, save_steps: int | None = None,
-                 settings: dict[str, object] | None = None):
+                 settings: dict[str, object] | None = None, restore_from: str | None = None):
         super().__init__()
         self.directory = directory
+        self.restore_from = restore_from or directory
         self.save_steps = save_steps
         self.settings = settings or {}
         weights = {id(v) for v in model.weights}
@@ -71,22 +74,27 @@ class TrainingBackup(keras.callbacks.Callback):
         from the one restored; `CorruptBackup` where none can be read. `config_flag` names where
         this run's config comes from, for the error of a backup written with another architecture.
         """
-        latest = self.manager.latest_checkpoint
+        latest = tf.train.latest_checkpoint(self.restore_from)
         if latest is None:
             return 0
         check_stored_config(latest, self.checkpoint.model, config_flag,
-                            f"resume with the config it was written with, or delete {self.directory} to start over")
+                            f"resume with the config it was written with, or delete {self.restore_from} to start over")
         written = self._read_settings()
         self._check_settings(written)
         self.run_id = written.get(RUN_ID, self.run_id)  # a backup without one has no best to match
         model, optimizer = self.checkpoint.model, self.checkpoint.optimizer
         if not optimizer.built:  # the driver's is; LossScaleOptimizer.build would add its variables again
             optimizer.build(model.trainable_variables)  # slots exist before they are restored
-        restored = self._restore_readable(self.manager.checkpoints or [latest])
-        if restored != latest:
+        restored = self._restore_readable(self._backups() or [latest])
+        if restored != latest and self.restore_from == self.directory:  # its own backups: saves go on from it
             self._forget_after(restored)
         self.step = self._saved_step = int(self._batches.numpy())
         return self.step
+
+    def _backups(self) -> list[str]:
+        """The backups in `restore_from`, oldest first."""
+        state = tf.train.get_checkpoint_state(self.restore_from)
+        return list(state.all_model_checkpoint_paths) if state else []
 
     def _restore_readable(self, backups: list[str]) -> str:
         """Restores the newest of `backups` (oldest first) that can be read; returns it."""
@@ -99,12 +107,12 @@ class TrainingBackup(keras.callbacks.Callback):
                 continue
             except (AssertionError, ValueError) as e:  # it holds what no model of these flags has
                 raise ValueError(f"{backup}: cannot resume from it ({_first_line(e)}); resume with the flags of "
-                                 f"the run that wrote it, or delete {self.directory} to start over") from None
+                                 f"the run that wrote it, or delete {self.restore_from} to start over") from None
             for newer, why in unreadable:
                 logging.warning("%s is corrupt (%s); resuming from %s, the backup before it", newer, why, backup)
             return backup
         newest, why = unreadable[0]
-        raise CorruptBackup(f"{newest}: the backup is corrupt ({why}); delete {self.directory} to start over")
+        raise CorruptBackup(f"{newest}: the backup is corrupt ({why}); delete {self.restore_from} to start over")
 
     def _forget_after(self, restored: str) -> None:
         """Makes `restored` the manager's newest backup, so that saves go on from it; the unreadable
@@ -118,15 +126,15 @@ class TrainingBackup(keras.callbacks.Callback):
 
     def _read_settings(self) -> dict[str, object]:
         """settings.json as the interrupted run wrote it ({} if it has none)."""
-        saved = os.path.join(self.directory, SETTINGS_FILE)
+        saved = os.path.join(self.restore_from, SETTINGS_FILE)
         return text_files.read_json(saved, ValueError) if tf.io.gfile.exists(saved) else {}
 
     def _check_settings(self, written: dict[str, object]) -> None:
         for name, value in self.settings.items():
             if name in written and written[name] != value:
-                raise ValueError(f"{name} is {value}, but the interrupted run in {self.directory} had "
+                raise ValueError(f"{name} is {value}, but the interrupted run in {self.restore_from} had "
                                  f"{written[name]}; resume with the flags and data of the run that wrote it, or "
-                                 f"delete {self.directory} to start over")
+                                 f"delete {self.restore_from} to start over")
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch_start = self.step

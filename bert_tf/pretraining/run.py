@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import tempfile
 import time
 
 import keras
@@ -21,7 +20,7 @@ from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.pretraining import checkpoints
 from bert_tf.pretraining.runner import PretrainingRunner
-from bert_tf.training import console, distribution, optimization
+from bert_tf.training import console, distribution, optimization, workers
 from bert_tf.tokenization import Vocab
 from bert_tf.training.eval_results import write_eval_results
 
@@ -152,8 +151,7 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     if options.do_eval and not options.dynamic_masking:  # the text stream is endless
         _check_one_eval_batch(options, eval_files)
 
-    chief = strategy.extended.should_checkpoint  # false on the other workers of MultiWorkerMirroredStrategy
-    with _output_dir(options.output_dir) if chief else contextlib.nullcontext():
+    with _output_dir(options.output_dir) if workers.is_chief(strategy) else contextlib.nullcontext():
         return _train_and_evaluate(config, config_source, options, strategy, train_files, eval_files)
 
 
@@ -218,7 +216,7 @@ def _check_one_eval_batch(options: PretrainingOptions, eval_files: list[str]) ->
 def _train_and_evaluate(config: BertConfig, config_source: str, options: PretrainingOptions, strategy,
                         train_files: list[str], eval_files: list[str]) -> dict[str, float]:
     """Every worker resumes from --output_dir; only the chief writes there (`_saving_manager`)."""
-    chief = strategy.extended.should_checkpoint
+    chief = workers.is_chief(strategy)
     if chief and options.do_train:  # not an eval-only run: it may share --output_dir with a training one
         for leftover in io_utils.remove_interrupted_checkpoint_saves(options.output_dir):
             logging.info("Removed %s, left by an interrupted checkpoint save", leftover)
@@ -237,7 +235,7 @@ def _train_and_evaluate(config: BertConfig, config_source: str, options: Pretrai
     if options.do_train:
         dataset = _distributed_dataset(strategy, train_files, options.train_batch_size, options, is_training=True,
                                        vocab_size=config.vocab_size, step=int(optimizer.iterations.numpy()))
-        with _saving_manager(manager, chief) as saver:
+        with _saving_manager(manager, strategy) as saver:
             results = _train(runner, iter(dataset), saver, options)
     if options.do_eval:
         dataset = _distributed_dataset(strategy, eval_files, options.eval_batch_size, options,
@@ -255,15 +253,12 @@ def _train_and_evaluate(config: BertConfig, config_source: str, options: Pretrai
 
 
 @contextlib.contextmanager
-def _saving_manager(manager: tf.train.CheckpointManager, chief: bool):
-    """The manager this worker saves with: `manager` on the chief. The other workers of
-    MultiWorkerMirroredStrategy must save too, so they save to a temporary directory of their
-    own, removed afterwards (TF's guidance), and --output_dir holds the chief's checkpoints only."""
-    if chief:
-        yield manager
-        return
-    with tempfile.TemporaryDirectory(prefix="bert_tf-worker-checkpoints-") as directory:
-        yield tf.train.CheckpointManager(manager.checkpoint, directory, max_to_keep=1)
+def _saving_manager(manager: tf.train.CheckpointManager, strategy):
+    """The manager this worker saves with: `manager` on the chief; on the other workers, one that
+    saves into their own temporary directories (`workers.writing_directory`)."""
+    with workers.writing_directory(strategy, manager.directory) as directory:
+        yield manager if directory == manager.directory else tf.train.CheckpointManager(
+            manager.checkpoint, directory, max_to_keep=1)
 
 
 # Consecutive steps skipped for non-finite gradients after which a --dtype=float16 run stops: the
