@@ -50,13 +50,15 @@ def test_classifier_trains_on_two_workers_and_only_the_chief_writes(tmp_path):
 
     data = tmp_path / "data"
     data.mkdir()
-    for split, rows, seed in (("train", CLASSIFIER_ROWS, 0), ("dev", 24, 1), ("test", 10, 2)):
+    for split, rows, seed in (("train", CLASSIFIER_ROWS, 0), ("dev", 24, 1)):
         write_tsv(data / f"{split}.tsv", [("text", "label"), *sentiment_examples(rows, seed)])
+    # Test rows of 1 to 10 words: each has probabilities of its own, so their order shows.
+    write_tsv(data / "test.tsv", [("text", "label"), *((" ".join((POSITIVE + FILLER)[:n]), 1) for n in range(1, 11))])
     vocab, config = model_files(tmp_path, POSITIVE + NEGATIVE + FILLER)
     outputs = _workers("classifier", tmp_path, "--task_name=tsv", f"--data_dir={data}", f"--vocab_file={vocab}",
                        f"--bert_config_file={config}", "--do_train", "--do_eval", "--do_predict",
                        f"--max_seq_length={SEQ}", f"--train_batch_size={BATCH}", "--eval_batch_size=8",
-                       "--predict_batch_size=4", "--learning_rate=1e-3", "--num_train_epochs=2")
+                       "--predict_batch_size=4", "--learning_rate=5e-3", "--num_train_epochs=2")
 
     chief, other = tmp_path / "out0", tmp_path / "out1"
     assert _tree(chief) == ["best/bert_config.json", "best/ckpt.data-00000-of-00001", "best/ckpt.index",
@@ -71,8 +73,13 @@ def test_classifier_trains_on_two_workers_and_only_the_chief_writes(tmp_path):
         assert out.count(" eval: accuracy ") == 2
     assert outputs[0].split("Eval results: ")[1].splitlines()[0] == \
         outputs[1].split("Eval results: ")[1].splitlines()[0]
-    rows = (chief / "test_results.tsv").read_text().splitlines()
-    assert [row.split("\t")[0] for row in rows[1:]] == [str(i) for i in range(10)]
+    # The predictions each worker gathered from both are in the rows' order: those of the weights alone.
+    rows = [row.split("\t") for row in (chief / "test_results.tsv").read_text().splitlines()[1:]]
+    assert [row[0] for row in rows] == [str(i) for i in range(10)]
+    logits = np.load(tmp_path / "logits0.npy")
+    probabilities = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+    assert np.ptp(probabilities[:, 0]) > 1e-4  # the rows' probabilities differ: rows out of order would show
+    np.testing.assert_allclose([[float(p) for p in row[2:]] for row in rows], probabilities, atol=1e-6)
 
 
 @pytest.mark.slow
@@ -95,21 +102,21 @@ def _weights(model) -> dict:
     return {f"{i:03d}": v.numpy() for i, v in enumerate(model.weights)}
 
 
-def _keeping_model(task, models: list):
-    """`task`, keeping the task model it builds in `models`; returns `task`."""
+def _keeping(task, kept: dict):
+    """`task`, keeping itself and the task model it builds in `kept` ("task", "model"); returns `task`."""
     build_model = task.build_model
 
     def build(encoder):
-        models.append(build_model(encoder))
-        return models[-1]
+        kept["model"] = build_model(encoder)
+        return kept["model"]
 
-    task.build_model = build
+    kept["task"], task.build_model = task, build
     return task
 
 
 def _classifier(workdir: pathlib.Path, index: int, argv: list[str]):
     """run_classifier.py's flags and main, into --output_dir out<index> and --export_dir export<index>;
-    saves the task model's final weights."""
+    saves the task model's final weights, and its logits on the test split, computed in this worker alone."""
     from absl import flags
 
     from bert_tf.finetuning.cli import finetuning_main
@@ -121,9 +128,10 @@ def _classifier(workdir: pathlib.Path, index: int, argv: list[str]):
     define_classifier_flags()
     flags.FLAGS(["run_classifier.py", *argv, "--distribution_strategy=multi_worker_mirrored",
                  f"--output_dir={workdir / f'out{index}'}", f"--export_dir={workdir / f'export{index}'}"])
-    models = []
-    finetuning_main(lambda *args: _keeping_model(sentence_prediction.build_task(*args), models))(["run_classifier.py"])
-    np.savez(workdir / f"weights{index}.npz", **_weights(models[-1]))
+    kept = {}
+    finetuning_main(lambda *args: _keeping(sentence_prediction.build_task(*args), kept))(["run_classifier.py"])
+    np.savez(workdir / f"weights{index}.npz", **_weights(kept["model"]))
+    np.save(workdir / f"logits{index}.npy", kept["model"](kept["task"].encode("test").features)["logits"])
 
 
 TASKS = ("ner", "squad", "multiple_choice")
@@ -138,10 +146,10 @@ def _tasks(workdir: pathlib.Path, index: int):
     strategy = distribution.create_strategy("multi_worker_mirrored")
     results = {}
     for name in TASKS:
-        models = []
+        kept = {}
         task, options = _task(name, workdir / f"data{index}", workdir / f"{name}{index}")
-        run_finetuning(_keeping_model(task, models), options, strategy)
-        np.savez(workdir / f"{name}_weights{index}.npz", **_weights(models[-1]))
+        run_finetuning(_keeping(task, kept), options, strategy)
+        np.savez(workdir / f"{name}_weights{index}.npz", **_weights(kept["model"]))
         output_dir = pathlib.Path(options.output_dir)
         results[name] = sorted(p.name for p in output_dir.iterdir() if p.is_file()) if output_dir.exists() else None
     print(json.dumps(results))

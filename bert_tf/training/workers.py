@@ -1,4 +1,5 @@
-"""Runs on several workers (MultiWorkerMirroredStrategy): which one writes the outputs, and where the others write."""
+"""Runs on several workers (MultiWorkerMirroredStrategy): which one writes the outputs, where the others write,
+and Keras's `fit` made to train there."""
 
 from __future__ import annotations
 
@@ -33,16 +34,17 @@ def writing_directory(strategy: tf.distribute.Strategy, output_dir: str):
 def fit_across_workers(model: keras.Model, strategy: tf.distribute.Strategy) -> None:
     """Lets Keras's `model.fit` train under MultiWorkerMirroredStrategy with several workers.
 
-    Keras's `fit` fails there twice (Keras 3.10 to 3.16), and `model` works around both:
+    Keras 3's `fit` fails there twice (as of Keras 3.16), and `model` works around both:
     - before its first step it takes the input shapes from a first batch that it averages over the
       replicas, which the strategy cannot do for a nest of per-replica values ("Attempt to convert a
       value ({'input_word_ids': PerReplica..."): shapes need no reduction, so this worker's first
       replica gives them;
     - after each step it averages every log over the replicas along axis 0, which a scalar lacks
       ("Invalid reduction dimension 0 for input with 0 dimensions"): the logs get that axis.
-    Other strategies keep Keras's own `fit`.
+    Other strategies, and a cluster of one worker, keep Keras's own `fit`.
     """
-    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+    several_workers = strategy.num_replicas_in_sync > len(strategy.extended.worker_devices)  # more than ours
+    if not (isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) and several_workers):
         return
     keras_build, keras_train_step = model._maybe_symbolic_build, model.train_step
 
