@@ -86,9 +86,14 @@ def test_classifier_trains_on_two_workers_and_only_the_chief_writes(tmp_path):
 def test_ner_squad_and_multiple_choice_train_on_two_workers(tmp_path):
     outputs = _workers("tasks", tmp_path)
     chief, other = [json.loads(out.strip().splitlines()[-1]) for out in outputs]
-    assert chief == {"ner": ["test_predictions.txt"], "squad": ["nbest_predictions.json", "predictions.json"],
-                     "multiple_choice": ["test_predictions.csv"]}
-    assert other == {task: None for task in TASKS}  # no --output_dir at all
+    assert {task: chief[task] for task in TASKS} == {
+        "ner": ["test_predictions.txt"], "squad": ["nbest_predictions.json", "predictions.json"],
+        "multiple_choice": ["test_predictions.csv"]}
+    assert {task: other[task] for task in TASKS} == {task: None for task in TASKS}  # no --output_dir at all
+    # Workers that would resume from different steps (each saw another directory) are refused, on every worker.
+    for index, errors in enumerate([chief["errors"], other["errors"]]):
+        assert errors == [None, f"out: this worker resumes from step {index}, but not every worker does; every "
+                                "worker must read the chief's output directory at that path (a shared one, such as gs://)"]
     for task in TASKS:
         assert (tmp_path / f"{task}0" / "best" / "ckpt.index").exists()
         _assert_same_weights(tmp_path / f"{task}_weights0.npz", tmp_path / f"{task}_weights1.npz")
@@ -139,7 +144,8 @@ TASKS = ("ner", "squad", "multiple_choice")
 
 def _tasks(workdir: pathlib.Path, index: int):
     """Fine-tunes and predicts each of TASKS in turn, one short epoch each, into --output_dir <task><index>;
-    saves each task model's final weights; prints the files of each --output_dir (None: there is none)."""
+    saves each task model's final weights; prints the files of each --output_dir (None: there is none), and
+    the errors of `check_same_resume_step` for a step every worker has and for one each has its own."""
     from bert_tf.finetuning.driver import run_finetuning
     from bert_tf.training import distribution
 
@@ -152,7 +158,19 @@ def _tasks(workdir: pathlib.Path, index: int):
         np.savez(workdir / f"{name}_weights{index}.npz", **_weights(kept["model"]))
         output_dir = pathlib.Path(options.output_dir)
         results[name] = sorted(p.name for p in output_dir.iterdir() if p.is_file()) if output_dir.exists() else None
+    results["errors"] = [_resume_step_error(strategy, 7), _resume_step_error(strategy, index)]
     print(json.dumps(results))
+
+
+def _resume_step_error(strategy, step: int) -> str | None:
+    from bert_tf.errors import UserInputError
+    from bert_tf.training import workers
+
+    try:
+        workers.check_same_resume_step(strategy, step, "out")
+    except UserInputError as e:
+        return str(e)
+    return None
 
 
 def _task(name: str, data: pathlib.Path, output_dir: pathlib.Path):

@@ -287,6 +287,7 @@ def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_p
                             _resume_settings(options, train, labels), os.path.join(resume_from, BACKUP_DIR))
     with strategy.scope():  # the optimizer's slots are built where its variables live
         resume = backup.restore(_config_source(options)) > 0
+    workers.check_same_resume_step(strategy, backup.step, backup.restore_from)
     callbacks = [backup, keras.callbacks.TensorBoard(os.path.join(options.output_dir, "logs"))]
     best = None
     if evaluate is not None:

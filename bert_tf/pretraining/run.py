@@ -226,6 +226,7 @@ def _train_and_evaluate(config: BertConfig, config_source: str, options: Pretrai
         max_to_keep=options.keep_checkpoint_max, step_counter=optimizer.iterations)
     checkpoints.check_resumable(manager, model, config_source, options.do_train)
     checkpoints.restore_or_initialize(manager, model, options.init_checkpoint, config_source, options.do_train)
+    workers.check_same_resume_step(strategy, int(optimizer.iterations.numpy()), options.output_dir)
     if chief:  # beside the checkpoints, so that they load with no --bert_config_file (export_model.py, convert)
         config.to_json_file(os.path.join(options.output_dir, CONFIG_FILE))
     runner = PretrainingRunner(strategy, model, optimizer, options.train_batch_size,

@@ -9,6 +9,8 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from bert_tf.errors import UserInputError
+
 
 def is_chief(strategy: tf.distribute.Strategy) -> bool:
     """Whether this worker writes the run's outputs: the chief under MultiWorkerMirroredStrategy,
@@ -31,6 +33,23 @@ def writing_directory(strategy: tf.distribute.Strategy, output_dir: str):
         yield directory
 
 
+def check_same_resume_step(strategy: tf.distribute.Strategy, step: int, resumed_from: str) -> None:
+    """Raises `UserInputError` on every worker unless every worker resumes from the same global `step`.
+
+    Every worker resumes from the chief's checkpoints in `resumed_from`; a worker that sees another
+    directory under that path (a local disk, not a shared one) would train other steps, and the
+    workers would wait on each other's collective ops or mix two runs.
+    """
+    if not _several_workers(strategy):
+        return
+    # Σ [step, step²] over the n replicas is n [step, step²] only if every replica's step is this one (variance 0).
+    values = tf.constant([step, step * step], tf.float64)
+    sums = strategy.reduce("SUM", strategy.run(lambda: values), axis=None).numpy()
+    if not (sums == strategy.num_replicas_in_sync * values.numpy()).all():
+        raise UserInputError(f"{resumed_from}: this worker resumes from step {step}, but not every worker does; every "
+                             "worker must read the chief's output directory at that path (a shared one, such as gs://)")
+
+
 def fit_across_workers(model: keras.Model, strategy: tf.distribute.Strategy) -> None:
     """Lets Keras's `model.fit` train under MultiWorkerMirroredStrategy with several workers.
 
@@ -43,8 +62,7 @@ def fit_across_workers(model: keras.Model, strategy: tf.distribute.Strategy) -> 
       ("Invalid reduction dimension 0 for input with 0 dimensions"): the logs get that axis.
     Other strategies, and a cluster of one worker, keep Keras's own `fit`.
     """
-    several_workers = strategy.num_replicas_in_sync > len(strategy.extended.worker_devices)  # more than ours
-    if not (isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) and several_workers):
+    if not _several_workers(strategy):
         return
     keras_build, keras_train_step = model._maybe_symbolic_build, model.train_step
 
@@ -62,3 +80,9 @@ def fit_across_workers(model: keras.Model, strategy: tf.distribute.Strategy) -> 
 
     model._maybe_symbolic_build = symbolic_build
     model.train_step = train_step
+
+
+def _several_workers(strategy: tf.distribute.Strategy) -> bool:
+    """Whether `strategy` is a MultiWorkerMirroredStrategy with more replicas than this worker's devices."""
+    return (isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+            and strategy.num_replicas_in_sync > len(strategy.extended.worker_devices))
