@@ -8,6 +8,7 @@ import tempfile
 
 import keras
 import tensorflow as tf
+from absl import logging
 
 from bert_tf.errors import UserInputError
 
@@ -30,6 +31,7 @@ def writing_directory(strategy: tf.distribute.Strategy, output_dir: str):
         yield output_dir
         return
     with tempfile.TemporaryDirectory(prefix="bert_tf-worker-") as directory:
+        logging.info("Not the chief: this worker writes into %s, removed at the end, not %s", directory, output_dir)
         yield directory
 
 
