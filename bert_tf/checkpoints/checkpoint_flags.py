@@ -8,6 +8,8 @@ from absl import logging
 
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError
+from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
+from bert_tf.checkpoints.hub_saved_model import hub_do_lower_case, hub_vocab_file
 from bert_tf.checkpoints.loader import LoadReport, checkpoint_config, load_checkpoint
 
 
@@ -44,3 +46,22 @@ def load_init_checkpoint(checkpoint: str, model) -> LoadReport:
         report = load_checkpoint(checkpoint, model)
     logging.info("Initialised from %s (%s): %d variables", report.path, report.format, len(report.loaded))
     return report
+
+
+def take_vocab_from_checkpoint(flag_values) -> None:
+    """Fills `--vocab_file` and `--do_lower_case`, where not given, from a TF Hub SavedModel at
+    `--init_checkpoint`: its `assets/vocab.txt`, and the `do_lower_case` it records."""
+    checkpoint = flag_values["init_checkpoint"].value
+    if not checkpoint:
+        return
+    with _named_flag("init_checkpoint"):
+        checkpoint_format, location = detect_format(checkpoint)
+        if checkpoint_format is not CheckpointFormat.TF_HUB:
+            return
+        vocab_file, do_lower_case = hub_vocab_file(location), hub_do_lower_case(location)
+    if flag_values["vocab_file"].value is None and vocab_file is not None:
+        flag_values["vocab_file"].value = vocab_file
+        logging.info("--vocab_file=%s, from --init_checkpoint", vocab_file)
+    if not flag_values["do_lower_case"].present and do_lower_case is not None:
+        flag_values["do_lower_case"].value = do_lower_case
+        logging.info("--do_lower_case=%s, as --init_checkpoint records it", do_lower_case)

@@ -3,11 +3,12 @@
 The logic of `convert_checkpoint.py` (its flags are in `convert_flags.py`, its main in
 `convert_cli.py`). The input is anything `load_checkpoint` reads (a TF1 `bert_model.ckpt`,
 a Model Garden TF2 checkpoint, a Hugging Face directory, a bert_tf checkpoint or `.keras`
-file). The output directory then holds `bert_config.json`, `vocab.txt` (copied when the
-input directory has one) and the checkpoint, to pass as `--bert_config_file`,
-`--vocab_file` and `--init_checkpoint`: `DIR/bert_model.ckpt` (tf1, Google's names) or
-`DIR/ckpt` (bert_tf, `tf.train.Checkpoint(model=BertPretrainer)`, or `encoder=` when the
-input has no pretraining heads). The directory is written whole, then renamed into place; a
+file, a TF Hub encoder SavedModel). The output directory then holds `bert_config.json`,
+`vocab.txt` (copied when the input directory, or the SavedModel's assets, has one) and the
+checkpoint, to pass as `--bert_config_file`, `--vocab_file` and `--init_checkpoint`:
+`DIR/bert_model.ckpt` (tf1, Google's names) or `DIR/ckpt` (bert_tf,
+`tf.train.Checkpoint(model=BertPretrainer)`, or `encoder=` when the input has no pretraining
+heads). The directory is written whole, then renamed into place; a
 new one, or an earlier conversion's, is replaced.
 
 The TF1 `bert_config.json` names `hidden_act` as google-research/bert's
@@ -29,6 +30,7 @@ from bert_tf.bert_config import CONFIG_FILE, BertConfig, ConfigError
 from bert_tf.checkpoints.bert_tf_checkpoint import TF1_ROLES
 from bert_tf.checkpoints.checkpoint_flags import resolve_bert_config
 from bert_tf.checkpoints.formats import CheckpointFormat
+from bert_tf.checkpoints.hub_saved_model import hub_vocab_file
 from bert_tf.checkpoints.loader import LoadReport, load_checkpoint
 from bert_tf.checkpoints.task_heads import checkpoint_heads
 from bert_tf.checkpoints.tf1_checkpoint import write_tf1_checkpoint
@@ -98,8 +100,9 @@ def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config
     _check_output_dir(output_dir, report.path)
     with io_utils.atomic_directory(output_dir) as tmp:
         config.to_json_file(os.path.join(tmp, CONFIG_FILE))
-        vocab = os.path.join(os.path.dirname(report.path), "vocab.txt")
-        if tf.io.gfile.exists(vocab):
+        vocab = (hub_vocab_file(report.path) if report.format == CheckpointFormat.TF_HUB.value
+                 else os.path.join(os.path.dirname(report.path), "vocab.txt"))
+        if vocab and tf.io.gfile.exists(vocab):
             tf.io.gfile.copy(vocab, os.path.join(tmp, "vocab.txt"))
         prefix = _write_tf1(pretrainer, report, tmp) if to == "tf1" else _write_bert_tf(pretrainer, report, tmp)
     return os.path.join(output_dir, os.path.basename(prefix))

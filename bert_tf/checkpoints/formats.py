@@ -20,6 +20,7 @@ class CheckpointFormat(str, enum.Enum):
     KERAS = "keras"  # a bert_tf model saved as a .keras file
     SAFETENSORS = "hf_safetensors"  # Hugging Face model.safetensors, or its shards and their index
     PYTORCH = "hf_pytorch"  # Hugging Face pytorch_model.bin, or its shards and their index
+    TF_HUB = "tf_hub"  # a BERT encoder SavedModel in the TF Hub layout (`hub_saved_model`)
 
 
 # Files that name a format by themselves, in the order a directory is searched.
@@ -34,6 +35,7 @@ _SUFFIXES = {".safetensors": CheckpointFormat.SAFETENSORS,
              ".keras": CheckpointFormat.KERAS}
 _TF_FILE = re.compile(r"\.(index|meta|data-\d{5}-of-\d{5})$")  # a TF checkpoint's files, after its prefix
 HUGGING_FACE_FORMATS = (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH)
+SAVED_MODEL_FILE = "saved_model.pb"
 
 
 def detect_format(path: str | os.PathLike) -> tuple[CheckpointFormat, str]:
@@ -42,7 +44,7 @@ def detect_format(path: str | os.PathLike) -> tuple[CheckpointFormat, str]:
     `path` is a checkpoint prefix (`.../bert_model.ckpt`), one of its files (`.index`,
     `.data-*`, `.meta`), a `.safetensors`, `.bin` or `.keras` file, a sharded Hugging Face
     checkpoint's `*.index.json`, or a directory holding one of these (a `checkpoint` state
-    file picks the latest TF checkpoint).
+    file picks the latest TF checkpoint) or a TF Hub encoder SavedModel (the directory is its location).
     """
     path = os.fspath(path)
     # A prefix first: ram:// calls any prefix of a file's name a directory.
@@ -78,6 +80,9 @@ def checkpoint_files(path: str | os.PathLike) -> list[str]:
     checkpoint's `checkpoint` state file included) and its stored config, those that exist."""
     checkpoint_format, location = detect_format(path)
     directory = os.path.dirname(location)
+    if checkpoint_format is CheckpointFormat.TF_HUB:
+        patterns = (SAVED_MODEL_FILE, "variables/variables.*", "assets/vocab.txt")
+        return sorted(f for pattern in patterns for f in tf.io.gfile.glob(os.path.join(location, pattern)))
     if checkpoint_format is CheckpointFormat.KERAS:
         files = [location]
     elif checkpoint_format in HUGGING_FACE_FORMATS:
@@ -92,6 +97,8 @@ def checkpoint_files(path: str | os.PathLike) -> list[str]:
 
 
 def _detect_in_directory(directory: str) -> tuple[CheckpointFormat, str]:
+    if tf.io.gfile.exists(os.path.join(directory, SAVED_MODEL_FILE)):
+        return CheckpointFormat.TF_HUB, directory
     for name, checkpoint_format in _FILES:
         if tf.io.gfile.exists(os.path.join(directory, name)):
             return checkpoint_format, os.path.join(directory, name)

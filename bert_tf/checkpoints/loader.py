@@ -14,6 +14,7 @@ from bert_tf.checkpoints.bert_tf_checkpoint import (keras_file_config, read_bert
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
 from bert_tf.checkpoints.formats import (HUGGING_FACE_FORMATS, CheckpointFormat, detect_format,
                                         hugging_face_config_file, stored_config_file)
+from bert_tf.checkpoints.hub_saved_model import read_hub_config, read_hub_saved_model
 from bert_tf.checkpoints.hugging_face_checkpoint import (read_hugging_face_checkpoint,
                                                          read_hugging_face_config, read_hugging_face_labels)
 from bert_tf.checkpoints.labels_file import labels_beside, read_labels
@@ -61,6 +62,8 @@ class LoadReport:
 
 def _config_with_source(checkpoint_format: CheckpointFormat, location: str):
     """`(config, source file)` stored with a checkpoint, or `(None, None)`."""
+    if checkpoint_format is CheckpointFormat.TF_HUB:
+        return read_hub_config(location)
     path = stored_config_file(checkpoint_format, location)
     if path is None:
         return None, None
@@ -105,6 +108,8 @@ def _read(checkpoint_format: CheckpointFormat, location: str, model) -> Checkpoi
         return read_bert_tf_checkpoint(location, model)
     if checkpoint_format is CheckpointFormat.KERAS:
         return read_keras_file(location)
+    if checkpoint_format is CheckpointFormat.TF_HUB:
+        return read_hub_saved_model(location, model)
     return read_hugging_face_checkpoint(location, checkpoint_format)
 
 

@@ -82,6 +82,16 @@ def read_model_garden_checkpoint(prefix: str, num_heads: int) -> CheckpointWeigh
     reader = open_reader(prefix)
     graph = ObjectGraph(reader)
     part, encoder = encoder_paths(graph)
+    tensors, read = model_garden_encoder_tensors(reader, graph, prefix, encoder, num_heads)
+    weights = CheckpointWeights(prefix, CheckpointFormat.MODEL_GARDEN.value, tensors=tensors)
+    weights.unexpected, weights.unused, weights.skipped = unread_variables(graph, read, part, encoder)
+    return weights
+
+
+def model_garden_encoder_tensors(reader, graph: ObjectGraph, prefix: str, encoder: str,
+                                 num_heads: int) -> tuple[dict[str, np.ndarray], set[str]]:
+    """`(TF1 name -> array, checkpoint keys read)` of the Model Garden encoder at object path
+    `encoder`, with its sibling `masked_lm` head where there is one."""
     layers = graph.children(graph.child(0, f"{encoder}/_transformer_layers"))
     paths = {name: f"{encoder}/{path}" for name, path in _ENCODER.items()}
     for index in sorted(layers, key=int):
@@ -91,15 +101,12 @@ def read_model_garden_checkpoint(prefix: str, num_heads: int) -> CheckpointWeigh
     if graph.child(0, masked_lm) is not None:
         paths.update({name: f"{masked_lm}/{path}" for name, path in _MASKED_LM.items()})
 
-    weights = CheckpointWeights(prefix, CheckpointFormat.MODEL_GARDEN.value, tensors={})
-    read = set()
+    tensors, read = {}, set()
     for tf1_name, path in paths.items():
         node = graph.child(0, path)
         key = None if node is None else graph.variable_key(node)
         if key is None:
             raise CheckpointError(f"{prefix}: Model Garden checkpoint has no variable {path}")
-        value = read_tensor(reader, prefix, key)
-        weights.tensors[tf1_name] = _merge_heads(prefix, tf1_name, value, num_heads)
+        tensors[tf1_name] = _merge_heads(prefix, tf1_name, read_tensor(reader, prefix, key), num_heads)
         read.add(key)
-    weights.unexpected, weights.unused, weights.skipped = unread_variables(graph, read, part, encoder)
-    return weights
+    return tensors, read

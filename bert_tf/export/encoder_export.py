@@ -52,7 +52,8 @@ class EncoderExport(tf.train.Checkpoint):
     It is a Reusable SavedModel (TF Hub's interface for fine-tuning): `__call__` takes
     `training` (dropout on or off), and `variables`, `trainable_variables` and
     `regularization_losses` are attributes, so `hub.KerasLayer(path, trainable=True)`
-    trains the encoder. A `tf.train.Checkpoint` rather than a `tf.Module`, which keeps
+    trains the encoder. It records the encoder's config (`bert_config`, JSON) and, when
+    given, `do_lower_case`, so that `--init_checkpoint` can start from it. A `tf.train.Checkpoint` rather than a `tf.Module`, which keeps
     the names `variables` and `trainable_variables` for properties of its own.
 
     Example:
@@ -66,9 +67,13 @@ class EncoderExport(tf.train.Checkpoint):
     (TensorShape([1, 16]), 1)
     """
 
-    def __init__(self, model: BertEncoder | BertPretrainer, vocab_file: str | None = None):
+    def __init__(self, model: BertEncoder | BertPretrainer, vocab_file: str | None = None,
+                 do_lower_case: bool | None = None):
         super().__init__()
         encoder = model.encoder if isinstance(model, BertPretrainer) else model
+        self.bert_config = tf.Variable(encoder.bert_config.to_json_string(), trainable=False)
+        if do_lower_case is not None:  # as Model Garden's export records it
+            self.do_lower_case = tf.Variable(do_lower_case, trainable=False)
         self._encoder = KerasModelRef(encoder)
         self.variables = [v.value for v in encoder.variables]  # the tf.Variables under Keras's
         self.trainable_variables = [v.value for v in encoder.trainable_variables]

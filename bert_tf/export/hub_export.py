@@ -42,7 +42,7 @@ def export_hub_pair(model: BertEncoder | BertPretrainer, export_dir: str | os.Pa
     export_dir = os.fspath(export_dir).rstrip("/")
     _check_targets(export_dir)
     preprocessing = PreprocessingExport(tokenizer, seq_length)
-    encoder = EncoderExport(model, tokenizer.vocab_file)
+    encoder = EncoderExport(model, tokenizer.vocab_file, tokenizer.do_lower_case)
     serving = {"preprocessing": (preprocessing, preprocessing.__call__), "encoder": (encoder, encoder.serve)}
     with atomic_directory(export_dir) as tmp:
         for part, (module, function) in serving.items():

@@ -6,6 +6,7 @@ from typing import Callable
 
 from absl import flags
 
+from bert_tf.checkpoints.checkpoint_flags import take_vocab_from_checkpoint
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.finetuning.driver import run_finetuning
 from bert_tf.finetuning.flags import check_required_flags
@@ -28,6 +29,7 @@ def finetuning_main(build_task: TaskBuilder):
     """
     def _main(argv) -> None:
         reject_arguments(argv)
+        take_vocab_from_checkpoint(FLAGS)
         check_required_flags(FLAGS)
         options = runtime_flags.options_from_flags(FineTuningOptions, FLAGS)
         strategy = distribution.strategy_from_flags(FLAGS)

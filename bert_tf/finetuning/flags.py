@@ -21,12 +21,14 @@ def define_finetuning_flags(**defaults) -> None:
         return defaults.get(name, value)
 
     flags.DEFINE_string("data_dir", None, "The task's data directory.")
-    flags.DEFINE_string("vocab_file", None, "The vocab.txt the model was pretrained with.")
+    flags.DEFINE_string("vocab_file", None, "The vocab.txt the model was pretrained with (default: a TF "
+                        "Hub --init_checkpoint's assets/vocab.txt).")
     flags.DEFINE_bool("do_lower_case", True, "Lower-case the input (true for uncased models).")
     flags.DEFINE_string("bert_config_file", None,
                         "bert_config.json of the model (default: the config beside --init_checkpoint).")
     flags.DEFINE_string("init_checkpoint", None,
-                        "Pretrained weights: Google TF1, Model Garden TF2, Hugging Face or bert_tf.")
+                        "Pretrained weights: Google TF1, Model Garden TF2, Hugging Face, bert_tf, or a TF "
+                        "Hub encoder SavedModel (whose recorded do_lower_case is the default).")
     flags.DEFINE_string("output_dir", None, "Checkpoints, eval_results.txt and predictions.")
     flags.DEFINE_bool("do_train", False, "Whether to fine-tune on the training set.")
     flags.DEFINE_bool("do_eval", False, "Whether to evaluate on the dev set(s).")
