@@ -18,6 +18,7 @@ SCRIPTS = {
     "run_squad.py": ["--init_checkpoint", "--doc_stride", "--version_2_with_negative", "--export_dir"],
     "run_ner.py": ["--data_dir", "--label_smoothing", "--export_dir"],
     "run_multiple_choice.py": ["--data_dir", "--train_batch_size"],
+    "run_multitask.py": ["--tasks", "--task_sampling", "--sampling_temperature", "--init_checkpoint"],
     "create_pretraining_data.py": ["--input_file", "--dupe_factor", "--num_output_shards"],
     "create_vocab.py": ["--input_file", "--vocab_size", "--num_unused"],
     "convert_checkpoint.py": ["--input_checkpoint", "--output_dir", "--to", "--bert_config_file"],

@@ -10,7 +10,7 @@ import pytest
 from bert_test_utils import REPO
 
 SCRIPTS = ["run_pretraining.py", "run_classifier.py", "run_squad.py", "run_ner.py", "run_multiple_choice.py",
-           "extract_features.py", "create_pretraining_data.py", "create_vocab.py", "convert_checkpoint.py",
+           "run_multitask.py", "extract_features.py", "create_pretraining_data.py", "create_vocab.py", "convert_checkpoint.py",
            "export_model.py", "data/fetch_public_data.py"]
 
 
