@@ -157,7 +157,7 @@ def _mean_main_metric(tasks: dict[str, FineTuningTask], results: dict[str, dict[
 
 def _train_step(task_model: keras.Model, losses: dict, optimizer, jit_compile: bool):
     """One step on one batch of one task: its loss, and the gradients of the encoder and its head."""
-    @tf.function(jit_compile=jit_compile)
+    @tf.function(jit_compile=jit_compile, autograph=False)  # no tensor-dependent Python control flow
     def step(features, labels, sample_weight):
         with tf.GradientTape() as tape:
             outputs = task_model(features, training=True)
