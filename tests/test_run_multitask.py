@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_test_utils import REPO, tiny_config, write_tiny_config, write_word_vocab
+from bert_test_utils import REPO, script_failures, tiny_config, write_tiny_config, write_word_vocab
 
 from bert_tf.finetuning import FineTuningOptions, run_finetuning
 from bert_tf.models import BertEncoder
@@ -163,3 +163,20 @@ def test_a_killed_run_resumes_to_the_weights_of_an_uninterrupted_one(data, tmp_p
         assert ours.keys() == theirs.keys()
         for name in theirs:
             np.testing.assert_allclose(ours[name], theirs[name], atol=1e-6, err_msg=name)
+
+
+def test_bad_flags_and_data_are_one_line_errors_that_write_nothing(data, tmp_path):
+    root, vocab, config = data
+    model = [f"--vocab_file={vocab}", f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}",
+             "--do_train", "--max_seq_length=16"]
+    cases = [
+        ([f"--tasks=SST-2:classifier:{root / 'SST-2'}", f"--data_dir={root}", *model],
+         "--data_dir is not supported by run_multitask.py: each task names its data directory in --tasks"),
+        (["--tasks=SST-2:classify:x", *model],
+         "--tasks: 'SST-2:classify:x': kind 'classify' is not one of classifier, ner, squad, multiple_choice"),
+        ([f"--tasks=SST-2:classifier:{root / 'SST-2'},conll:ner:{tmp_path}", *model],
+         f"{tmp_path}/train.txt: no such file"),
+    ]
+    assert script_failures("run_multitask.py", *(argv for argv, _ in cases)) == [
+        (1, f"run_multitask.py: error: {message}") for _, message in cases]
+    assert not (tmp_path / "out").exists()

@@ -215,8 +215,8 @@ def train_tasks(specs: list[TaskSpec], tasks: dict[str, FineTuningTask], models:
     steps = [_train_step(models[name], tasks[name].loss(options.label_smoothing), optimizer, options.jit_compile)
              for name in names]
 
-    settings = {"--tasks": ",".join(f"{s.name}:{s.kind}:{s.data_dir}:{s.weight}" for s in specs), "--task_sampling": sampling,
-                "--sampling_temperature": temperature,
+    settings = {"--tasks": ",".join(f"{s.name}:{s.kind}:{s.data_dir}:{s.weight}" for s in specs),
+                "--task_sampling": sampling, "--sampling_temperature": temperature,
                 **{f"{name}'s training data's digest": train[name].digest() for name in names},
                 **{f"--{flag}": getattr(options, flag) for flag in RESUME_FLAGS}}
     backup = TrainingBackup(multi, os.path.join(options.output_dir, BACKUP_DIR), options.save_checkpoints_steps,
