@@ -65,8 +65,7 @@ def _layout(graph: ObjectGraph, directory: str) -> str:
     encoder = graph.child(0, _MODEL_GARDEN_ENCODER)
     if encoder is not None and "_transformer_layers" in graph.children(encoder):
         return "model_garden"
-    if graph.child(0, _OURS_ENCODER) is not None and graph.child(0, "__call__") is not None \
-            and graph.child(0, _MODEL_GARDEN_ENCODER) is None:
+    if encoder is None and all(graph.child(0, name) is not None for name in (_OURS_ENCODER, "__call__")):
         return "bert_tf"
     raise CheckpointError(f"{directory}: a SavedModel but not a BERT encoder in the TF Hub layout "
                           "(Model Garden's export_tfhub or bert_tf's hub export)")
