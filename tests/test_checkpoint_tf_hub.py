@@ -68,6 +68,35 @@ def test_model_garden_export_loads_with_the_saved_models_outputs(model_garden_ex
     assert any(path.endswith("saved_model.pb") for path in checkpoint_files(model_garden_export))
 
 
+def test_model_garden_export_with_mlm_gives_its_masked_lm_head(vocab, tmp_path):
+    from official.legacy.bert import configs
+    from official.modeling import tf_utils
+    from official.nlp.modeling import models
+    from official.nlp.tools import export_tfhub_lib
+
+    config = configs.BertConfig.from_dict({**GOOGLE_CONFIG, "hidden_dropout_prob": 0.0,
+                                           "attention_probs_dropout_prob": 0.0})
+    pretrainer = models.BertPretrainerV2(encoder_network=export_tfhub_lib.get_bert_encoder(config),
+                                         mlm_activation=tf_utils.get_activation("gelu"))
+    pretrainer(pretrainer.inputs)  # creates the masked-LM head's weights
+    randomize_weights(pretrainer, seed=13)
+    prefix = tf.train.Checkpoint(**pretrainer.checkpoint_items).save(str(tmp_path / "ckpt"))
+    export_tfhub_lib.export_model(str(tmp_path / "hub"), bert_config=config, model_checkpoint_path=prefix,
+                                  with_mlm=True, vocab_file=vocab, do_lower_case=True)
+
+    model = BertPretrainer(BertEncoder.from_bert_config(checkpoint_config(tmp_path / "hub")))
+    report = load_checkpoint(tmp_path / "hub", model)
+    saved = tf.saved_model.load(str(tmp_path / "hub"))
+    assert_encoder_outputs_close(model.encoder(INPUTS), saved(INPUTS, training=False))
+    positions = np.array([[1, 2], [3, 5], [1, 3]], "int32")
+    features = {"input_ids": INPUTS["input_word_ids"], "input_mask": INPUTS["input_mask"],
+                "segment_ids": INPUTS["input_type_ids"], "masked_lm_positions": positions}
+    np.testing.assert_allclose(model(features)["masked_lm_logits"],
+                               saved.mlm({**INPUTS, "masked_lm_positions": positions})["mlm_logits"], atol=1e-5)
+    assert report.unused == []
+    assert all(name.startswith("cls/seq_relationship/") for name in report.missing), report.missing
+
+
 def test_bert_tf_export_loads_with_its_encoder_and_masked_lm(bert_tf_export):
     model = BertPretrainer(BertEncoder.from_bert_config(checkpoint_config(bert_tf_export)))
     report = load_checkpoint(bert_tf_export, model)

@@ -3,7 +3,8 @@
 Two writers make them: Model Garden's `export_tfhub` (the TF Hub and Kaggle BERTs; a
 tf_keras functional model whose encoder is the root's `layer_with_weights-0`) and bert_tf's
 `export_hub_pair` (`EncoderExport`: its encoder's variables as the list `variables`, its
-pretrainer's as `mlm/model_variables`, in the order the Keras model lists them). Both keep
+pretrainer's as `mlm/model_variables`, in the order the Keras model lists them). Both give
+the masked-LM head where the export has `mlm`. Both keep
 their weights as a TF2 checkpoint in `variables/variables`, read here by object path, and
 the vocab in `assets/vocab.txt`. `do_lower_case` and bert_tf's config are root variables.
 """
@@ -26,6 +27,8 @@ from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
 _MODEL_GARDEN_ENCODER = "layer_with_weights-0"  # export_tfhub's encoder, the functional model's only layer with weights
+# With `with_mlm`, the same encoder as its pretrainer's `encoder_network`, beside the pretrainer's `masked_lm`.
+_MODEL_GARDEN_PRETRAINER_ENCODER = f"mlm/{_MODEL_GARDEN_ENCODER}/encoder_network"
 _OURS_ENCODER, _OURS_PRETRAINER = "variables", "mlm/model_variables"
 _RECORDED = ("do_lower_case", "bert_config")  # root variables that describe the model
 _NOT_WEIGHTS = (*_RECORDED, "save_counter")
@@ -71,6 +74,13 @@ def _layout(graph: ObjectGraph, directory: str) -> str:
                           "(Model Garden's export_tfhub or bert_tf's hub export)")
 
 
+def _model_garden_encoder(graph: ObjectGraph) -> str:
+    """The object path of a Model Garden export's encoder: its pretrainer's, which has the masked-LM
+    head beside it, where the export has one."""
+    with_mlm = graph.child(0, _MODEL_GARDEN_PRETRAINER_ENCODER) is not None
+    return _MODEL_GARDEN_PRETRAINER_ENCODER if with_mlm else _MODEL_GARDEN_ENCODER
+
+
 def _activation(directory: str) -> str:
     """The transformer's `hidden_act`, from the ops of the SavedModel's functions."""
     saved_model = saved_model_pb2.SavedModel()
@@ -102,7 +112,7 @@ def read_hub_config(directory: str) -> tuple[BertConfig | None, str]:
         return None, directory
     query = graph.child(0, f"{_MODEL_GARDEN_ENCODER}/_transformer_layers/0/_attention_layer/_query_dense/kernel")
     num_heads = reader.get_variable_to_shape_map()[graph.variable_key(query)][1]
-    tensors, _ = model_garden_encoder_tensors(reader, graph, prefix, _MODEL_GARDEN_ENCODER, num_heads)
+    tensors, _ = model_garden_encoder_tensors(reader, graph, prefix, _model_garden_encoder(graph), num_heads)
     sizes = tf1_names.sizes({name: value.shape for name, value in tensors.items()})
     config = BertConfig(**sizes, num_attention_heads=num_heads, hidden_act=_activation(directory), source=directory)
     return config, directory
@@ -118,7 +128,8 @@ def read_hub_saved_model(directory: str, model) -> CheckpointWeights:
     weights = CheckpointWeights(directory, CheckpointFormat.TF_HUB.value, tensors={})
     if _layout(graph, directory) == "model_garden":
         num_heads = tf1_names.encoder_of(model).num_attention_heads
-        weights.tensors, read = model_garden_encoder_tensors(reader, graph, prefix, _MODEL_GARDEN_ENCODER, num_heads)
+        weights.tensors, read = model_garden_encoder_tensors(reader, graph, prefix, _model_garden_encoder(graph),
+                                                             num_heads)
     else:
         weights.tensors, read = _bert_tf_tensors(reader, graph, directory, tf1_names.encoder_of(model).bert_config)
     skipped = {graph.variable_key(graph.child(0, name)) for name in _NOT_WEIGHTS if graph.child(0, name) is not None}
