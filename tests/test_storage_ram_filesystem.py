@@ -126,13 +126,18 @@ def _write_checkpoint(checkpoint_format: str, directory: pathlib.Path) -> str:
     directory.mkdir(parents=True)
     if checkpoint_format == "tf1":
         return write_google_tf1_checkpoint(directory, random_tensors(google_variable_shapes()), GOOGLE_CONFIG)
-    if checkpoint_format in ("model_garden", "bert_tf", "keras"):
+    if checkpoint_format in ("model_garden", "bert_tf", "keras", "tf_hub"):
         encoder = model_garden_encoder() if checkpoint_format == "model_garden" else tiny_encoder()
         encoder(random_encoder_inputs(2, 8, TINY["vocab_size"]))
         randomize_weights(encoder, seed=1)
         if checkpoint_format == "keras":
             encoder.save(directory / "encoder.keras")
             return str(directory / "encoder.keras")
+        if checkpoint_format == "tf_hub":  # bert_tf's hub export of the encoder
+            from bert_tf.export.encoder_export import EncoderExport
+
+            tf.saved_model.save(EncoderExport(encoder), str(directory))
+            return str(directory)
         tf.train.Checkpoint(encoder=encoder).write(str(directory / "ckpt"))
         return str(directory)
     (directory / "config.json").write_text(json.dumps(hugging_face_config()))
@@ -145,8 +150,8 @@ def _write_checkpoint(checkpoint_format: str, directory: pathlib.Path) -> str:
     return str(directory)
 
 
-@pytest.mark.parametrize("checkpoint_format", ["tf1", "model_garden", "bert_tf", "keras", "hf_safetensors",
-                                               "hf_pytorch"])
+@pytest.mark.parametrize("checkpoint_format", ["tf1", "model_garden", "bert_tf", "keras", "tf_hub",
+                                               "hf_safetensors", "hf_pytorch"])
 def test_every_checkpoint_format_loads_from_ram_as_from_disk(checkpoint_format, root, tmp_path):
     local = _write_checkpoint(checkpoint_format, tmp_path / "checkpoint")
     _copy_tree(tmp_path / "checkpoint", f"{root}/checkpoint")

@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from bert_tf import io_utils
+from bert_tf import io_utils, output_kinds
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.checkpoints.checkpoint_flags import take_vocab_from_checkpoint
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
@@ -28,7 +28,7 @@ from bert_tf.finetuning.flags import REQUIRED
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
-from bert_tf.finetuning.training_backup import RUN_ID, TrainingBackup
+from bert_tf.finetuning.training_backup import BACKUP_DIR, RUN_ID, TrainingBackup
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.multitask.task_list import TaskSpec, batch_rows, parse_tasks, sampling_probabilities, task_schedule
 from bert_tf.tokenization import BertTokenizer
@@ -36,7 +36,6 @@ from bert_tf.training import optimization, runtime_flags
 from bert_tf.training.eval_results import write_eval_results
 
 FLAGS = flags.FLAGS
-BACKUP_DIR = "backup"
 MEAN_METRIC = "mean_main_metric"  # in each task's best/metrics.json
 # Common fine-tuning flags that a multi-task run has no use for, and why.
 _UNSUPPORTED = {"data_dir": "each task names its data directory in --tasks", "do_predict": "",
@@ -77,8 +76,17 @@ def run_multitask(specs: list[TaskSpec], options: FineTuningOptions, tokenizer: 
     again with the same flags resumes from `output_dir/backup`. Without `--do_train`, the
     weights come from each task's `output_dir/<task>/best`.
 
+    The run claims `output_dir`: a second run, or a directory of another kind, is refused
+    (`output_kinds.claimed`).
+
     Returns each task's eval metrics by task name (empty without `--do_eval`).
     """
+    with output_kinds.claimed(options.output_dir, "output_dir", output_kinds.FINE_TUNING):
+        return _run_multitask(specs, options, tokenizer, sampling, temperature)
+
+
+def _run_multitask(specs: list[TaskSpec], options: FineTuningOptions, tokenizer: BertTokenizer, sampling: str,
+                   temperature: float) -> dict[str, dict[str, float]]:
     if not (options.do_train or options.do_eval):
         raise ValueError("at least one of --do_train and --do_eval must be set")
     tasks = {spec.name: build_task(spec, options, tokenizer) for spec in specs}
