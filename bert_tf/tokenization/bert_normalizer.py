@@ -28,12 +28,14 @@ def _utf8_length(codepoints: tf.Tensor) -> tf.Tensor:
     return 1 + sum(tf.cast(codepoints >= bound, tf.int64) for bound in (0x80, 0x800, 0x10000))
 
 
-def _ranges_tensors(ranges):
+def ranges_tensors(ranges):
+    """`(first, last)` code point ranges -> (firsts, lasts) int32 constants, for `in_ranges`."""
     firsts, lasts = zip(*ranges)
     return tf.constant(firsts, tf.int32), tf.constant(lasts, tf.int32)
 
 
-def _in_ranges(values: tf.Tensor, ranges) -> tf.Tensor:
+def in_ranges(values: tf.Tensor, ranges) -> tf.Tensor:
+    """Whether each int32 code point of `values` lies in one of `ranges` (from `ranges_tensors`)."""
     firsts, lasts = ranges
     index = tf.searchsorted(firsts, values, side="right") - 1
     return (index >= 0) & (values <= tf.gather(lasts, tf.maximum(index, 0)))
@@ -83,14 +85,20 @@ class BertNormalizer(tf.Module):
         self._keys, self._replacements = tf.constant(keys), tf.constant(replacements)
         if lower_case:
             cased, ignorable = unicode_tables.final_sigma_ranges()
-            self._cased = _ranges_tensors(cased)
-            self._case_ignorable = _ranges_tensors(ignorable)
+            self._cased = ranges_tensors(cased)
+            self._case_ignorable = ranges_tensors(ignorable)
 
     def normalize(self, texts) -> tf.Tensor:
         """UTF-8 strings `[batch]` -> normalized strings `[batch]`."""
+        codepoints = self.normalize_to_codepoints(texts)
+        return _encode(codepoints.flat_values, codepoints.row_splits)
+
+    def normalize_to_codepoints(self, texts) -> tf.RaggedTensor:
+        """UTF-8 strings `[batch]` -> normalized code points, int32 ragged `[batch, (code points)]`."""
         chars = tf.strings.unicode_decode(texts, "UTF-8", errors="replace")
         values, lengths = self._replace(chars)
-        return _encode(values, tf.gather(_exclusive_cumsum(lengths), chars.row_splits))
+        return tf.RaggedTensor.from_row_splits(values, tf.gather(_exclusive_cumsum(lengths), chars.row_splits),
+                                               validate=False)
 
     def normalize_with_offsets_map(self, texts):
         """UTF-8 strings `[batch]` -> (normalized strings `[batch]`, offsets map)."""
@@ -127,9 +135,17 @@ class BertNormalizer(tf.Module):
         input character became `[chars]`)."""
         flat = chars.flat_values
         if self.lower_case:
-            flat = self._final_sigmas(flat, chars.value_rowids(), chars.row_splits)
+            flat = tf.cond(tf.reduce_any(flat == unicode_tables.CAPITAL_SIGMA),
+                           lambda: self._final_sigmas(flat, chars.value_rowids(), chars.row_splits),
+                           lambda: flat)
         index = tf.minimum(tf.searchsorted(self._keys, flat), tf.size(self._keys) - 1)
         changed = tf.gather(self._keys, index) == flat
+        return tf.cond(tf.reduce_any(changed), lambda: self._replace_changed(flat, index, changed),
+                       lambda: (flat, tf.ones_like(flat, tf.int64)))
+
+    def _replace_changed(self, flat, index, changed):
+        """`_replace` where some characters change: `flat` code points `[n]`, their `index` in
+        the table's keys and whether they are there."""
         width = self._replacements.shape[1]
         replaced = tf.where(changed[:, None], tf.gather(self._replacements, index),
                             tf.pad(flat[:, None], [[0, 0], [0, width - 1]], constant_values=-1))
@@ -166,8 +182,8 @@ class BertNormalizer(tf.Module):
         That is: the nearest character before it that is not case-ignorable is
         cased, and the nearest one after it (in the same string) is not.
         """
-        ignorable = _in_ranges(chars, self._case_ignorable)
-        cased = _in_ranges(chars, self._cased)
+        ignorable = in_ranges(chars, self._case_ignorable)
+        cased = in_ranges(chars, self._cased)
         kept = tf.where(~ignorable)[:, 0]  # positions of the characters not skipped
         rank = tf.cumsum(tf.cast(~ignorable, tf.int64)) - 1  # a kept position's index in `kept`
         sigmas = tf.where(chars == unicode_tables.CAPITAL_SIGMA)[:, 0]
