@@ -127,7 +127,7 @@ def masking_config(**overrides):
 def test_masking_statistics_and_never_specials():
     rng = np.random.default_rng(3)
     packed = packed_batch(rng)
-    masked, actions = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"], masking_config(), rng)
+    masked, actions, _ = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"], masking_config(), rng)
     weights = masked["masked_lm_weights"] > 0
     lengths = packed["input_mask"].sum(1)
     np.testing.assert_array_equal(weights.sum(1), masked_lm.num_to_predict(lengths, 0.15, 12))
@@ -148,7 +148,7 @@ def test_masking_statistics_and_never_specials():
 def test_masking_cap_binds():
     rng = np.random.default_rng(4)
     packed = packed_batch(rng)
-    masked, _ = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"],
+    masked, _, _ = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"],
                                       masking_config(masked_lm_prob=0.5, max_predictions_per_seq=5), rng)
     assert masked["masked_lm_weights"].sum(1).max() == 5
 
@@ -163,7 +163,7 @@ def test_masking_rows_shorter_than_the_predictions_at_any_sequence_length(seq):
     spans = PairSpans(np.zeros(4, np.int64), np.full(4, 1), np.full(4, 10), lengths - 4, np.zeros(4, np.int8))
     packed = pack_pairs(spans, np.arange(100, 100 + seq + 10, dtype=np.int32), seq, CLS, SEP, PAD)
     config = masking_config(max_predictions_per_seq=seq - 3)
-    masked, _ = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"], config, rng)
+    masked, _, _ = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"], config, rng)
     weights = masked["masked_lm_weights"] > 0
     np.testing.assert_array_equal(weights.sum(1), masked_lm.num_to_predict(lengths, 0.15, seq - 3))
     original = np.take_along_axis(packed["input_ids"], masked["masked_lm_positions"], 1)
@@ -175,8 +175,8 @@ def test_whole_word_masking_takes_whole_words():
     is_continuation = np.zeros(VOCAB, bool)
     is_continuation[500:] = True  # ids >= 500 are `##` pieces
     packed = packed_batch(rng)
-    config = masking_config(is_continuation=is_continuation)
-    masked, _ = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"], config, rng)
+    masked, _, words = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"], masking_config(), rng,
+                                             is_continuation[packed["input_ids"]])
     ids, weights = packed["input_ids"], masked["masked_lm_weights"] > 0
     chosen = np.zeros_like(ids, bool)
     np.put_along_axis(chosen, np.where(weights, masked["masked_lm_positions"], 0), True, 1)
@@ -186,6 +186,12 @@ def test_whole_word_masking_takes_whole_words():
     # A continuation piece is chosen exactly when the piece before it is.
     previous_chosen = np.pad(chosen[:, :-1], ((0, 0), (1, 0)))
     np.testing.assert_array_equal(chosen[continues], previous_chosen[continues])
+    assert words == (chosen & ~continues).sum()
+    # One draw per word: a continuation piece is [MASK] when the piece before it is (but where
+    # a random replacement happens to be [MASK]: 1 in VOCAB of them).
+    is_mask = masked["input_ids"] == MASK
+    previous_is_mask = np.pad(is_mask[:, :-1], ((0, 0), (1, 0)))
+    assert (is_mask != previous_is_mask)[chosen & continues].sum() <= 2
     budget = masked_lm.num_to_predict(packed["input_mask"].sum(1), 0.15, 12)
     assert np.all(weights.sum(1) <= budget) and np.mean(weights.sum(1) == budget) > 0.5
 

@@ -26,7 +26,8 @@ def create_pretraining_data(flag_values: flags.FlagValues = FLAGS) -> generator.
     fv = flag_values
     options = generator.PretrainingDataOptions(
         vocab_file=fv.vocab_file, do_lower_case=fv.do_lower_case, do_whole_word_mask=fv.do_whole_word_mask,
-        max_seq_length=fv.max_seq_length, max_predictions_per_seq=fv.max_predictions_per_seq,
+        word_segmenter=fv.word_segmenter, max_seq_length=fv.max_seq_length,
+        max_predictions_per_seq=fv.max_predictions_per_seq,
         random_seed=fv.random_seed, dupe_factor=fv.dupe_factor, masked_lm_prob=fv.masked_lm_prob,
         short_seq_prob=fv.short_seq_prob)
     return generator.create_pretraining_data(

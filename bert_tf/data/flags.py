@@ -10,6 +10,14 @@ import os
 from absl import flags
 
 
+def define_word_segmenter_flag(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """--word_segmenter, for whole-word masking of Chinese."""
+    flags.DEFINE_enum("word_segmenter", "none", ["none", "jieba", "rjieba"],
+                      "With --do_whole_word_mask: segment Chinese text into words with this segmenter, and "
+                      "mask all the characters of a word together (rjieba is jieba in Rust).",
+                      flag_values=flag_values)
+
+
 def define_create_pretraining_data_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     """google-research/bert's flags and defaults, plus the parallel run's and the sharding's."""
     define = dict(flag_values=flag_values)
@@ -19,6 +27,7 @@ def define_create_pretraining_data_flags(flag_values: flags.FlagValues = flags.F
     flags.DEFINE_string("vocab_file", None, "The WordPiece vocab.txt.", **define)
     flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (uncased models).", **define)
     flags.DEFINE_bool("do_whole_word_mask", False, "Mask whole words (a token and its ## pieces).", **define)
+    define_word_segmenter_flag(flag_values)
     flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.", **define)
     flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum number of masked-LM predictions per sequence.",
                          **define)

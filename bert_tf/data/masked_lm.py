@@ -5,6 +5,8 @@ tokens are to be predicted, never `[CLS]` or `[SEP]`. Words (a token and its
 following `##` pieces with whole-word masking, else single tokens) are taken in
 random order while they fit in that budget. Each chosen word becomes `[MASK]`
 80% of the time, a random vocab token 10% (per piece), and stays as it is 10%.
+With whole-word masking, the caller says which tokens continue a word
+(`word_segmentation.WordGrouper`): `##` pieces, and the characters of a Chinese word.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ class MaskingConfig:
     cls_id: int
     sep_id: int
     mask_id: int
-    is_continuation: np.ndarray | None = None  # `[vocab]` bool: `##` pieces; None = per-token masking
 
 
 def num_to_predict(lengths, masked_lm_prob: float, max_predictions_per_seq: int) -> np.ndarray:
@@ -35,12 +36,12 @@ def num_to_predict(lengths, masked_lm_prob: float, max_predictions_per_seq: int)
     return np.minimum(max_predictions_per_seq, wanted)
 
 
-def _words(candidate: np.ndarray, input_ids: np.ndarray, is_continuation: np.ndarray):
+def _words(candidate: np.ndarray, continues: np.ndarray):
     """Whole words: (word starts `[batch, seq]`, start of each token's word, word length at starts)."""
     seq = candidate.shape[1]
     columns = np.arange(seq)
     previous = np.pad(candidate[:, :-1], ((0, 0), (1, 0)))
-    word_start = candidate & ~(is_continuation[input_ids] & previous)  # `##` after a candidate continues
+    word_start = candidate & ~(continues & previous)  # a continuation after a candidate continues
     start_of = np.maximum.accumulate(np.where(word_start, columns, 0), axis=1)
     boundary = np.where(word_start | ~candidate, columns, seq)
     next_boundary = np.minimum.accumulate(boundary[:, ::-1], axis=1)[:, ::-1]  # first boundary >= column
@@ -101,45 +102,52 @@ def _choose_words(word_start: np.ndarray, word_length: np.ndarray, budget: np.nd
     return chosen
 
 
-def _chosen_positions(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingConfig,
-                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+def _chosen_positions(input_ids: np.ndarray, input_mask: np.ndarray, continues: np.ndarray | None,
+                      config: MaskingConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
     """(the positions to predict, ascending, then `seq` as padding `[batch, max_predictions_per_seq]`;
     with whole-word masking, the start of each token's word `[batch, seq]`, else None)."""
     seq = input_ids.shape[1]
     budget = num_to_predict(input_mask.sum(axis=1), config.masked_lm_prob, config.max_predictions_per_seq)
     candidate = (input_mask > 0) & (input_ids != config.cls_id) & (input_ids != config.sep_id)
-    if config.is_continuation is None:
+    if continues is None:
         return _choose_tokens(candidate, budget, config.max_predictions_per_seq, rng), None
-    word_start, start_of, word_length = _words(candidate, input_ids, config.is_continuation)
+    word_start, start_of, word_length = _words(candidate, continues)
     chosen = candidate & np.take_along_axis(_choose_words(word_start, word_length, budget, rng), start_of, 1)
     positions = np.sort(np.where(chosen, np.arange(seq), seq), axis=1)[:, :config.max_predictions_per_seq]
     return positions, start_of
 
 
 def mask_tokens(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingConfig,
-                rng: np.random.Generator) -> tuple[dict[str, np.ndarray], np.ndarray]:
+                rng: np.random.Generator,
+                continues: np.ndarray | None = None) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
     """Chooses and replaces the tokens to predict.
 
     Args:
       input_ids, input_mask: `[batch, seq]` packed pairs.
+      continues: for whole-word masking, bool `[batch, seq]`: whether each token continues
+        the word of the token before it. None masks single tokens.
 
     Returns:
-      (features, action counts): `input_ids` `[batch, seq]` with the replacements,
+      (features, action counts, words): `input_ids` `[batch, seq]` with the replacements,
       `masked_lm_positions` and `masked_lm_ids` int32 `[batch, max_predictions_per_seq]`
       (ascending positions, zero padded), `masked_lm_weights` float32 (1 per real
-      prediction); and the number of predicted tokens per action `[3]` (MASK, RANDOM, KEEP).
+      prediction); the number of predicted tokens per action `[3]` (MASK, RANDOM, KEEP);
+      the number of predicted words (tokens, without whole-word masking).
     """
     batch, seq = input_ids.shape
     rows = np.arange(batch)[:, None]
-    positions, start_of = _chosen_positions(input_ids, input_mask, config, rng)
+    positions, start_of = _chosen_positions(input_ids, input_mask, continues, config, rng)
     real = positions < seq
     positions = np.where(real, positions, 0).astype(np.int32)
     flat = rows * seq + positions  # indices into the flattened `[batch * seq]` arrays
     original = input_ids.reshape(-1)[flat]
     # One draw per word (a piece takes its word's): < 0.8 [MASK], < 0.9 unchanged, else a random token.
     draw = rng.random(positions.shape)
+    words = int(real.sum())
     if start_of is not None:  # A piece's word starts that many slots before it.
-        draw = draw[rows, np.arange(positions.shape[1]) - (positions - start_of.reshape(-1)[flat])]
+        slots_after_start = positions - start_of.reshape(-1)[flat]
+        draw = draw[rows, np.arange(positions.shape[1]) - slots_after_start]
+        words = int((real & (slots_after_start == 0)).sum())
     action = np.where(draw < 0.8, MASK, np.where(draw < 0.9, KEEP, RANDOM))
     random_ids = rng.integers(0, config.vocab_size, positions.shape)
     replacement = np.where(action == MASK, config.mask_id, np.where(action == RANDOM, random_ids, original))
@@ -151,4 +159,4 @@ def mask_tokens(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingCo
         "masked_lm_ids": np.where(real, original, 0).astype(np.int32),
         "masked_lm_weights": real.astype(np.float32),
     }
-    return features, np.bincount(action[real], minlength=3)
+    return features, np.bincount(action[real], minlength=3), words

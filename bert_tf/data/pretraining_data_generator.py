@@ -39,7 +39,7 @@ from tqdm import tqdm
 
 from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
-from bert_tf.data import corpus, example_encoder, masked_lm
+from bert_tf.data import corpus, example_encoder, masked_lm, word_segmentation
 from bert_tf.data.pretraining_instances import (Documents, PairSpans, create_pairs, pack_pairs,
                                                 truncate_pairs)
 from bert_tf.tokenization import BertTokenizer, Vocab, unicode_tables
@@ -61,6 +61,7 @@ class PretrainingDataOptions:
     vocab_file: str
     do_lower_case: bool = True
     do_whole_word_mask: bool = False
+    word_segmenter: str = "none"  # with whole-word masking: "jieba" or "rjieba" group Chinese words
     max_seq_length: int = 128
     max_predictions_per_seq: int = 20
     random_seed: int = 12345
@@ -84,6 +85,13 @@ class PretrainingDataOptions:
         def fail(message):
             raise PretrainingDataError(message)
 
+        if self.word_segmenter != "none":
+            if not self.do_whole_word_mask:
+                fail(f"--word_segmenter={self.word_segmenter} needs --do_whole_word_mask")
+            try:
+                word_segmentation.segmenter(self.word_segmenter)
+            except word_segmentation.SegmenterError as error:
+                fail(f"--word_segmenter: {error}")
         if self.max_seq_length < 5:
             fail(f"--max_seq_length={self.max_seq_length}: must be at least 5 ([CLS] A [SEP] B [SEP])")
         if bert_config_file:
@@ -119,6 +127,8 @@ class Statistics:
     real_tokens: int = 0
     random_next: int = 0
     actions: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3, np.int64))
+    masked_words: int = 0  # predicted words (tokens, without whole-word masking)
+    masked_chars: int = 0  # their characters (a `##` piece without its `##`)
     seconds: float = 0.0
 
     def add(self, other: "Statistics") -> None:
@@ -129,6 +139,10 @@ class Statistics:
     def masked_fraction(self) -> float:
         return float(self.actions.sum()) / max(self.real_tokens, 1)
 
+    @property
+    def mean_masked_word_chars(self) -> float:
+        return self.masked_chars / max(self.masked_words, 1)
+
     def summary(self) -> str:
         seconds = self.seconds
         predicted = max(int(self.actions.sum()), 1)
@@ -138,6 +152,7 @@ class Statistics:
                 f"  average real length {self.real_tokens / max(self.examples, 1):.1f} tokens;"
                 f" masked fraction {self.masked_fraction:.4f}"
                 f" ({mask:.1f}% [MASK], {rand:.1f}% random, {keep:.1f}% unchanged);"
+                f" mean masked word {self.mean_masked_word_chars:.2f} characters;"
                 f" NSP {self.random_next / max(self.examples, 1):.3f} random next /"
                 f" {1 - self.random_next / max(self.examples, 1):.3f} real next")
 
@@ -155,29 +170,36 @@ class _ChunkProcessor:
         self.masking = masked_lm.MaskingConfig(
             masked_lm_prob=options.masked_lm_prob,
             max_predictions_per_seq=options.max_predictions_per_seq,
-            vocab_size=len(vocab), cls_id=vocab.cls_id, sep_id=vocab.sep_id, mask_id=vocab.mask_id,
-            is_continuation=(np.array([t.startswith("##") for t in vocab.tokens])
-                             if options.do_whole_word_mask else None))
+            vocab_size=len(vocab), cls_id=vocab.cls_id, sep_id=vocab.sep_id, mask_id=vocab.mask_id)
+        self.words = (word_segmentation.WordGrouper(vocab.tokens, options.do_lower_case, options.word_segmenter)
+                      if options.do_whole_word_mask else None)
+        self.token_chars = np.array([len(t.removeprefix("##")) for t in vocab.tokens])  # [vocab]
 
     def _tokenize(self, lines):
         ids = self.tokenizer.tokenize(lines)
         return ids.flat_values.numpy(), ids.row_splits.numpy()
 
-    def _examples(self, spans: PairSpans, token_ids: np.ndarray,
-                  rng: np.random.Generator) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """Pairs truncated, packed and masked: (the schema's features `[pairs, ...]`, actions `[3]`)."""
+    def _examples(self, spans: PairSpans, documents: Documents,
+                  rng: np.random.Generator) -> tuple[dict[str, np.ndarray], Statistics]:
+        """Pairs truncated, packed and masked: (the schema's features `[pairs, ...]`, their statistics)."""
         spans = truncate_pairs(spans, self.options.max_num_tokens, rng)
-        features = pack_pairs(spans, token_ids, self.options.max_seq_length, **self.special_ids)
-        masked, actions = masked_lm.mask_tokens(features["input_ids"], features["input_mask"],
-                                                self.masking, rng)
+        features = pack_pairs(spans, documents.token_ids, self.options.max_seq_length, **self.special_ids,
+                              continues=documents.continues)
+        masked, actions, words = masked_lm.mask_tokens(features["input_ids"], features["input_mask"],
+                                                       self.masking, rng, features.pop("continues", None))
         features.update(masked)
         features["next_sentence_labels"] = spans.is_random_next
-        return features, actions
+        predicted = masked["masked_lm_weights"] > 0
+        stats = Statistics(examples=len(spans), real_tokens=int(features["input_mask"].sum()),
+                           random_next=int(spans.is_random_next.sum()), actions=actions, masked_words=words,
+                           masked_chars=int(self.token_chars[masked["masked_lm_ids"][predicted]].sum()))
+        return features, stats
 
     def __call__(self, chunk: corpus.CorpusChunk) -> tuple[str, np.ndarray, Statistics]:
         """(the scratch file's path, the size of each record in it `[examples]`, statistics)."""
         options = self.options
-        documents = Documents.from_lines(corpus.read_chunk(chunk), self._tokenize)
+        documents = Documents.from_lines(corpus.read_chunk(chunk), self._tokenize,
+                                         None if self.words is None else self.words.continues)
         seeds = np.random.SeedSequence([options.random_seed, chunk.index])
         py_rng = random.Random(int(seeds.generate_state(1)[0]))
         np_rng = np.random.default_rng(seeds)
@@ -192,13 +214,12 @@ class _ChunkProcessor:
         with tf.io.TFRecordWriter(path) as writer:
             for begin in range(0, len(spans), _BATCH):
                 batch = spans.take(np.arange(begin, min(begin + _BATCH, len(spans))))
-                features, actions = self._examples(batch, documents.token_ids, np_rng)
+                features, batch_stats = self._examples(batch, documents, np_rng)
                 data, lengths = example_encoder.encode_batch(features)
                 for record in example_encoder.split_records(data, lengths):
                     writer.write(record)
                 sizes.append(lengths + _TFRECORD_FRAMING)
-                stats.add(Statistics(examples=len(batch), real_tokens=int(features["input_mask"].sum()),
-                                     random_next=int(batch.is_random_next.sum()), actions=actions))
+                stats.add(batch_stats)
         return path, np.concatenate(sizes), stats
 
 

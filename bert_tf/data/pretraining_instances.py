@@ -23,11 +23,13 @@ _TOKENIZE_BATCH = 1 << 16  # lines per tokenizer call
 @dataclasses.dataclass(frozen=True)
 class Documents:
     """Tokenized documents: `token_ids` `[tokens]`; sentence k is `token_ids[sentence_splits[k]:sentence_splits[k + 1]]`;
-    document d is sentences `document_splits[d]:document_splits[d + 1]`. No document or sentence is empty."""
+    document d is sentences `document_splits[d]:document_splits[d + 1]`. No document or sentence is empty.
+    `continues` `[tokens]`, for whole-word masking: whether a token continues the word of the one before it."""
 
     token_ids: np.ndarray
     sentence_splits: np.ndarray
     document_splits: np.ndarray
+    continues: np.ndarray | None = None
 
     @property
     def num_documents(self) -> int:
@@ -35,19 +37,23 @@ class Documents:
 
     @classmethod
     def from_lines(cls, lines: Sequence[str],
-                   tokenize: Callable[[list[str]], tuple[np.ndarray, np.ndarray]]) -> "Documents":
+                   tokenize: Callable[[list[str]], tuple[np.ndarray, np.ndarray]],
+                   continues: Callable[[list[str], np.ndarray], np.ndarray] | None = None) -> "Documents":
         """Lines (stripped) -> documents, split at blank lines.
 
         `tokenize(lines)` returns (flat ids, row splits). As in google-research/bert,
         a line that yields no token is dropped and does not end a document.
+        `continues(lines, flat ids)`, if given, marks the tokens that continue a word.
         """
         texts = [line for line in lines if line]
         blank = np.fromiter((not line for line in lines), bool, len(lines))
-        ids, counts = [], []
+        ids, counts, continuing = [], [], []
         for i in range(0, len(texts), _TOKENIZE_BATCH):
             flat, splits = tokenize(texts[i:i + _TOKENIZE_BATCH])
             ids.append(flat.astype(np.int32))
             counts.append(np.diff(splits))
+            if continues is not None:
+                continuing.append(continues(texts[i:i + _TOKENIZE_BATCH], flat))
         counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
         document_of_text = np.cumsum(blank)[~blank]  # index of the document of each non-blank line
         kept = counts > 0
@@ -56,7 +62,8 @@ class Documents:
         return cls(
             token_ids=np.concatenate(ids) if ids else np.zeros(0, np.int32),
             sentence_splits=np.concatenate([[0], np.cumsum(counts[kept])]).astype(np.int64),
-            document_splits=np.append(first_sentences, len(document_of_sentence)).astype(np.int64))
+            document_splits=np.append(first_sentences, len(document_of_sentence)).astype(np.int64),
+            continues=None if continues is None else np.concatenate(continuing) if continuing else np.zeros(0, bool))
 
 
 @dataclasses.dataclass
@@ -154,9 +161,10 @@ def truncate_pairs(spans: PairSpans, max_num_tokens: int, rng: np.random.Generat
 
 
 def pack_pairs(spans: PairSpans, token_ids: np.ndarray, max_seq_length: int, cls_id: int,
-               sep_id: int, pad_id: int) -> dict[str, np.ndarray]:
+               sep_id: int, pad_id: int, continues: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """`[CLS] A [SEP] B [SEP]`, padded, each `[pairs, max_seq_length]`: `input_ids` int32,
-    `segment_ids` and `input_mask` bool."""
+    `segment_ids` and `input_mask` bool; with `continues` (aligned with `token_ids`), also
+    `continues` bool, False at `[CLS]`, `[SEP]` and padding."""
     j = np.arange(max_seq_length, dtype=np.int32)
     a_length = spans.a_length.astype(np.int32)[:, None]
     length = a_length + spans.b_length.astype(np.int32)[:, None] + 3
@@ -170,4 +178,7 @@ def pack_pairs(spans: PairSpans, token_ids: np.ndarray, max_seq_length: int, cls
     input_ids[:, 0] = cls_id
     input_ids[(j == a_length + 1) | (j == length - 1)] = sep_id
     input_mask = j < length
-    return {"input_ids": input_ids, "segment_ids": in_b & input_mask, "input_mask": input_mask}
+    packed = {"input_ids": input_ids, "segment_ids": in_b & input_mask, "input_mask": input_mask}
+    if continues is not None:
+        packed["continues"] = continues[source] & is_token
+    return packed

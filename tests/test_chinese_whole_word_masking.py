@@ -1,0 +1,100 @@
+"""Whole-word masking of Chinese: words from a segmenter, `##` pieces elsewhere, the same records for any
+number of workers."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.data import pretraining_data_generator as generator
+from bert_tf.data import pretraining_features
+from bert_tf.data.word_segmentation import SegmenterError, WordGrouper, segmenter
+from bert_tf.tokenization import BertTokenizer
+from bert_test_utils import REPO, run_script
+
+FIXTURES = REPO / "tests" / "fixtures" / "chinese"
+NEWS, VOCAB = FIXTURES / "news.txt", str(FIXTURES / "vocab.txt")  # VOCAB: a subset of bert-base-chinese's
+SEQ, PREDICTIONS = 64, 10
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return BertTokenizer(VOCAB, do_lower_case=True, split_special_tokens=True)
+
+
+def grouped(tokenizer, lines, word_segmenter):
+    """The lines' tokens, a space before each that starts a word."""
+    ids = tokenizer.tokenize(lines).flat_values.numpy()
+    continues = WordGrouper(tokenizer.vocab.tokens, True, word_segmenter).continues(lines, ids)
+    return "".join(("" if c else " ") + t for t, c in zip(tokenizer.convert_ids_to_tokens(ids), continues))
+
+
+@pytest.mark.parametrize("word_segmenter", ["rjieba", "jieba"])
+def test_segmented_chinese_words_and_english_word_pieces(tokenizer, word_segmenter):
+    lines = ["南京市今天发布了新的公共交通计划。", "基于BERT模型的系统，准确率达到了９２％！"]
+    assert grouped(tokenizer, lines, word_segmenter) == (
+        " 南京市 今天 发布 了 新 的 公共交通 计划 。"
+        " 基于 be##rt 模型 的 系统 ， 准确率 达到 了 ９##２ ％ ！")
+
+
+def test_without_a_segmenter_only_word_pieces_group(tokenizer):
+    assert grouped(tokenizer, ["基于BERT模型"], "none") == " 基 于 be##rt 模 型"
+
+
+def test_characters_outside_the_vocab_and_line_ends_break_words(tokenizer):
+    # 龘 and 好 are not in the fixture vocab: [UNK], each a word; 市民 still groups, and no word spans lines.
+    assert grouped(tokenizer, ["龘市民说“好”", "计划", "计划"], "rjieba") == (
+        " [UNK] 市民 说 [UNK] [UNK] [UNK] 计划 计划")
+
+
+def test_unknown_segmenter():
+    with pytest.raises(SegmenterError, match="unknown word segmenter 'ltp'"):
+        segmenter("ltp")
+
+
+def create(tmp_path, name, **options):
+    path = tmp_path / f"{name}.tfrecord"
+    stats = generator.create_pretraining_data(
+        [str(NEWS)], [str(path)], generator.PretrainingDataOptions(
+            vocab_file=VOCAB, max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS, dupe_factor=5, **options),
+        progress=False)
+    return path, stats
+
+
+def test_whole_words_masked_together_and_reported(tmp_path):
+    path, stats = create(tmp_path, "wwm", do_whole_word_mask=True, word_segmenter="rjieba")
+    _, per_char = create(tmp_path, "chars")
+    assert stats.mean_masked_word_chars > 1.4 and per_char.mean_masked_word_chars < 1.1
+    assert "mean masked word" in stats.summary()
+    features = next(iter(tf.data.TFRecordDataset(str(path)).batch(1000).map(
+        lambda s: pretraining_features.parse_examples(s, SEQ, PREDICTIONS))))
+    weights = features["masked_lm_weights"].numpy() > 0
+    assert abs(weights.sum() / features["input_mask"].numpy().sum() - 0.15) < 0.03
+    # A word is masked with one draw: adjacent predictions are [MASK] together more often than apart.
+    positions = features["masked_lm_positions"].numpy()
+    at = np.take_along_axis(features["input_ids"].numpy(), positions, 1) == BertTokenizer(VOCAB).vocab.mask_id
+    adjacent = weights[:, 1:] & weights[:, :-1] & (positions[:, 1:] == positions[:, :-1] + 1)
+    assert np.mean(at[:, 1:][adjacent] == at[:, :-1][adjacent]) > 0.9
+
+
+def test_records_identical_for_any_num_workers(tmp_path):
+    """Two worker processes (the script) write what this process alone writes."""
+    out = tmp_path / "two_workers.tfrecord"
+    result = run_script("create_pretraining_data.py", f"--input_file={NEWS}", f"--output_file={out}",
+                        f"--vocab_file={VOCAB}", "--do_whole_word_mask", "--word_segmenter=rjieba",
+                        f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PREDICTIONS}",
+                        "--dupe_factor=2", "--chunk_mb=0.0005", "--num_workers=2")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "mean masked word" in result.stdout
+    path = tmp_path / "one_worker.tfrecord"
+    generator.create_pretraining_data(
+        [str(NEWS)], [str(path)], generator.PretrainingDataOptions(
+            vocab_file=VOCAB, do_whole_word_mask=True, word_segmenter="rjieba", max_seq_length=SEQ,
+            max_predictions_per_seq=PREDICTIONS, dupe_factor=2), num_workers=1, chunk_bytes=524, progress=False)
+    assert path.read_bytes() == out.read_bytes()
+
+
+def test_a_segmenter_needs_whole_word_masking(tmp_path):
+    with pytest.raises(generator.PretrainingDataError,
+                       match="^--word_segmenter=rjieba needs --do_whole_word_mask$"):
+        create(tmp_path, "out", word_segmenter="rjieba")
+    assert not list(tmp_path.iterdir())
