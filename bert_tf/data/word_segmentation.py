@@ -18,6 +18,7 @@ from bert_tf.tokenization import unicode_tables
 
 SEGMENTERS = ("none", "jieba", "rjieba")
 _CODEPOINTS = 0x30000  # past the last CJK range
+_COMPATIBILITY_RANGES = ((0xF900, 0xFAFF), (0x2F800, 0x2FA1F))  # CJK ranges that NFD changes
 
 
 class SegmenterError(UserInputError):
@@ -62,13 +63,13 @@ class WordGrouper:
         self._cut = None if word_segmenter == "none" else segmenter(word_segmenter)
         # A CJK character is a token of its own: its id, if the vocab has it (else [UNK]).
         self.is_cjk_token = np.array([_is_cjk_char(t) for t in tokens])  # [vocab]
-        in_vocab = set(tokens)
         self._cjk_in_vocab = np.zeros(_CODEPOINTS, bool)  # [codepoints]: a CJK character that is a token
-        for first, last in unicode_tables.CJK_RANGES:
-            for codepoint in range(first, last + 1):
-                char = chr(codepoint)
-                if (unicode_tables.normalize_char(char, do_lower_case) if do_lower_case else char) in in_vocab:
-                    self._cjk_in_vocab[codepoint] = True
+        self._cjk_in_vocab[[ord(t) for t in np.array(tokens, object)[self.is_cjk_token]]] = True
+        if do_lower_case:  # NFD maps the compatibility ideographs to unified ones
+            in_vocab = set(tokens)
+            for first, last in _COMPATIBILITY_RANGES:
+                for codepoint in range(first, last + 1):
+                    self._cjk_in_vocab[codepoint] = unicode_tables.normalize_char(chr(codepoint), True) in in_vocab
 
     def continues(self, lines: Sequence[str], token_ids: np.ndarray) -> np.ndarray:
         """Whether each token continues the word of the token before it, bool `[tokens]`.
