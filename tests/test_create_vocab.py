@@ -7,8 +7,8 @@ from absl import flags
 
 from bert_tf.data import cli, vocab_learner
 from bert_tf.data.flags import define_create_vocab_flags
-from bert_tf.tokenization import SPECIAL_TOKENS, BertTokenizer
-from bert_test_utils import assert_fails_with_line, run_script, write_file
+from bert_tf.tokenization import SPECIAL_TOKENS, BertTokenizer, unicode_tables
+from bert_test_utils import REPO, assert_fails_with_line, run_script, write_file
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +124,28 @@ def test_main_reports_one_line_errors(corpus, tmp_path, capsys, argv, message):
     assert exit_.value.code == 1
     assert capsys.readouterr().err.strip().splitlines() == [f"create_vocab.py: error: {fill(message)}"]
     assert list(tmp_path.iterdir()) == [] and corpus.read_bytes() == text
+
+
+CHINESE_NEWS = REPO / "tests" / "fixtures" / "chinese" / "news.txt"
+
+
+def test_chinese_vocab_keeps_cjk_characters_whole_only(tmp_path):
+    """Real mixed Chinese text: each CJK character once, no ## copy (the tokenizer never uses one);
+    other characters still have theirs; nothing tokenizes to [UNK]."""
+    lines = CHINESE_NEWS.read_text(encoding="utf-8").split("\n")
+    tokens = vocab_learner.create_vocab(str(CHINESE_NEWS), tmp_path / "vocab.txt", 700)
+    cjk = {c for line in lines for c in line if unicode_tables.is_cjk_char(c)}
+    assert len(cjk) > 250 and cjk <= set(tokens)
+    assert not [t for t in tokens if unicode_tables.is_cjk_char(t.removeprefix("##")) and t.startswith("##")]
+    assert {"##e", "##t", "##２"} <= set(tokens)  # from "bert", "english", "９２"
+    tokenizer = BertTokenizer(tmp_path / "vocab.txt")
+    assert tokenizer.vocab.unk_id not in tokenizer.tokenize(lines).flat_values.numpy()
+    kept = vocab_learner.create_vocab(str(CHINESE_NEWS), tmp_path / "kept.txt", 700, keep_cjk_suffix_pieces=True)
+    assert {f"##{c}" for c in cjk} <= set(kept)
+
+
+def test_smallest_chinese_vocab_counts_no_cjk_suffix_pieces(tmp_path):
+    path = write_file(tmp_path / "corpus.txt", "中文ab\n")  # 中, 文, a, ##a, b, ##b and 5 reserved
+    with pytest.raises(ValueError, match=r"use --vocab_size=11 or more$"):
+        vocab_learner.create_vocab(str(path), tmp_path / "vocab.txt", 10)
+    assert vocab_learner.create_vocab(str(path), tmp_path / "vocab.txt", 11)[5:] == ["a", "b", "中", "文", "##a", "##b"]

@@ -10,7 +10,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from official.nlp.tools import tokenization as reference
 
-from bert_test_utils import write_cased_vocab, write_word_vocab
+from bert_test_utils import REPO, write_cased_vocab, write_word_vocab
 from bert_tf.tokenization import BasicTokenizer, BertTokenizer, unicode_tables
 
 # Characters where BasicTokenizer's rules bite: case, accents and combining marks, the
@@ -330,3 +330,19 @@ def test_an_uncased_vocab_without_lower_casing_is_refused(uncased_vocab_file, tm
     tokenizer = BertTokenizer(accented, do_lower_case=False)
     ids = tokenizer.tokenize(["l'été au café"])
     assert tokenizer.convert_ids_to_tokens(ids[0].numpy()) == ["l", "'", "été", "au", "café"]
+
+
+def test_chinese_vocab_matches_full_tokenizer():
+    """bert-base-chinese's vocab (a subset of it, in its order) on real Chinese, mixed Chinese-English
+    text, full-width punctuation, letters and digits, and the characters BERT's rules change."""
+    fixtures = REPO / "tests" / "fixtures" / "chinese"
+    vocab = str(fixtures / "vocab.txt")
+    texts = (fixtures / "news.txt").read_text(encoding="utf-8").split("\n") + [
+        "这家公司推出了基于BERT-base的中文模型，准确率达到９２％。", "Ｈｅｌｌｏ　Ｗｏｒｌｄ！２０２４年【测试】《三体》",
+        "……——“引号”（括号）１２３４５６７８９０", "ＡＢＣ，abc，Abc。", "\uf900\u3000中文\u200b模型\tBERT模型"]
+    ours = BertTokenizer(vocab, do_lower_case=True)
+    full = reference.FullTokenizer(vocab, do_lower_case=True)
+    assert ours.tokenize(texts).to_list() == reference_ids(full, texts)
+    texts.append("中文[MASK]模型[SEP]")  # the reference splits special tokens in text
+    special_split = BertTokenizer(vocab, do_lower_case=True, split_special_tokens=True)
+    assert special_split.tokenize(texts).to_list() == reference_ids(full, texts)

@@ -51,7 +51,7 @@ def _create_vocab_main(argv, flag_values: flags.FlagValues) -> None:
     reject_arguments(argv)
     fv = flag_values
     tokens = vocab_learner.create_vocab(fv.input_file, fv.output_file, fv.vocab_size, fv.do_lower_case,
-                                        fv.num_unused)
+                                        fv.num_unused, fv.keep_cjk_suffix_pieces)
     print(f"Wrote {len(tokens)} tokens to {fv.output_file}")
 
 

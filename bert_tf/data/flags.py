@@ -56,4 +56,6 @@ def define_create_vocab_flags(flag_values: flags.FlagValues = flags.FLAGS) -> No
     flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents, as an uncased BERT.", **define)
     flags.DEFINE_integer("num_unused", 0, "Number of [unusedN] slots after the special tokens.", lower_bound=0,
                          **define)
+    flags.DEFINE_bool("keep_cjk_suffix_pieces", False, "Also keep a ## copy of each CJK character (the "
+                      "tokenizer makes every CJK character a word of its own, so it never uses them).", **define)
     flags.mark_flags_as_required(["input_file", "output_file"], **define)

@@ -5,6 +5,8 @@ rules, the same split `BertTokenizer` applies before WordPiece), and
 `wordpiece_tokenizer_learner_lib.learn` learns the pieces from the word counts.
 `bert_vocab_from_dataset` would split with tensorflow-text's own BasicTokenizer,
 whose normalization differs, which would leave pieces our tokenizer never asks for.
+A CJK character is always a word of its own, so its `##` copy, which the learner
+adds for every character, is never used: it is left out unless asked for.
 
 Example:
 >>> with open("corpus.txt", "w") as corpus_file:
@@ -26,6 +28,7 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 
 from bert_tf import io_utils
 from bert_tf.data import corpus
+from bert_tf.tokenization import unicode_tables
 from bert_tf.tokenization.basic_tokenizer import BasicTokenizer
 from bert_tf.tokenization.vocab import SPECIAL_TOKENS
 
@@ -49,25 +52,29 @@ def count_words(files, do_lower_case: bool, batch_size: int = 1024) -> collectio
         raise ValueError(f"--input_file: no words in {', '.join(files)}") from None
 
 
-def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: int = 0) -> list[str]:
+def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: int = 0,
+                keep_cjk_suffix_pieces: bool = False) -> list[str]:
     """The WordPiece vocab (at most `vocab_size` tokens, reserved ones first) of `files`.
 
     Every character of the corpus's words (those of up to `MAX_TOKEN_LENGTH` characters) is
-    kept, also as a `##` piece, so a small `vocab_size` can be out of reach: a `ValueError`
-    then names the smallest size, before any learning.
+    kept, also as a `##` piece (CJK characters only with `keep_cjk_suffix_pieces`), so a small
+    `vocab_size` can be out of reach: a `ValueError` then names the smallest size, before any learning.
     """
     reserved = reserved_tokens(num_unused)
     if vocab_size <= len(reserved):
         raise ValueError(f"--vocab_size={vocab_size} leaves no room after the {len(reserved)} reserved tokens")
     word_counts = count_words(files, do_lower_case)
-    num_chars = len(learned_characters(word_counts, reserved))
-    smallest = len(reserved) + 2 * num_chars  # the reserved tokens, each character and its ## piece
+    chars = learned_characters(word_counts, reserved)
+    unused_pieces = set() if keep_cjk_suffix_pieces else {f"##{c}" for c in chars if unicode_tables.is_cjk_char(c)}
+    smallest = len(reserved) + 2 * len(chars) - len(unused_pieces)  # the reserved tokens, characters, ## pieces
     if vocab_size < smallest:
         raise ValueError(f"--vocab_size={vocab_size} is too small for this corpus: the smallest vocab it can "
-                         f"learn has {smallest} tokens (its {num_chars} characters, each also as a ## piece, and "
-                         f"{len(reserved)} reserved tokens); use --vocab_size={smallest} or more")
-    tokens = learner.learn(word_counts, vocab_size, reserved, max_token_length=MAX_TOKEN_LENGTH,
-                           max_unique_chars=num_chars)
+                         f"learn has {smallest} tokens (its {len(chars)} characters, those but CJK also as a ## "
+                         f"piece, and {len(reserved)} reserved tokens); use --vocab_size={smallest} or more")
+    # The learner counts the unused pieces in its size: learn that many more, then drop them.
+    tokens = learner.learn(word_counts, vocab_size + len(unused_pieces), reserved,
+                           max_token_length=MAX_TOKEN_LENGTH, max_unique_chars=len(chars))
+    tokens = [token for token in tokens if token not in unused_pieces]
     if len(tokens) > vocab_size:  # the learner's search over count thresholds can end above the size
         tokens = drop_least_used_pieces(tokens, len(reserved), vocab_size, word_counts)
     return tokens
@@ -117,7 +124,7 @@ def drop_least_used_pieces(tokens: list[str], num_reserved: int, vocab_size: int
 
 
 def create_vocab(input_file: str, output_file: str | os.PathLike, vocab_size: int,
-                 do_lower_case: bool = True, num_unused: int = 0) -> list[str]:
+                 do_lower_case: bool = True, num_unused: int = 0, keep_cjk_suffix_pieces: bool = False) -> list[str]:
     """Learns the vocab of the corpus globs `input_file` (comma-separated) into `output_file`.
 
     The file is written atomically, one token a line. Bad arguments (a glob that
@@ -130,6 +137,6 @@ def create_vocab(input_file: str, output_file: str | os.PathLike, vocab_size: in
     corpus.check_output_files([os.fspath(output_file)], files)
     corpus.check_corpus(files)
     corpus.check_output_directory(output_file)
-    tokens = learn_vocab(files, vocab_size, do_lower_case, num_unused)
+    tokens = learn_vocab(files, vocab_size, do_lower_case, num_unused, keep_cjk_suffix_pieces)
     io_utils.atomic_write_text(output_file, "".join(f"{token}\n" for token in tokens))
     return tokens

@@ -44,11 +44,6 @@ def segmenter(name: str) -> Callable[[str], list[str]]:
     return jieba.lcut
 
 
-def _is_cjk_char(token: str) -> bool:
-    """Whether `token` is one character that BERT's tokenizer isolates as CJK."""
-    return len(token) == 1 and any(first <= ord(token) <= last for first, last in unicode_tables.CJK_RANGES)
-
-
 class WordGrouper:
     """Marks the tokens that continue the previous token's word.
 
@@ -62,7 +57,7 @@ class WordGrouper:
         self.is_piece = np.array([t.startswith("##") for t in tokens])  # [vocab]
         self._cut = None if word_segmenter == "none" else segmenter(word_segmenter)
         # A CJK character is a token of its own: its id, if the vocab has it (else [UNK]).
-        self.is_cjk_token = np.array([_is_cjk_char(t) for t in tokens])  # [vocab]
+        self.is_cjk_token = np.array([unicode_tables.is_cjk_char(t) for t in tokens])  # [vocab]
         self._cjk_in_vocab = np.zeros(_CODEPOINTS, bool)  # [codepoints]: a CJK character that is a token
         self._cjk_in_vocab[[ord(t) for t in np.array(tokens, object)[self.is_cjk_token]]] = True
         if do_lower_case:  # NFD maps the compatibility ideographs to unified ones

@@ -31,6 +31,11 @@ ASCII_PUNCTUATION_RANGES = ((33, 47), (58, 64), (91, 96), (123, 126))  # BasicTo
 CAPITAL_SIGMA, FINAL_SIGMA = 0x3A3, 0x3C2
 
 
+def is_cjk_char(token: str) -> bool:
+    """Whether `token` is one character of the `CJK_RANGES`: BasicTokenizer makes each a word of its own."""
+    return len(token) == 1 and any(first <= ord(token) <= last for first, last in CJK_RANGES)
+
+
 def is_whitespace(char: str) -> bool:
     """BasicTokenizer's `_is_whitespace`: space, tab, newline, return and category Zs."""
     return char in " \t\n\r" or unicodedata.category(char) == "Zs"
