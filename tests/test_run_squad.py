@@ -239,3 +239,33 @@ def test_task_name_is_no_flag_of_squad():
     result = run_script("run_squad.py", "--task_name=MRPC")
     assert result.returncode == 1
     assert "Unknown command line flag 'task_name'" in result.stderr
+
+
+def test_cmrc2018_reads_chinese_character_offsets_and_scores_with_its_metric(tmp_path):
+    """CMRC 2018 from --data_dir: gold spans of unsegmented Chinese land on their characters, and
+    the task scores them with CMRC's metric (SQuAD's whitespace-word F1 would score a near miss 0)."""
+    chinese = REPO / "tests" / "fixtures" / "chinese"
+    shutil.copy(chinese / "cmrc2018_dev.json", tmp_path / "cmrc2018_dev.json")
+    options = FineTuningOptions(data_dir=str(tmp_path), vocab_file=str(chinese / "vocab.txt"),
+                                output_dir=str(tmp_path / "out"), max_seq_length=48, do_eval=True)
+    task = SquadTask(options, BertTokenizer(options.vocab_file), task="cmrc2018", doc_stride=16,
+                     max_query_length=16)
+    encoded = task.encode("dev")
+    examples, features = encoded.metadata
+    assert len(features.example_index) > len(examples)  # contexts longer than a window
+    seq = features.start_positions.shape[0], options.max_seq_length
+    oracle = {"start_logits": np.eye(seq[1])[features.start_positions] * 10,
+              "end_logits": np.eye(seq[1])[features.end_positions] * 10}
+    predictions = task._postprocess(encoded, oracle).predictions
+    assert predictions["CMRC_DEV_1"] == "明年年底" and predictions["CMRC_DEV_4"] == "９２％"
+    assert task.evaluate("dev", encoded, oracle) == {"exact_match": 100.0, "f1": 100.0}
+    near_miss = {**oracle, "end_logits": np.eye(seq[1])[np.maximum(features.end_positions - 1, features.start_positions)] * 10}
+    scores = task.evaluate("dev", encoded, near_miss)
+    assert 50 < scores["f1"] < 100 and scores["exact_match"] < 100
+
+
+def test_cmrc2018_has_no_unanswerable_questions(tmp_path):
+    options = FineTuningOptions(data_dir=str(tmp_path), vocab_file=str(REPO / "tests/fixtures/chinese/vocab.txt"),
+                                output_dir=str(tmp_path / "out"))
+    with pytest.raises(ValueError, match="--task=cmrc2018 has no unanswerable questions"):
+        SquadTask(options, BertTokenizer(options.vocab_file), task="cmrc2018", version_2_with_negative=True)

@@ -158,3 +158,33 @@ def test_official_evaluator_v2_on_hand_checked_predictions():
     # at -3; g (answerable, 0) +0; f (a wrong span) -1; e (null) +0.
     assert scores["best_f1"] == pytest.approx(100 * (2 + 1 + 2 / 3) / 5)
     assert scores["best_f1_thresh"] == -3.0
+
+
+def test_cmrc2018_units_split_chinese_by_character_and_drop_punctuation_and_spaces():
+    assert squad_metrics.cmrc2018_units(" 基于BERT模型，准确率 92%。") == ["基", "于", "bert", "模", "型", "准", "确",
+                                                                      "率", "92", "%"]
+    assert squad_metrics.cmrc2018_units("《三体》", remove_punctuation=False) == ["《", "三", "体", "》"]
+
+
+@pytest.mark.parametrize("answers,prediction,f1,em", [
+    (["北京大学"], "北京大学", 1.0, 1.0),
+    # Longest common run 北京 (2 units, not the 4 shared characters): P 2/5, R 2/4.
+    (["北京大学"], "北京的大学", 2 * 0.4 * 0.5 / 0.9, 0.0),
+    (["《三体》"], "三体", 1.0, 1.0),  # punctuation removed for both scores
+    (["三十七公里", "全长三十七公里"], "全长三十七公里。", 1.0, 1.0),  # the best gold answer
+    (["明年年底"], "年底", 2 * 1.0 * 0.5 / 1.5, 0.0),  # P 2/2, R 2/4
+    (["BERT模型"], "bert 模型", 1.0, 0.0),  # lower-cased units; EM keeps the space
+    (["三位"], "五位作家", 2 * 0.25 * 0.5 / 0.75, 0.0),  # 位: P 1/4, R 1/2
+    (["九十二"], "八十", 2 * 0.5 * (1 / 3) / (0.5 + 1 / 3), 0.0),
+    (["九十二"], "，", 0.0, 0.0),
+])
+def test_cmrc2018_scores_on_hand_worked_answers(answers, prediction, f1, em):
+    assert squad_metrics.cmrc2018_f1(answers, prediction) == pytest.approx(f1)
+    assert squad_metrics.cmrc2018_exact_match(answers, prediction) == em
+
+
+def test_cmrc2018_evaluate_averages_over_questions():
+    examples = [SquadExample("a", "", "北京大学", [("北京大学", 0)]), SquadExample("b", "", "三位作家", [("三位", 0)]),
+                SquadExample("c", "", "三位作家", [("三位", 0)])]
+    scores = squad_metrics.evaluate_cmrc2018(examples, {"a": "北京的大学", "b": "三位"})  # c: no prediction
+    assert scores == pytest.approx({"exact_match": 100 / 3, "f1": 100 * (4 / 9 + 1) / 3})

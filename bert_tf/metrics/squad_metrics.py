@@ -3,7 +3,8 @@
 `postprocess` turns per-window `start_logits`/`end_logits` into the contents of
 google-research/bert's `predictions.json`, `nbest_predictions.json` and, for
 SQuAD 2.0, `null_odds.json`; `evaluate` scores predictions with Model Garden's
-copies of the official SQuAD v1.1 and v2.0 evaluation scripts.
+copies of the official SQuAD v1.1 and v2.0 evaluation scripts, and
+`evaluate_cmrc2018` with CMRC 2018's rules (character-level, for Chinese).
 
 Example:
 >>> from bert_tf.data.squad import convert_examples_to_features, read_squad_examples
@@ -22,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 from absl import logging
@@ -161,3 +163,77 @@ def evaluate(examples, predictions: dict[str, str], null_odds: dict[str, float] 
         result.update(best_exact=best["final_exact"], best_exact_thresh=best["final_exact_thresh"],
                       best_f1=best["final_f1"], best_f1_thresh=best["final_f1_thresh"])
     return {name: float(value) for name, value in result.items()}
+
+
+# CMRC 2018's evaluation script (cmrc2018_evaluate.py): the punctuation it removes, and what it
+# takes for Chinese (each such character, and each of its punctuation, is a unit of its own).
+CMRC_PUNCTUATION = frozenset("-:_*^/\\~`+=，。：？！“”；’《》·、「」（）－～『』")
+_CMRC_CHINESE = re.compile("[\u4e00-\u9fa5]")
+_CMRC_OTHER_WORDS = re.compile(r"\w+|[^\w\s]")  # its nltk.word_tokenize on the text between
+
+
+def cmrc2018_units(text: str, remove_punctuation: bool = True) -> list[str]:
+    """CMRC 2018's `mixed_segmentation`: lower-cased, each Chinese character and punctuation mark
+    a unit, the runs of other text split into words and punctuation (where the official script
+    calls nltk's word tokenizer), whitespace dropped.
+
+    >>> cmrc2018_units("BERT 模型，2018年。")
+    ['bert', '模', '型', '2018', '年']
+    """
+    units, run = [], []
+    for char in text.lower().strip():
+        if remove_punctuation and char in CMRC_PUNCTUATION:
+            continue
+        if _CMRC_CHINESE.match(char) or char in CMRC_PUNCTUATION:
+            units += _CMRC_OTHER_WORDS.findall("".join(run))
+            run = []
+            units.append(char)
+        else:
+            run.append(char)
+    return units + _CMRC_OTHER_WORDS.findall("".join(run))
+
+
+def _longest_common_run(a: list[str], b: list[str]) -> int:
+    """The length of the longest contiguous run of units that `a` and `b` share."""
+    best, previous = 0, [0] * (len(b) + 1)
+    for x in a:
+        current = [0] * (len(b) + 1)
+        for j, y in enumerate(b):
+            if x == y:
+                current[j + 1] = previous[j] + 1
+                best = max(best, current[j + 1])
+        previous = current
+    return best
+
+
+def cmrc2018_f1(answers: list[str], prediction: str) -> float:
+    """The best, over the gold `answers`, of the F1 (0-1) of the longest common run of units."""
+    predicted = cmrc2018_units(prediction)
+    scores = [0.0]
+    for answer in answers:
+        gold = cmrc2018_units(answer)
+        common = _longest_common_run(gold, predicted)
+        if common:
+            precision, recall = common / len(predicted), common / len(gold)
+            scores.append(2 * precision * recall / (precision + recall))
+    return max(scores)
+
+
+def cmrc2018_exact_match(answers: list[str], prediction: str) -> float:
+    """1.0 if the prediction equals a gold answer once lower-cased, stripped and without punctuation."""
+    def normalize(text):
+        return "".join(c for c in text.lower().strip() if c not in CMRC_PUNCTUATION)
+    return float(any(normalize(answer) == normalize(prediction) for answer in answers))
+
+
+def evaluate_cmrc2018(examples, predictions: dict[str, str]) -> dict[str, float]:
+    """CMRC 2018's EM and F1 (0-100) of `predictions` on `examples`' gold answers (a question
+    without a prediction scores 0)."""
+    f1 = em = 0.0
+    for example in examples:
+        answers = [text for text, _ in example.answers]
+        if example.qas_id in predictions:
+            f1 += cmrc2018_f1(answers, predictions[example.qas_id])
+            em += cmrc2018_exact_match(answers, predictions[example.qas_id])
+    count = max(len(examples), 1)
+    return {"exact_match": 100.0 * em / count, "f1": 100.0 * f1 / count}

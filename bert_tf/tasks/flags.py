@@ -35,6 +35,9 @@ def define_squad_flags() -> None:
                         "SQuAD JSON to evaluate and predict (default: dev-v1.1.json or dev-v2.0.json in "
                         "--data_dir).")
     define_span_flags()
+    flags.DEFINE_enum("task", "squad", ["squad", "cmrc2018"],
+                      "squad: the official SQuAD EM/F1 (over words). cmrc2018: CMRC 2018, the Chinese SQuAD "
+                      "(files cmrc2018_{train,dev}.json in --data_dir), with its character-level EM/F1.")
     flags.DEFINE_bool("verbose_logging", False,
                       "Log each case that data processing skips or adjusts: a training question skipped (its "
                       "answer is not at its answer_start), a training answer taken with the context's "

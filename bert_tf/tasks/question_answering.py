@@ -5,7 +5,9 @@ Data: `--train_file` and `--predict_file`, by default `train-v1.1.json` and
 needed only for a file they leave unnamed. Only the training file's `answer_start`s
 must give their answer texts: the predict file is scored on the texts alone.
 The model is `BertSpanLabeler`; the loss is the mean of the start and end
-cross-entropies; the dev metric is the official SQuAD F1.
+cross-entropies; the dev metric is the official SQuAD F1. `task="cmrc2018"` reads
+CMRC 2018 (the same JSON, Chinese; `cmrc2018_{train,dev}.json`) and scores it with
+CMRC 2018's character-level EM/F1.
 
 Example:
 >>> from bert_tf.finetuning import FineTuningOptions
@@ -39,7 +41,7 @@ OUTPUTS = ("start_logits", "end_logits")
 def build_task(options, tokenizer, flag_values) -> "SquadTask":
     """The `SquadTask` that run_squad.py's flags describe."""
     names = ("train_file", "predict_file", "version_2_with_negative", "doc_stride", "max_query_length",
-             "n_best_size", "max_answer_length", "null_score_diff_threshold", "verbose_logging")
+             "n_best_size", "max_answer_length", "null_score_diff_threshold", "verbose_logging", "task")
     return SquadTask(options, tokenizer, **{name: flag_values[name].value for name in names})
 
 
@@ -56,14 +58,18 @@ class SquadTask(FineTuningTask):
     def __init__(self, options, tokenizer, *, train_file: str | None = None, predict_file: str | None = None,
                  version_2_with_negative: bool = False, doc_stride: int = 128, max_query_length: int = 64,
                  n_best_size: int = 20, max_answer_length: int = 30, null_score_diff_threshold: float = 0.0,
-                 verbose_logging: bool = False):
+                 verbose_logging: bool = False, task: str = "squad"):
         super().__init__(options, tokenizer)
+        if task == "cmrc2018" and version_2_with_negative:
+            raise ValueError("--task=cmrc2018 has no unanswerable questions: drop --version_2_with_negative")
         for flag, value in (("n_best_size", n_best_size), ("max_answer_length", max_answer_length)):
             if value < 1:
                 raise ValueError(f"--{flag} must be positive, got {value}")
         version = "v2.0" if version_2_with_negative else "v1.1"
-        in_data_dir = {split: options.data_dir and os.path.join(options.data_dir, f"{split}-{version}.json")
-                       for split in ("train", "dev")}  # None without --data_dir
+        names = {split: f"cmrc2018_{split}.json" if task == "cmrc2018" else f"{split}-{version}.json"
+                 for split in ("train", "dev")}
+        in_data_dir = {split: options.data_dir and os.path.join(options.data_dir, name)
+                       for split, name in names.items()}  # None without --data_dir
         self.files = {"train": train_file or in_data_dir["train"], "dev": predict_file or in_data_dir["dev"]}
         self.version_2_with_negative = version_2_with_negative
         self.doc_stride = doc_stride
@@ -72,6 +78,7 @@ class SquadTask(FineTuningTask):
         self.max_answer_length = max_answer_length
         self.null_score_diff_threshold = null_score_diff_threshold
         self.verbose_logging = verbose_logging
+        self.task = task
         self._postprocessed = None  # (outputs, their SquadPredictions): the last post-processing
 
     def build_model(self, encoder) -> keras.Model:
@@ -97,6 +104,8 @@ class SquadTask(FineTuningTask):
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:
         examples, _ = encoded.metadata
         result = self._postprocess(encoded, outputs)
+        if self.task == "cmrc2018":
+            return squad_metrics.evaluate_cmrc2018(examples, result.predictions)
         return squad_metrics.evaluate(examples, result.predictions,
                                       result.null_odds if self.version_2_with_negative else None,
                                       self.version_2_with_negative)
