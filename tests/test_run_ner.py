@@ -161,3 +161,35 @@ def test_bad_line_exits_with_one_line_error(tmp_path):
     assert errors == [f"run_ner.py: error: {data / 'train.txt'}:{bad + 1}: 2 columns where the file's "
                       "first line has 4"], result.stderr[-2000:]
     assert not (tmp_path / "out").exists()  # the data is checked before anything is written
+
+
+CHINESE = REPO / "tests" / "fixtures" / "chinese"
+
+
+@pytest.mark.parametrize("fixture, main_metric", [("ner.txt", "f1"), ("segmentation.txt", "f1")])
+def test_chinese_one_character_a_line(tmp_path, fixture, main_metric):
+    """MSRA-style NER (`char<TAB>tag`, BIO) and B/M/E/S word segmentation (`char tag`): one word a
+    character, each read from its own token; segmentation scores the words of the spans."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("train", "test"):
+        shutil.copy(CHINESE / fixture, data / f"{name}.txt")
+    options = FineTuningOptions(data_dir=str(data), vocab_file=str(CHINESE / "vocab.txt"),
+                                output_dir=str(tmp_path / "out"), max_seq_length=16)
+    task = TaggingTask(options, BertTokenizer(options.vocab_file))
+    assert task.main_metric == main_metric
+    encoded = task.encode("test")
+    sentences = encoded.metadata.sentences
+    assert all(len(w) == 1 for s in sentences for w in s.words if not w.isascii())
+    labels, classes = encoded.labels["logits"], len(task.label_list)
+    logits = np.eye(classes, dtype="float32")[np.where(encoded.metadata.best, labels, (labels + 1) % classes)]
+    assert task.evaluate("test", encoded, {"logits": logits})["f1"] == 1.0
+    if fixture == "segmentation.txt":  # 南京市 read as 南京|市: 2 predicted words, 1 gold word wrong
+        assert task.label_list == ["B", "E", "M", "S"] and sentences[0].words[:3] == ("南", "京", "市")
+        row, position = map(int, np.argwhere(encoded.metadata.best)[1])  # 京: M -> E
+        logits[row, position] = np.eye(classes)[task.label_list.index("E")]
+        words = sum(len(tagging_metrics.word_spans(s.labels)) for s in sentences)
+        right = words - 1
+        precision, recall = right / (words + 1), right / words
+        assert task.evaluate("test", encoded, {"logits": logits})["f1"] == pytest.approx(
+            2 * precision * recall / (precision + recall))

@@ -79,3 +79,23 @@ def test_predictions_file_layout(tmp_path):
                                             [["B-ORG", "B-LOC"], ["B-LOC"]])
     assert path.read_text() == "EU B-ORG B-ORG\nrejects O B-LOC\n\nBonn B-LOC B-LOC\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]  # no temporary file left behind
+
+
+def test_bmes_word_segmentation_scores_the_words_of_the_spans():
+    assert tagging_metrics.entity_scheme(["B", "E", "M", "S"]) == tagging_metrics.SEGMENTATION
+    # 南京市|今天|发布|了 against 南京|市|今天|发布了: 今天 is the one shared word.
+    gold = [["B", "M", "E", "B", "E", "B", "E", "S"]]
+    predicted = [["B", "E", "S", "B", "E", "B", "M", "E"]]
+    scores = tagging_metrics.tagging_scores(gold, predicted, tagging_metrics.SEGMENTATION)
+    assert scores == pytest.approx({"accuracy": 4 / 8, "precision": 1 / 4, "recall": 1 / 4, "f1": 1 / 4})
+    # Broken sequences still make words: M after S starts one, B without E ends before the next B.
+    assert sorted(tagging_metrics.word_spans(["S", "M", "E", "B", "B", "E"])) == [(0, 1), (1, 3), (3, 4), (4, 6)]
+
+
+def test_typed_bmes_tags_are_scored_as_strict_bioes():
+    gold = [["B-ORG", "M-ORG", "E-ORG", "O", "S-PER"]]
+    assert tagging_metrics.entity_scheme(gold[0]) == "BMES"
+    assert tagging_metrics.entity_scheme(["B-ORG", "M-ORG", "I-ORG", "E-ORG"]) is None
+    wrong_end = [["B-ORG", "M-ORG", "M-ORG", "O", "S-PER"]]  # strict: the ORG without its E- is no entity
+    scores = tagging_metrics.tagging_scores(gold, wrong_end, "BMES")
+    assert scores == pytest.approx({"accuracy": 0.8, "precision": 1.0, "recall": 0.5, "f1": 2 / 3})

@@ -1,11 +1,14 @@
-"""Token tagging (CoNLL-2003 NER with BIO/BIOES/BILOU tags, or plain tags such as part of speech) for the driver.
+"""Token tagging (CoNLL-2003 NER with BIO/BIOES/BMES/BILOU tags, Chinese word segmentation with B/M/E/S
+tags, or plain tags such as part of speech) for the driver.
 
 `run_ner.py` runs it. `data_dir` holds `train.txt`, `dev.txt` and `test.txt` in
-CoNLL format (`bert_tf.data.conll`); the label set is read from `train.txt`, or
+CoNLL format (`bert_tf.data.conll`; Chinese corpora such as MSRA have one
+character a line); the label set is read from `train.txt`, or
 comes with the checkpoint of an eval/predict-only run. The model is
 `BertTokenClassifier`; only the first WordPiece of each word is scored.
 Entity tags report token accuracy and seqeval's entity precision/recall/F1 (F1
-picks the best checkpoint); plain tags report token accuracy.
+picks the best checkpoint); segmentation tags the word precision/recall/F1 of
+their spans; plain tags report token accuracy.
 
 Example:
 >>> from bert_tf.finetuning import FineTuningOptions
@@ -66,7 +69,8 @@ class TaggingTask(FineTuningTask):
 
     @property
     def scheme(self) -> str | None:
-        """"BIO", "BIOES" or "BILOU" for entity tags, None for plain tags."""
+        """"BIO", "BIOES", "BMES" or "BILOU" for entity tags, "segmentation" for B/M/E/S word tags,
+        None for plain tags."""
         return tagging_metrics.entity_scheme(self.label_list)
 
     @property
