@@ -1,6 +1,7 @@
 """Tokenizer throughput and exactness: bert_tf vs FullTokenizer, HF tokenizers, tf-text.
 
     python benchmarks/bench_tokenizer.py            # the Wikipedia sample, uncased vocab
+    python benchmarks/bench_tokenizer.py --language=zh  # Chinese news, bert-base-chinese's vocab
 
 Every peer tokenizes the same lines with the same vocab, in batches of
 `--batch_size` lines (FullTokenizer: one line at a time, as it works), with
@@ -21,8 +22,12 @@ from official.nlp.tools import tokenization as reference
 from bert_tf.datasets import public_data
 from bert_tf.tokenization import BertTokenizer
 
-flags.DEFINE_string("input_file", None, "Text, one line a sequence (default: the Wikipedia sample).")
-flags.DEFINE_string("vocab_file", None, "WordPiece vocab (default: bert-base-uncased's).")
+flags.DEFINE_enum("language", "en", ["en", "zh"], "The default input and vocab: the Wikipedia sample with "
+                  "bert-base-uncased's vocab, or the Chinese news sample with bert-base-chinese's.")
+flags.DEFINE_string("input_file", None, "Text, one line a sequence (default: --language's sample).")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab (default: --language's).")
+flags.DEFINE_integer("max_lines", None, "Non-blank lines of the input read (default: all; 20,000 of the "
+                     "Chinese news sample).")
 flags.DEFINE_bool("do_lower_case", True, "Uncased (true) or cased tokenization.")
 flags.DEFINE_integer("batch_size", 1024, "Lines per call for the batch tokenizers.")
 flags.DEFINE_integer("rounds", 3, "Timed rounds per peer, alternating peers.")
@@ -55,10 +60,14 @@ def peers(vocab_file, lower_case):
 
 def main(argv):
     del argv
-    input_file = FLAGS.input_file or public_data.fetch_wikipedia_sample()
-    vocab_file = str(FLAGS.vocab_file or public_data.fetch_uncased_vocab())
+    chinese = FLAGS.language == "zh"
+    input_file = FLAGS.input_file or (public_data.fetch_chinese_news() if chinese
+                                      else public_data.fetch_wikipedia_sample())
+    vocab_file = str(FLAGS.vocab_file or (public_data.fetch_chinese_vocab() if chinese
+                                          else public_data.fetch_uncased_vocab()))
     with open(input_file, encoding="utf-8") as f:
         lines = [line for line in f.read().split("\n") if line.strip()]
+    lines = lines[:FLAGS.max_lines or (20000 if chinese and not FLAGS.input_file else None)]
     batches = [lines[i:i + FLAGS.batch_size] for i in range(0, len(lines), FLAGS.batch_size)]
     tokenize = peers(vocab_file, FLAGS.do_lower_case)
     outputs = {name: [ids for batch in batches for ids in to_lists(fn(batch))]  # also the warm-up

@@ -146,3 +146,20 @@ def test_multiple_choice_of_unequal_batches_is_refused(chooser, contexts, choice
     _, signatures = chooser
     with pytest.raises(tf.errors.InvalidArgumentError, match="text_a and choices must have the same batch size"):
         signatures["text"](text_a=tf.constant(["john"] * contexts), choices=tf.fill(choices, "paris"))
+
+
+def test_tagger_text_labels_each_chinese_character_of_unsegmented_text(tagger, tokenizer):
+    """Chinese needs no spaces: each CJK character is a word (as in one-character-a-line NER files),
+    with its own label and character offsets; other words still end at whitespace or a CJK character."""
+    model, loaded = tagger
+    text = "南京市BERT模型"
+    out = loaded.signatures["text"](text=tf.constant([text]))
+    words = ["南", "京", "市", "BERT", "模", "型"]
+    assert [w.decode() for w in out["tokens"][0].numpy()] == words
+    starts = [0, 1, 2, 3, 7, 8]
+    assert out["start_char"][0].numpy().tolist() == starts
+    assert out["end_char"][0].numpy().tolist() == [s + len(w) for s, w in zip(starts, words)]
+    ids, token_starts, _ = tokenizer.tokenize_with_offsets([text], unit="UTF8_CHAR")
+    predictions = model(tokenizer.pack_inputs([ids], SEQ_LENGTH))["logits"].numpy().argmax(-1)[0]
+    first_tokens = [token_starts[0].numpy().tolist().index(s) for s in starts]
+    assert [x.decode() for x in out["labels"][0].numpy()] == [LABELS[predictions[i + 1]] for i in first_tokens]

@@ -339,3 +339,30 @@ def test_bad_xnli_rows_name_file_and_line(tmp_path, split, files, error):
     with pytest.raises(DataError) as caught:
         get_processor("xnli", xnli_language="de").read(str(tmp_path), split)
     assert str(caught.value) == error.format(dir=tmp_path)
+
+
+CHINESE = FIXTURES.parent / "chinese"
+
+
+@pytest.mark.parametrize("task, options, data, pairs, labels", [
+    ("tsv", dict(text_a_column="text_a"), "chnsenticorp", False, ("0", "1")),  # ChnSentiCorp's layout
+    ("tsv", dict(text_a_column="text_a", text_b_column="text_b"), "lcqmc", True, ("0", "1")),  # LCQMC's
+    ("xnli", dict(xnli_language="zh"), "xnli", True, ("contradiction", "entailment", "neutral")),
+])
+def test_chinese_classification_data(task, options, data, pairs, labels):
+    """Unsegmented Chinese sentences and pairs: one token a character, the pair's segment ids, XNLI's zh rows."""
+    tokenizer = BertTokenizer(str(CHINESE / "vocab.txt"))
+    processor = get_processor(task, **options)
+    data_dir = str(CHINESE / data)
+    assert tuple(processor.labels(data_dir)) == labels
+    dev = processor.read(data_dir, "dev")
+    if task == "xnli":
+        assert [e.text_a for e in dev] == ["许多旅客选择乘坐高铁回家过年。", "活动免费开放。"]  # the en row skipped
+    inputs, label_ids = encode_examples(tokenizer, dev, labels, 32)
+    first = dev[0]
+    length = len(first.text_a) + (len(first.text_b) if pairs else 0)
+    assert inputs["input_mask"][0].sum() == length + (3 if pairs else 2)  # a token a character
+    assert inputs["input_type_ids"][0].sum() == (len(first.text_b) + 1 if pairs else 0)
+    assert list(label_ids) == [labels.index(e.label) for e in dev]
+    test = processor.read(data_dir, "test")
+    assert test and all(e.label is None for e in test)

@@ -13,7 +13,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.data import pretraining_features
-from bert_tf.pretraining import demo
+from bert_tf.bert_config import BertConfig
+from bert_tf.pretraining import demo, fill_mask
 from bert_tf.pretraining.demo import majority_baselines, split_corpus
 from bert_tf.pretraining.run import PretrainingOptions, build_model
 from bert_tf.tokenization import BertTokenizer
@@ -203,3 +204,22 @@ def test_demo_exports_at_max_seq_length(tmp_path):
     demo._export_and_query(model, tokenizer, corpus, tmp_path / "export", opts.max_seq_length)
     preprocessing = tf.saved_model.load(str(tmp_path / "export" / "preprocessing"))
     assert preprocessing(tf.constant(["alpha north"]))["input_word_ids"].shape == [1, 32]
+
+
+def test_chinese_demo_pieces(tmp_path):
+    """--demo_language=zh: the first articles only, whole Chinese words masked for filling in, and the
+    config sized for bert-base-chinese's vocab (here its committed subset)."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n\n".join(f"第{i}篇。\n结束。" for i in range(30)) + "\n", encoding="utf-8")
+    train, heldout = split_corpus(corpus, tmp_path / "split", max_articles=20)
+    assert len(train.read_text().strip().split("\n\n")) == 18 and heldout.read_text().startswith("第9篇")
+    rng = np.random.default_rng(0)
+    words = ["南京市", "今天", "发布", "了", "BERT", "计划", "。"]
+    text, word = fill_mask.mask_chinese_word("".join(words), words, {"今", "天", "发", "布", "计", "划", "南"}, rng)
+    assert word in ("今天", "发布", "计划")  # not 南京市 (京, 市 not in the vocab), nor 了 or BERT
+    assert text == "南京市今天发布了BERT计划。".replace(word, "[MASK]" * len(word))
+    vocab = REPO / "tests" / "fixtures" / "chinese" / "vocab.txt"
+    tiny = str(REPO / "configs" / "tiny" / "bert_config.json")
+    options = demo._config_for_vocab(demo_options(tmp_path, bert_config_file=tiny), str(vocab), tmp_path / "data")
+    assert options.bert_config_file == str(tmp_path / "data" / "tiny" / "bert_config.json")
+    assert BertConfig.from_json_file(options.bert_config_file).vocab_size == len(vocab.read_text().splitlines())

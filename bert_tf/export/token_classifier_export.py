@@ -5,13 +5,16 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_tf.export.task_module import TaskExport, label_names, text_spec
+from bert_tf.tokenization import unicode_tables
+from bert_tf.tokenization.bert_normalizer import in_ranges, ranges_tensors
 
 
 class TokenClassifierExport(TaskExport):
     """Signatures:
         `serving_default`: ids -> `logits` `[batch, seq, classes]`, `predictions` (argmax, int32).
         `text`: `text` `[batch]` -> per word (whitespace-separated, as a CoNLL file's words, which
-            `run_ner.py` trains on; so space-separate CJK characters, as such files do):
+            `run_ner.py` trains on, and each CJK character a word of its own, as in Chinese files of
+            one character a line; so Chinese text needs no spaces):
             `tokens` (the word cut from the input), `labels` (its first piece's label),
             `start_char`, `end_char` (code point offsets, `text[start:end]`), all
             `[batch, max_words]`, padded with "" and -1. Only words whose pieces all fit in
@@ -40,6 +43,7 @@ class TokenClassifierExport(TaskExport):
     def __init__(self, model, tokenizer, seq_length: int, labels=None):
         super().__init__(model, tokenizer, seq_length)
         self.labels = label_names(labels, model.num_classes, "tagger")
+        self._cjk = ranges_tensors(unicode_tables.CJK_RANGES)
 
     def serve(self, inputs):
         logits = self._logits(inputs)["logits"]  # [batch, seq, classes]
@@ -56,13 +60,18 @@ class TokenClassifierExport(TaskExport):
         # A word starts where whitespace lies before the token (the offsets of the characters
         # the tokenizer drops are its tokens', so a gap between two tokens is whitespace).
         previous_end = tf.concat([[-1], ends.flat_values[:-1]], axis=0)
-        is_word_start = (position == 0) | (starts.flat_values > previous_end)
+        # A CJK character is a word, as is what follows it.
+        chars = tf.strings.unicode_decode(text, "UTF-8", errors="replace")  # [batch, (chars)]
+        row = ids.value_rowids()
+        first_char = tf.gather(chars.flat_values, tf.gather(chars.row_splits, row) + starts.flat_values)
+        is_cjk = in_ranges(first_char, self._cjk)  # [tokens]
+        is_word_start = ((position == 0) | (starts.flat_values > previous_end) | is_cjk
+                         | tf.concat([[False], is_cjk[:-1]], axis=0))
         word = tf.cumsum(tf.cast(is_word_start, tf.int64)) - 1  # global word index of each token
         num_words = tf.reduce_sum(tf.cast(is_word_start, tf.int64))
         # A word is reported only if all its pieces fit: a piece at `keep` means it is cut.
         fits = tf.math.unsorted_segment_max(position, word, num_words) < keep  # [words]
         first = tf.where(is_word_start & tf.gather(fits, word))[:, 0]  # each reported word's first token
-        row = ids.value_rowids()
         word_row = tf.gather(row, first)
         start_char = tf.gather(starts.flat_values, first)
         word_ends = tf.math.unsorted_segment_max(ends.flat_values, word, num_words)  # [words]

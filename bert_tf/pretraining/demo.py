@@ -11,6 +11,10 @@ preprocessing + encoder SavedModel pair under `output_dir/export/`, loads it wit
 `output/pretraining_demo` of the working directory, beside a copy of the vocab. A
 second run resumes the first's checkpoints, and says so. Any other flag given on the
 command line overrides the demo's setting of the same name.
+
+With `--demo_language=zh` it does the same in Chinese, under `output/pretraining_demo_zh`:
+Chinese news articles, bert-base-chinese's vocab, records with whole-word masking of
+rjieba's words, and whole masked words to fill in, queried through the export as raw text.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import importlib.resources
 import os
 import pathlib
 import time
+from typing import Callable
 
 import numpy as np
 import tensorflow as tf
@@ -31,10 +36,12 @@ from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import load_checkpoint
 from bert_tf.data import pretraining_features
 from bert_tf.data.pretraining_data_generator import PretrainingDataOptions, create_pretraining_data
-from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
+from bert_tf.data.word_segmentation import segmenter
+from bert_tf.datasets import fetch_chinese_news, fetch_chinese_vocab, fetch_uncased_vocab, fetch_wikipedia_sample
 from bert_tf.export import export_hub_pair
 from bert_tf.pretraining import fill_mask
 from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
+from bert_tf.tokenization import Vocab
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 from bert_tf.training import distribution, runtime_flags
 
@@ -69,13 +76,36 @@ DEMO_SETTINGS = dict(
 # on the unigram plateau (docs/design-notes.md, "Short sequences first").
 SHORT_SEQ_LENGTHS = (32, 64)
 
+
+
+@dataclasses.dataclass(frozen=True)
+class DemoLanguage:
+    """What the demo fetches and how it masks, per --demo_language."""
+
+    description: str
+    fetch_corpus: Callable[[], pathlib.Path]
+    fetch_vocab: Callable[[], pathlib.Path]
+    output_dir: str
+    word_segmenter: str = "none"  # with one, whole-word masking of its words
+    max_articles: int | None = None  # the corpus's first articles only (about the English sample's 3 MB)
+
+
+LANGUAGES = {
+    "en": DemoLanguage("the Wikipedia sample and the uncased vocab", fetch_wikipedia_sample, fetch_uncased_vocab,
+                       "output/pretraining_demo"),
+    "zh": DemoLanguage("Chinese news and bert-base-chinese's vocab", fetch_chinese_news, fetch_chinese_vocab,
+                       "output/pretraining_demo_zh", word_segmenter="rjieba", max_articles=1000),
+}
+
 # What the demo's job is, which no flag changes: it trains, then evaluates, on the TFRecords it writes.
 DEMO_JOB = dict(do_train=True, do_eval=True, dynamic_masking=False)
 
 
-def split_corpus(corpus: pathlib.Path, out_dir: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
-    """Writes the training and held-out articles (every tenth) as two corpus files."""
-    documents = corpus.read_text(encoding="utf-8").strip().split("\n\n")
+def split_corpus(corpus: pathlib.Path, out_dir: pathlib.Path,
+                 max_articles: int | None = None) -> tuple[pathlib.Path, pathlib.Path]:
+    """Writes the training and held-out articles (every tenth; of the first `max_articles`) as two
+    corpus files."""
+    documents = corpus.read_text(encoding="utf-8").strip().split("\n\n")[:max_articles]
     parts = {"train": [], "heldout": []}
     for i, document in enumerate(documents):
         parts["heldout" if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 else "train"].append(document)
@@ -130,6 +160,7 @@ def demo_options(flag_values) -> PretrainingOptions:
             raise ValueError(f"--{name}={flag_values[name].value}: the demo always trains, then evaluates, on "
                              "TFRecords it writes; give --input_file and --output_dir for another job")
     settings = {name: value for name, value in DEMO_SETTINGS.items() if not flag_values[name].present}
+    settings["output_dir"] = LANGUAGES[flag_values.demo_language].output_dir
     return dataclasses.replace(runtime_flags.options_from_flags(PretrainingOptions, flag_values), **settings,
                                **DEMO_JOB)
 
@@ -139,8 +170,9 @@ def run_demo(flag_values) -> dict:
     if not flag_values["verbosity"].present:  # the demo prints its own summary of each step
         logging.set_verbosity(logging.WARNING)
     options = demo_options(flag_values)
+    language = LANGUAGES[flag_values.demo_language]
     vocab_file = flag_values.vocab_file if flag_values["vocab_file"].present else None
-    options, shorts, vocab_file, heldout_text = prepare_data(options, vocab_file)
+    options, shorts, vocab_file, heldout_text = prepare_data(options, vocab_file, language)
 
     name = pathlib.Path(options.bert_config_file).parent.name
     strategy = distribution.strategy_from_flags(flag_values)
@@ -172,12 +204,20 @@ def run_demo(flag_values) -> dict:
     print(f"  next sentence AUC  {results['next_sentence_auc']:.3f}   (ranking the pairs at random, or by a "
           f"constant prediction: 0.500)")
 
-    print("\n4/5 Filling in a [MASK] in held-out sentences:")
-    _show_fill_mask(model, tokenizer, heldout_text, options.max_seq_length)
-
     export_dir = pathlib.Path(options.output_dir) / "export"
-    print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and querying them:")
-    _export_and_query(model, tokenizer, heldout_text, export_dir, options.max_seq_length)
+    if language.word_segmenter == "none":
+        print("\n4/5 Filling in a [MASK] in held-out sentences:")
+        _show_fill_mask(model, tokenizer, heldout_text, options.max_seq_length)
+        print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and querying them:")
+        _export_and_query(model, tokenizer, heldout_text, export_dir, options.max_seq_length)
+    else:
+        print("\n4/5 Filling in masked whole words in held-out sentences:")
+        masked = _masked_chinese_words(tokenizer, heldout_text, language.word_segmenter, options.max_seq_length)
+        for text, word in masked[:5]:
+            _show_filled_word(model, tokenizer, text, word)
+        print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and querying them "
+              "with raw Chinese text:")
+        _export_and_query_text(model, tokenizer, *masked[5], export_dir, options.max_seq_length)
     print(f"\nDone in {time.perf_counter() - started:.0f} s. Checkpoints, bert_config.json, vocab.txt, "
           f"TensorBoard logs and eval_results.txt are in {options.output_dir}")
     return results
@@ -236,40 +276,62 @@ def short_phases(options: PretrainingOptions) -> list[PretrainingOptions]:
     return phases
 
 
-def prepare_data(options: PretrainingOptions, vocab_file: str | None = None):
+def prepare_data(options: PretrainingOptions, vocab_file: str | None = None,
+                 language: DemoLanguage = LANGUAGES["en"]):
     """Fetches the sample and the vocab, holds out every tenth article and writes the record files
     under `output_dir/data`; returns (options with input_file and eval_file set, `short_phases` with
     their input_file set, vocab_file, the held-out articles' text file)."""
     data_dir = pathlib.Path(options.output_dir) / "data"
-    print("1/5 Fetching the Wikipedia sample and the uncased vocab (cached after the first run)...")
-    corpus, vocab_file = fetch_wikipedia_sample(), vocab_file or fetch_uncased_vocab()
-    train_text, heldout_text = split_corpus(corpus, data_dir)
+    print(f"1/5 Fetching {language.description} (cached after the first run)...")
+    corpus, vocab_file = language.fetch_corpus(), vocab_file or language.fetch_vocab()
+    train_text, heldout_text = split_corpus(corpus, data_dir, language.max_articles)
     # Beside the checkpoints, so that export_model.py and fine-tuning find everything in output_dir.
     copy = pathlib.Path(options.output_dir) / "vocab.txt"
     if io_utils.canonical_path(copy) != io_utils.canonical_path(vocab_file):  # --vocab_file may be on gs://
         with io_utils.atomic_output(copy) as tmp:
             tf.io.gfile.copy(vocab_file, tmp, overwrite=True)
     vocab_file = str(copy)
+    options = _config_for_vocab(options, vocab_file, data_dir)
 
-    print("2/5 Writing pretraining TFRecords with bert_tf's generator...")
-    train_records = _create_records(train_text, data_dir / "train.tfrecord", vocab_file, options)
-    heldout_records = _create_records(heldout_text, data_dir / "heldout.tfrecord", vocab_file, options)
+    masking = "" if language.word_segmenter == "none" else f", masking whole {language.word_segmenter} words"
+    print(f"2/5 Writing pretraining TFRecords with bert_tf's generator{masking}...")
+    segmenter_name = language.word_segmenter
+    train_records = _create_records(train_text, data_dir / "train.tfrecord", vocab_file, options, segmenter_name)
+    heldout_records = _create_records(heldout_text, data_dir / "heldout.tfrecord", vocab_file, options,
+                                      segmenter_name)
     shorts = [dataclasses.replace(short, input_file=_create_records(
-        train_text, data_dir / f"train_{short.max_seq_length}.tfrecord", vocab_file, short))
+        train_text, data_dir / f"train_{short.max_seq_length}.tfrecord", vocab_file, short, segmenter_name))
         for short in short_phases(options)]
     options = dataclasses.replace(options, input_file=train_records, eval_file=heldout_records)
     return options, shorts, vocab_file, heldout_text
 
 
-def _create_records(text: pathlib.Path, output: pathlib.Path, vocab_file, options: PretrainingOptions) -> str:
-    """Runs bert_tf's generator on one corpus file; prints what it wrote."""
+def _config_for_vocab(options: PretrainingOptions, vocab_file: str, data_dir: pathlib.Path) -> PretrainingOptions:
+    """`options` with a copy of its config whose `vocab_size` is the vocab's, where they differ
+    (the tiny config is sized for the uncased vocab); in a folder named as the config's."""
+    config = BertConfig.from_json_file(options.bert_config_file)
+    num_tokens = len(Vocab.from_file(vocab_file))
+    if config.vocab_size == num_tokens:
+        return options
+    path = data_dir / pathlib.Path(options.bert_config_file).parent.name / "bert_config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dataclasses.replace(config, vocab_size=num_tokens).to_json_file(path)
+    return dataclasses.replace(options, bert_config_file=str(path))
+
+
+def _create_records(text: pathlib.Path, output: pathlib.Path, vocab_file, options: PretrainingOptions,
+                    word_segmenter: str = "none") -> str:
+    """Runs bert_tf's generator on one corpus file (with a segmenter, masking its whole words); prints
+    what it wrote."""
     data_options = PretrainingDataOptions(
         vocab_file=str(vocab_file), do_lower_case=options.do_lower_case, max_seq_length=options.max_seq_length,
         max_predictions_per_seq=options.max_predictions_per_seq, dupe_factor=DUPE_FACTOR,
-        random_seed=options.random_seed if options.random_seed is not None else 12345)
+        random_seed=options.random_seed if options.random_seed is not None else 12345,
+        do_whole_word_mask=word_segmenter != "none", word_segmenter=word_segmenter)
     stats = create_pretraining_data([str(text)], [str(output)], data_options, num_workers=os.cpu_count() or 1,
                                     progress=False)
-    print(f"    {output.name}: {stats.examples:,} examples in {stats.seconds:.1f} s")
+    words = f", masked words of {stats.mean_masked_word_chars:.2f} characters" if word_segmenter != "none" else ""
+    print(f"    {output.name}: {stats.examples:,} examples in {stats.seconds:.1f} s{words}")
     return str(output)
 
 
@@ -322,6 +384,53 @@ def _export_and_query(model, tokenizer: BertTokenizer, heldout_text: pathlib.Pat
     print(f"  tf.saved_model.load('{paths['preprocessing']}') and ('{paths['encoder']}'), then encoder.mlm:")
     _print_prediction(text, tokenizer.vocab.tokens[original],
                       [(tokenizer.vocab.tokens[i], p) for i, p in zip(best.numpy(), probabilities.numpy())])
+
+
+def _masked_chinese_words(tokenizer: BertTokenizer, heldout_text: pathlib.Path, word_segmenter: str,
+                          seq_length: int, count: int = 6) -> list[tuple[str, str]]:
+    """`count` held-out sentences of 15 to 60 characters with a whole word masked: (text, word)."""
+    rng = np.random.default_rng(0)
+    cut, vocab_tokens = segmenter(word_segmenter), set(tokenizer.vocab.tokens)
+    sentences = [s for s in heldout_text.read_text(encoding="utf-8").splitlines() if 15 <= len(s) <= 60]
+    masked = []
+    for sentence in rng.permutation(sentences):
+        found = fill_mask.mask_chinese_word(sentence, cut(sentence), vocab_tokens, rng)
+        if found is not None and len(tokenizer.tokenize([found[0]])[0]) <= seq_length - 2:
+            masked.append(found)
+        if len(masked) == count:
+            break
+    return masked
+
+
+def _show_filled_word(model, tokenizer: BertTokenizer, text: str, word: str) -> None:
+    """The trained model's best token at each [MASK] of `text`, and the top 5 at the first."""
+    ids = tokenizer.tokenize([text])[0].numpy().tolist()
+    indices = [i for i, token_id in enumerate(ids) if token_id == tokenizer.vocab.mask_id]
+    predictions = fill_mask.predictions_at(model, tokenizer, ids, indices)
+    _print_word_prediction(text, word, predictions)
+
+
+def _export_and_query_text(model, tokenizer: BertTokenizer, text: str, word: str, export_dir: pathlib.Path,
+                           seq_length: int) -> None:
+    """Exports the Hub-style pair, loads it back and fills in the masked word of the raw text `text`."""
+    paths = export_hub_pair(model, export_dir, tokenizer=tokenizer, seq_length=seq_length)
+    preprocessing, encoder = (tf.saved_model.load(paths[name]) for name in ("preprocessing", "encoder"))
+    inputs = preprocessing(tf.constant([text]))
+    mask_id = preprocessing.tokenize.get_special_tokens_dict()["mask_id"]
+    positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[None, :, 0]  # [1, masks]
+    probabilities = tf.nn.softmax(encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][0])
+    top, best = tf.math.top_k(probabilities, k=5)  # [masks, 5]
+    print(f"  tf.saved_model.load('{paths['preprocessing']}') and ('{paths['encoder']}'), then encoder.mlm:")
+    _print_word_prediction(text, word, [[(tokenizer.vocab.tokens[i], p) for i, p in zip(ids, ps)]
+                                        for ids, ps in zip(best.numpy(), top.numpy())])
+
+
+def _print_word_prediction(text: str, word: str, predictions) -> None:
+    """`predictions`: the top tokens and probabilities at each [MASK] of the word."""
+    print(f"  {text}")
+    filled = "".join(tokens[0][0] for tokens in predictions)
+    print(f"    answer: {word}   filled in: {filled}   top 5 at the first: "
+          + ", ".join(f"{token} {p:.2f}" for token, p in predictions[0]))
 
 
 def _heldout_sentences(heldout_text: pathlib.Path) -> list[str]:

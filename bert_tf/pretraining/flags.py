@@ -60,6 +60,9 @@ def define_pretraining_flags() -> None:
                       "documents), and --vocab_file is needed.")
     flags.DEFINE_bool("do_lower_case", True, "Lower-case input text (dynamic masking and the demo).")
     flags.DEFINE_string("vocab_file", None, "vocab.txt (dynamic masking and the demo).")
+    flags.DEFINE_enum("demo_language", "en", ["en", "zh"],
+                      "The demo's language: en, English Wikipedia with bert-base-uncased's vocab; zh, Chinese "
+                      "news with bert-base-chinese's vocab and whole-word masking of rjieba's words.")
     flags.DEFINE_integer("log_every", None,
                          "Log metrics to the console and TensorBoard every N steps. Default: "
                          "--iterations_per_loop. Metrics are read between loops, so N must be at least "
