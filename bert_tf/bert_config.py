@@ -11,12 +11,13 @@ from absl import logging
 
 from bert_tf import io_utils
 from bert_tf.data import text_files
+from bert_tf.errors import UserInputError
 from bert_tf.layers.activations import HIDDEN_ACTIVATIONS
 
 CONFIG_FILE = "bert_config.json"  # a config's name beside a checkpoint or in an output directory
 
 
-class ConfigError(ValueError):
+class ConfigError(UserInputError):
     """A `bert_config.json` that cannot be used, with the file and field named."""
 
 

@@ -11,6 +11,7 @@ from bert_tf.checkpoints.checkpoint_weights import CheckpointError
 from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
 from bert_tf.checkpoints.hub_saved_model import hub_do_lower_case, hub_vocab_file
 from bert_tf.checkpoints.loader import LoadReport, checkpoint_config, load_checkpoint
+from bert_tf.errors import UserInputError
 
 
 @contextlib.contextmanager
@@ -31,12 +32,12 @@ def resolve_bert_config(config_file: str | None, checkpoint: str | None,
     if config_file:
         return BertConfig.from_json_file(config_file)
     if not checkpoint:
-        raise ValueError(f"--bert_config_file is required without --{checkpoint_flag}")
+        raise UserInputError(f"--bert_config_file is required without --{checkpoint_flag}")
     with _named_flag(checkpoint_flag):
         config = checkpoint_config(checkpoint)
     if config is None:
-        raise ValueError(f"--bert_config_file is required: no bert_config.json or config.json lies beside "
-                         f"--{checkpoint_flag}={checkpoint}")
+        raise UserInputError(f"--bert_config_file is required: no bert_config.json or config.json lies beside "
+                             f"--{checkpoint_flag}={checkpoint}")
     return config
 
 

@@ -6,8 +6,10 @@ import dataclasses
 
 import numpy as np
 
+from bert_tf.errors import UserInputError
 
-class CheckpointError(ValueError):
+
+class CheckpointError(UserInputError):
     """A checkpoint that cannot be read or does not fit the model (one line, naming the file or variable)."""
 
 

@@ -35,6 +35,7 @@ from bert_tf.checkpoints.loader import LoadReport, load_checkpoint
 from bert_tf.checkpoints.task_heads import checkpoint_heads
 from bert_tf.checkpoints.tf1_checkpoint import write_tf1_checkpoint
 from bert_tf.checkpoints.tf1_names import tf1_variables
+from bert_tf.errors import UserInputError
 from bert_tf.models import BertEncoder, BertPretrainer
 
 
@@ -114,15 +115,15 @@ def _check_output_dir(output_dir: str, input_location: str) -> None:
     if not tf.io.gfile.exists(output_dir):
         return
     if not tf.io.gfile.isdir(output_dir):
-        raise ValueError(f"--output_dir={output_dir}: is a file, not a directory")
+        raise UserInputError(f"--output_dir={output_dir}: is a file, not a directory")
     if io_utils.is_within(input_location, output_dir):
-        raise ValueError(f"--output_dir={output_dir}: holds the input checkpoint, which the conversion would "
-                         "replace; choose another directory")
+        raise UserInputError(f"--output_dir={output_dir}: holds the input checkpoint, which the conversion would "
+                             "replace; choose another directory")
     others = sorted(name for name in tf.io.gfile.listdir(output_dir) if not _OUTPUT_FILE.fullmatch(name))
     if others:
-        raise ValueError(f"--output_dir={output_dir}: holds files a conversion does not write "
-                         f"({', '.join(name.rstrip('/') for name in others)}), which it would replace; choose an "
-                         "empty or new directory")
+        raise UserInputError(f"--output_dir={output_dir}: holds files a conversion does not write "
+                             f"({', '.join(name.rstrip('/') for name in others)}), which it would replace; choose an "
+                             "empty or new directory")
 
 
 def _write_tf1(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:

@@ -7,6 +7,7 @@ import os
 import tensorflow as tf
 
 from bert_tf.data import text_files
+from bert_tf.errors import UserInputError
 
 LABELS_FILE = "labels.json"  # a JSON list of two or more class names
 
@@ -21,5 +22,5 @@ def read_labels(path: str) -> tuple[str, ...]:
     """The class names in the `labels.json` at `path`; a `ValueError` naming it if it holds none."""
     labels = text_files.read_json(path, ValueError)
     if not (isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) for x in labels)):
-        raise ValueError(f"{path}: expected a JSON list of two or more class names")
+        raise UserInputError(f"{path}: expected a JSON list of two or more class names")
     return tuple(labels)

@@ -29,11 +29,12 @@ import numpy as np
 
 from bert_tf.data import text_files
 from bert_tf.data.windows import context_score, window_spans
+from bert_tf.errors import UserInputError
 
 DOCSTART = "-DOCSTART-"
 
 
-class ConllError(ValueError):
+class ConllError(UserInputError):
     """A CoNLL file that cannot be used; the message names `file:line`."""
 
 
@@ -127,7 +128,7 @@ def encode_sentences(sentences: Sequence[Sentence], tokenizer, labels: Sequence[
     characters that normalization removes) becomes `[UNK]`, so no word is lost.
     """
     if max_seq_length < 3:
-        raise ValueError(f"--max_seq_length={max_seq_length} leaves no room for a word")
+        raise UserInputError(f"--max_seq_length={max_seq_length} leaves no room for a word")
     label_to_id = {label: i for i, label in enumerate(labels)}
     pieces = tokenizer.tokenize([w for s in sentences for w in s.words])  # [words, (pieces)]
     lengths = pieces.row_lengths().numpy()

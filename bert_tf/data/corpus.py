@@ -18,12 +18,13 @@ import sys
 import tensorflow as tf
 
 from bert_tf import io_utils
+from bert_tf.errors import UserInputError
 
 _BLOCK_BYTES = 16 << 20  # files are scanned in blocks of whole lines
 _BLANK_LINE = re.compile(rb"^[ \t\r\f\v]*\n", re.M)
 
 
-class CorpusError(ValueError):
+class CorpusError(UserInputError):
     """Input text or output paths that cannot be used; the message names the file or the flag."""
 
 

@@ -28,11 +28,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from bert_tf.data import text_files
+from bert_tf.errors import UserInputError
 
 csv.field_size_limit(sys.maxsize)  # GLUE parse-tree columns and users' long documents
 
 
-class DataError(ValueError):
+class DataError(UserInputError):
     """Unusable task data; the one-line message names the file and line."""
 
 

@@ -42,6 +42,7 @@ from bert_tf.bert_config import BertConfig
 from bert_tf.data import corpus, example_encoder, masked_lm, word_segmentation
 from bert_tf.data.pretraining_instances import (Documents, PairSpans, create_pairs, pack_pairs,
                                                 truncate_pairs)
+from bert_tf.errors import UserInputError
 from bert_tf.tokenization import BertTokenizer, Vocab, unicode_tables
 
 MAX_SEQ_LENGTH_WITHOUT_CONFIG = 512
@@ -50,7 +51,7 @@ _TFRECORD_FRAMING = 16  # bytes around each TFRecord: its length (8) and two mas
 _PR_SET_PDEATHSIG = 1  # Linux prctl(2): the signal this process gets when its parent dies
 
 
-class PretrainingDataError(ValueError):
+class PretrainingDataError(UserInputError):
     """Flags that cannot produce data; the message names the flag."""
 
 

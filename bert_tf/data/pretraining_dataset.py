@@ -7,11 +7,12 @@ import re
 import tensorflow as tf
 
 from bert_tf.data import pretraining_features
+from bert_tf.errors import UserInputError
 
 OUT_OF_VOCAB_MESSAGE = "a token id in the input files is >= vocab_size"
 
 
-class InputError(ValueError):
+class InputError(UserInputError):
     """Input files that cannot be used, with the file and feature named."""
 
 

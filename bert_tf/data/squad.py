@@ -32,9 +32,10 @@ from absl import logging
 
 from bert_tf.data import text_files
 from bert_tf.data.windows import context_score, window_spans
+from bert_tf.errors import UserInputError
 
 
-class SquadDataError(ValueError):
+class SquadDataError(UserInputError):
     """A SQuAD file that cannot be used; the message names the file and the question id."""
 
 
@@ -229,12 +230,12 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,
     batched call each. Training positions come from each example's first answer.
     """
     if max_seq_length - max_query_length - 3 < 1:
-        raise ValueError(f"--max_seq_length={max_seq_length} leaves no room for the context after "
-                         f"--max_query_length={max_query_length} and [CLS]/[SEP]/[SEP]")
+        raise UserInputError(f"--max_seq_length={max_seq_length} leaves no room for the context after "
+                             f"--max_query_length={max_query_length} and [CLS]/[SEP]/[SEP]")
     if doc_stride < 1:
-        raise ValueError(f"--doc_stride must be positive, got {doc_stride}")
+        raise UserInputError(f"--doc_stride must be positive, got {doc_stride}")
     if not examples:
-        raise ValueError("no SQuAD questions to convert")
+        raise UserInputError("no SQuAD questions to convert")
     contexts = list(dict.fromkeys(e.context for e in examples))
     context_row = {c: i for i, c in enumerate(contexts)}
     ids, starts, ends = tokenizer.tokenize_with_offsets(contexts, unit="UTF8_CHAR")

@@ -22,6 +22,7 @@ import os
 import numpy as np
 
 from bert_tf.data import text_files
+from bert_tf.errors import UserInputError
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization import BertTokenizer
 
@@ -32,7 +33,7 @@ LABEL_COLUMN = "label"
 _ENCODE_CHUNK = 4096  # examples tokenized and packed per call, to bound peak memory
 
 
-class SwagError(ValueError):
+class SwagError(UserInputError):
     """A SWAG file that cannot be read, with the file and line named."""
 
 

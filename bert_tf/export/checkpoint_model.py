@@ -7,6 +7,7 @@ from absl import logging
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import CheckpointFormat, load_checkpoint
 from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, label_order, load_task_head, missing_head
+from bert_tf.errors import UserInputError
 from bert_tf.export.flags import CLASS_MODEL_TYPES, MODEL_TYPES
 from bert_tf.models import BertEncoder, BertPretrainer
 
@@ -42,7 +43,7 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     ('BertClassifier', 3)
     """
     if model_type not in MODEL_TYPES:
-        raise ValueError(f"--model_type={model_type!r}: expected one of {', '.join(MODEL_TYPES)}")
+        raise UserInputError(f"--model_type={model_type!r}: expected one of {', '.join(MODEL_TYPES)}")
     if model_type == "hub":
         return _hub_model_from_checkpoint(checkpoint, config)
     encoder = BertEncoder.from_bert_config(config)
@@ -50,7 +51,7 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     heads = checkpoint_heads(report)
     head = heads.get(model_type)
     if head is None:
-        raise ValueError(f"{checkpoint}: {missing_head(model_type)}; {_what_to_export(heads, report.unused)}")
+        raise UserInputError(f"{checkpoint}: {missing_head(model_type)}; {_what_to_export(heads, report.unused)}")
     if labels and report.format == CheckpointFormat.BERT_TF.value and label_order(head.get("labels") or (),
                                                                                   labels) is None:
         head = {**head, "labels": None}  # other names than labels.json's: a renaming
@@ -62,7 +63,7 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     model.build_with_dummy_inputs()
     problem = load_task_head(model, {model_type: head}, labels)
     if problem:
-        raise ValueError(f"{checkpoint}: {problem}")
+        raise UserInputError(f"{checkpoint}: {problem}")
     return model
 
 
@@ -94,6 +95,6 @@ def _num_classes(checkpoint: str, model_type: str, head: dict, num_classes: int 
     """`num_classes`, else the width of the checkpoint's classifier head; the two must agree."""
     width = head["kernel"].shape[-1]
     if num_classes not in (None, width):
-        raise ValueError(f"--num_classes={num_classes} (or the number of --labels) does not fit {checkpoint}: "
-                         f"its {model_type} head has {width} classes")
+        raise UserInputError(f"--num_classes={num_classes} (or the number of --labels) does not fit {checkpoint}: "
+                             f"its {model_type} head has {width} classes")
     return width

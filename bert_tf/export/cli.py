@@ -7,6 +7,7 @@ from absl import flags
 from bert_tf import output_lock
 from bert_tf.checkpoints import checkpoint_labels, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
+from bert_tf.errors import UserInputError
 from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.export.flags import CLASS_MODEL_TYPES
 from bert_tf.export.hub_export import export_hub_pair
@@ -44,7 +45,7 @@ def _main(argv) -> None:
 def _export() -> None:
     hub = FLAGS.model_type == "hub"
     if FLAGS.jit_compile and hub:
-        raise ValueError("--jit_compile applies to task models (their serving_default), not --model_type=hub")
+        raise UserInputError("--jit_compile applies to task models (their serving_default), not --model_type=hub")
     _check_flags_apply()
     config = resolve_bert_config(FLAGS.bert_config_file, FLAGS.init_checkpoint)
     tokenizer = BertTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
@@ -63,10 +64,10 @@ def _check_flags_apply() -> None:
     for names, model_types in _FLAGS_FOR:
         given = [f"--{name}" for name in names if FLAGS[name].present]
         if given and FLAGS.model_type not in model_types:
-            raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --model_type="
-                             f"{' or '.join(model_types)}, not --model_type={FLAGS.model_type}")
+            raise UserInputError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --model_type="
+                                 f"{' or '.join(model_types)}, not --model_type={FLAGS.model_type}")
     if FLAGS["null_score_diff_threshold"].present and not FLAGS.version_2_with_negative:
-        raise ValueError("--null_score_diff_threshold applies with --version_2_with_negative (SQuAD 2.0) only")
+        raise UserInputError("--null_score_diff_threshold applies with --version_2_with_negative (SQuAD 2.0) only")
 
 
 def _labels() -> list[str] | None:

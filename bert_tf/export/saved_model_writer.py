@@ -8,6 +8,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow.python.saved_model import fingerprinting_utils
 
+from bert_tf.errors import UserInputError
 from bert_tf.io_utils import atomic_directory, atomic_output
 
 
@@ -32,7 +33,7 @@ def check_export_dir(export_dir: str | os.PathLike) -> None:
     path = os.fspath(export_dir).rstrip("/")
     problem = export_dir_problem(path)
     if problem:
-        raise ValueError(f"--export_dir={path}: {problem}")
+        raise UserInputError(f"--export_dir={path}: {problem}")
 
 
 def save_atomically(module: tf.Module, export_dir: str | os.PathLike, signatures: dict,

@@ -18,6 +18,7 @@ from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.checkpoints.task_heads import checkpoint_heads, task_model_type
+from bert_tf.errors import UserInputError
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_checkpoint_prefix,
                                                restore_model_checkpoint, restored_checkpoint, save_model_checkpoint)
 from bert_tf.finetuning.layer_depths import layer_depths
@@ -113,12 +114,12 @@ def _written_to(options: FineTuningOptions, directory: str) -> FineTuningOptions
 def _checked_request(task: FineTuningTask, options: FineTuningOptions, strategy) -> BertConfig:
     """Refuses, before any work, what cannot run; returns the encoder's config."""
     if not (options.do_train or options.do_eval or options.do_predict):
-        raise ValueError("at least one of --do_train, --do_eval and --do_predict must be set")
+        raise UserInputError("at least one of --do_train, --do_eval and --do_predict must be set")
     # Without training or --init_checkpoint, the weights and their config come from output_dir/best.
     restored = restored_checkpoint(options)
     if not (options.do_train or restored):
-        raise ValueError(f"--do_eval and --do_predict without --do_train need --init_checkpoint or a "
-                         f"fine-tuned --output_dir: {options.output_dir} has no {BEST_DIR}/ checkpoint")
+        raise UserInputError(f"--do_eval and --do_predict without --do_train need --init_checkpoint or a "
+                             f"fine-tuned --output_dir: {options.output_dir} has no {BEST_DIR}/ checkpoint")
     for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
     if options.do_train:
@@ -137,8 +138,8 @@ def _check_iterations_per_loop(iterations: int, strategy) -> None:
     several replicas under a strategy other than a TPU's (MirroredStrategy's)."""
     replicas = strategy.num_replicas_in_sync
     if iterations > 1 and replicas > 1 and not isinstance(strategy, tf.distribute.TPUStrategy):
-        raise ValueError(f"--iterations_per_loop={iterations} needs one replica or a TPU: Keras cannot run several "
-                         f"steps per call under {type(strategy).__name__} with {replicas} replicas; leave it at 1")
+        raise UserInputError(f"--iterations_per_loop={iterations} needs one replica or a TPU: Keras cannot run several "
+                             f"steps per call under {type(strategy).__name__} with {replicas} replicas; leave it at 1")
 
 
 def _build(task: FineTuningTask, options: FineTuningOptions, config: BertConfig, strategy, steps_per_epoch: int,
@@ -174,10 +175,10 @@ def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[i
     if train is None:
         return 1, 1
     if not options.num_train_epochs > 0:  # NaN too
-        raise ValueError(f"--num_train_epochs must be positive, got {options.num_train_epochs}")
+        raise UserInputError(f"--num_train_epochs must be positive, got {options.num_train_epochs}")
     if len(train) < options.train_batch_size:
-        raise ValueError(f"the training set has {train.size_text()}, fewer than "
-                         f"--train_batch_size={options.train_batch_size}")
+        raise UserInputError(f"the training set has {train.size_text()}, fewer than "
+                             f"--train_batch_size={options.train_batch_size}")
     epochs = max(1, math.ceil(options.num_train_epochs))
     total = len(train) * options.num_train_epochs / options.train_batch_size
     return max(1, round(total / epochs)), epochs
@@ -209,7 +210,7 @@ def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOpti
         logging.info("--init_checkpoint: loaded its %s head", task_model_type(task_model))
         return
     if not options.do_train:
-        raise ValueError(_untrained_head_error(options, problem))
+        raise UserInputError(_untrained_head_error(options, problem))
     log = logging.warning if task_model_type(task_model) in heads else logging.info
     log("--init_checkpoint: %s; the head starts fresh", problem)
 

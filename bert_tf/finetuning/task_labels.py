@@ -9,6 +9,7 @@ import tensorflow as tf
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError
 from bert_tf.checkpoints.loader import checkpoint_labels
 from bert_tf.checkpoints.task_heads import label_order
+from bert_tf.errors import UserInputError
 from bert_tf.finetuning.best_checkpoint import restored_checkpoint
 
 
@@ -30,8 +31,8 @@ def task_labels(options, read: Callable[[], Sequence[str]], source: str,
         return saved
     labels = tuple(read())
     if saved is not None and label_order(saved, labels) is None:
-        raise ValueError(f"{source} has the labels {', '.join(labels)}, but the checkpoint was fine-tuned on "
-                         f"{', '.join(saved)} ({checkpoint})")
+        raise UserInputError(f"{source} has the labels {', '.join(labels)}, but the checkpoint was fine-tuned on "
+                             f"{', '.join(saved)} ({checkpoint})")
     return labels
 
 

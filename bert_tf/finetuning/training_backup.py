@@ -106,8 +106,8 @@ class TrainingBackup(keras.callbacks.Callback):
                 unreadable.append((backup, _first_line(e)))
                 continue
             except (AssertionError, ValueError) as e:  # it holds what no model of these flags has
-                raise ValueError(f"{backup}: cannot resume from it ({_first_line(e)}); resume with the flags of "
-                                 f"the run that wrote it, or delete {self.restore_from} to start over") from None
+                raise UserInputError(f"{backup}: cannot resume from it ({_first_line(e)}); resume with the flags of "
+                                     f"the run that wrote it, or delete {self.restore_from} to start over") from None
             for newer, why in unreadable:
                 logging.warning("%s is corrupt (%s); resuming from %s, the backup before it", newer, why, backup)
             return backup
@@ -132,9 +132,9 @@ class TrainingBackup(keras.callbacks.Callback):
     def _check_settings(self, written: dict[str, object]) -> None:
         for name, value in self.settings.items():
             if name in written and written[name] != value:
-                raise ValueError(f"{name} is {value}, but the interrupted run in {self.restore_from} had "
-                                 f"{written[name]}; resume with the flags and data of the run that wrote it, or "
-                                 f"delete {self.restore_from} to start over")
+                raise UserInputError(f"{name} is {value}, but the interrupted run in {self.restore_from} had "
+                                     f"{written[name]}; resume with the flags and data of the run that wrote it, or "
+                                     f"delete {self.restore_from} to start over")
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch_start = self.step

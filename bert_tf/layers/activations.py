@@ -8,6 +8,8 @@ import math
 import keras
 from keras import ops
 
+from bert_tf.errors import UserInputError
+
 
 def gelu(x):
     """The exact GELU, x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))), as Hugging Face's "gelu".
@@ -42,4 +44,4 @@ def get_activation(name: str):
     try:
         return HIDDEN_ACTIVATIONS[name]
     except KeyError:
-        raise ValueError(f"unknown hidden_act {name!r}; expected one of {', '.join(HIDDEN_ACTIVATIONS)}") from None
+        raise UserInputError(f"unknown hidden_act {name!r}; expected one of {', '.join(HIDDEN_ACTIVATIONS)}") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_tf.errors import UserInputError
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import bert_initializer, bert_layer_norm
 
@@ -57,8 +58,8 @@ class BertEmbeddings(keras.layers.Layer):
         # input_word_ids, input_type_ids: [batch, seq]
         seq_length = ops.shape(input_word_ids)[1]
         if isinstance(seq_length, int) and seq_length > self.max_position_embeddings:  # a static length
-            raise ValueError(f"sequence length {seq_length} exceeds max_position_embeddings "
-                             f"{self.max_position_embeddings}")
+            raise UserInputError(f"sequence length {seq_length} exceeds max_position_embeddings "
+                                 f"{self.max_position_embeddings}")
         embeddings = self.word_embeddings(input_word_ids)  # [batch, seq, hidden]
         embeddings += self.token_type_embeddings(input_type_ids)
         position = ops.cast(self.position_embeddings[:seq_length], self.compute_dtype)

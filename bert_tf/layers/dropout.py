@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from bert_tf.errors import UserInputError
+
 _BITS = 16
 _LEVELS = 1 << _BITS
 
@@ -40,7 +42,7 @@ class Dropout(keras.layers.Dropout):
             raise ValueError("bert_tf's Dropout draws one mask element per input element: noise_shape is not "
                              "supported")
         if not 0 <= rate < 1:
-            raise ValueError(f"dropout rate {rate} is not in [0, 1)")
+            raise UserInputError(f"dropout rate {rate} is not in [0, 1)")
         super().__init__(rate, seed=seed, **kwargs)
 
     def call(self, inputs, training=False):

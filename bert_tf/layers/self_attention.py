@@ -7,6 +7,7 @@ import math
 import keras
 from keras import ops
 
+from bert_tf.errors import UserInputError
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import bert_initializer
 
@@ -41,8 +42,8 @@ class SelfAttention(keras.layers.Layer):
                  initializer_range=0.02, **kwargs):
         super().__init__(**kwargs)
         if hidden_size % num_attention_heads:
-            raise ValueError(f"hidden_size {hidden_size} is not a multiple of "
-                             f"num_attention_heads {num_attention_heads}")
+            raise UserInputError(f"hidden_size {hidden_size} is not a multiple of "
+                                 f"num_attention_heads {num_attention_heads}")
         self.hidden_size = hidden_size
         self.num_attention_heads = num_attention_heads
         self.attention_probs_dropout_prob = attention_probs_dropout_prob

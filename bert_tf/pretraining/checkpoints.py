@@ -9,6 +9,7 @@ from absl import logging
 from bert_tf import output_lock
 from bert_tf.checkpoints import load_init_checkpoint
 from bert_tf.checkpoints.loader import check_stored_config
+from bert_tf.errors import UserInputError
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
 # Written only by a loss-scaled optimizer (--dtype=float16).
@@ -45,8 +46,8 @@ def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, 
     loss_scaled = isinstance(manager.checkpoint.optimizer, keras.optimizers.LossScaleOptimizer)
     if tf.train.load_checkpoint(latest).has_tensor(_LOSS_SCALE) != loss_scaled:
         written = "with" if not loss_scaled else "without"
-        raise ValueError(f"--dtype: {latest} was written {written} --dtype=float16; resume it {written} "
-                         f"--dtype=float16, or start a new --output_dir with --init_checkpoint={latest}")
+        raise UserInputError(f"--dtype: {latest} was written {written} --dtype=float16; resume it {written} "
+                             f"--dtype=float16, or start a new --output_dir with --init_checkpoint={latest}")
 
 
 def restore_or_initialize(manager: tf.train.CheckpointManager, model: BertPretrainer,
@@ -72,16 +73,16 @@ def restore_or_initialize(manager: tf.train.CheckpointManager, model: BertPretra
         except (tf.errors.OpError, IndexError) as e:  # a truncated or unreadable data file
             earlier = manager.checkpoints[-2:-1]
             remedy = f", with --init_checkpoint={earlier[0]} to start from the one before it" if earlier else ""
-            raise ValueError(f"--output_dir={manager.directory}: cannot read {latest} "
-                             f"({str(e).strip().splitlines()[0]}); start a new --output_dir{remedy}") from None
+            raise UserInputError(f"--output_dir={manager.directory}: cannot read {latest} "
+                                 f"({str(e).strip().splitlines()[0]}); start a new --output_dir{remedy}") from None
         except AssertionError:  # another tool's checkpoint: google-research/bert, Model Garden
-            raise ValueError(f"--output_dir={manager.directory}: {latest} is not a bert_tf pretraining "
-                             f"checkpoint; to start from it, use --init_checkpoint={latest} with a new "
-                             "--output_dir") from None
+            raise UserInputError(f"--output_dir={manager.directory}: {latest} is not a bert_tf pretraining "
+                                 f"checkpoint; to start from it, use --init_checkpoint={latest} with a new "
+                                 "--output_dir") from None
         except ValueError as e:  # shapes of another architecture, its bert_config.json gone
             detail = str(e).strip().splitlines()[0]
-            raise ValueError(f"{config_source}: {latest} was written by another architecture ({detail}); "
-                             "resume with the config it was written with, or start a new --output_dir") from None
+            raise UserInputError(f"{config_source}: {latest} was written by another architecture ({detail}); "
+                                 "resume with the config it was written with, or start a new --output_dir") from None
         logging.info("Resumed from %s", latest)
     elif init_checkpoint:
         load_init_checkpoint(init_checkpoint, model)

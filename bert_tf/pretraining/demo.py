@@ -38,6 +38,7 @@ from bert_tf.data import pretraining_features
 from bert_tf.data.pretraining_data_generator import PretrainingDataOptions, create_pretraining_data
 from bert_tf.data.word_segmentation import segmenter
 from bert_tf.datasets import fetch_chinese_news, fetch_chinese_vocab, fetch_uncased_vocab, fetch_wikipedia_sample
+from bert_tf.errors import UserInputError
 from bert_tf.export import export_hub_pair
 from bert_tf.pretraining import fill_mask
 from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
@@ -157,8 +158,8 @@ def demo_options(flag_values) -> PretrainingOptions:
     `DEMO_JOB`'s: one of those set otherwise is a `ValueError`."""
     for name, value in DEMO_JOB.items():
         if flag_values[name].value != value and flag_values[name].present:
-            raise ValueError(f"--{name}={flag_values[name].value}: the demo always trains, then evaluates, on "
-                             "TFRecords it writes; give --input_file and --output_dir for another job")
+            raise UserInputError(f"--{name}={flag_values[name].value}: the demo always trains, then evaluates, on "
+                                 "TFRecords it writes; give --input_file and --output_dir for another job")
     settings = {name: value for name, value in DEMO_SETTINGS.items() if not flag_values[name].present}
     settings["output_dir"] = LANGUAGES[flag_values.demo_language].output_dir
     return dataclasses.replace(runtime_flags.options_from_flags(PretrainingOptions, flag_values), **settings,

@@ -28,6 +28,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.data import squad
+from bert_tf.errors import UserInputError
 from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
@@ -64,7 +65,7 @@ class SquadTask(FineTuningTask):
             raise ValueError("--task=cmrc2018 has no unanswerable questions: drop --version_2_with_negative")
         for flag, value in (("n_best_size", n_best_size), ("max_answer_length", max_answer_length)):
             if value < 1:
-                raise ValueError(f"--{flag} must be positive, got {value}")
+                raise UserInputError(f"--{flag} must be positive, got {value}")
         version = "v2.0" if version_2_with_negative else "v1.1"
         names = {split: f"cmrc2018_{split}.json" if task == "cmrc2018" else f"{split}-{version}.json"
                  for split in ("train", "dev")}
@@ -95,7 +96,7 @@ class SquadTask(FineTuningTask):
             require_answers=split == "train" or self.options.do_eval, check_answer_start=split == "train",
             verbose_logging=self.verbose_logging)
         if not examples:
-            raise ValueError(f"{self.files[split]}: no questions")
+            raise UserInputError(f"{self.files[split]}: no questions")
         features = squad.convert_examples_to_features(examples, self.tokenizer, self.options.max_seq_length,
                                                       self.doc_stride, self.max_query_length)
         labels = {"start_logits": features.start_positions, "end_logits": features.end_positions}

@@ -22,6 +22,7 @@ import numpy as np
 from scipy import special
 
 from bert_tf.data import glue
+from bert_tf.errors import UserInputError
 from bert_tf.finetuning.task_labels import task_labels
 from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.losses import SparseCrossEntropy
@@ -53,7 +54,7 @@ class SentencePredictionTask(FineTuningTask):
                  text_b_column: str | None = None, label_column: str = "label", xnli_language: str = "zh"):
         super().__init__(options, tokenizer)
         if not task_name:
-            raise ValueError("--task_name is required: a GLUE task (e.g. MRPC, SST-2, MNLI), XNLI, or csv/tsv")
+            raise UserInputError("--task_name is required: a GLUE task (e.g. MRPC, SST-2, MNLI), XNLI, or csv/tsv")
         self.processor = glue.get_processor(task_name, text_a_column, text_b_column, label_column, xnli_language)
         self.task = glue.normalize_task_name(task_name)
         self.main_metric = classification_metrics.main_metric(self.task)
@@ -87,7 +88,7 @@ class SentencePredictionTask(FineTuningTask):
         """Mean squared error for regression; else cross-entropy, optionally smoothed."""
         if self.processor.is_regression:
             if label_smoothing:
-                raise ValueError(f"--label_smoothing is for classification; {self.task} is a regression task")
+                raise UserInputError(f"--label_smoothing is for classification; {self.task} is a regression task")
             return {LOGITS: keras.losses.MeanSquaredError()}  # scores [batch] vs logits [batch, 1]
         return {LOGITS: SparseCrossEntropy(label_smoothing)}
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from bert_tf.errors import UserInputError
+
 
 def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int,
                   pad_to_seq_length: bool = True) -> dict[str, tf.Tensor]:
@@ -31,8 +33,8 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int,
     shortest = len(segments) + 2  # [CLS], a token, and a [SEP] each
     if isinstance(seq_length, int):
         if seq_length < shortest:
-            raise ValueError(f"seq_length={seq_length} leaves no room for a token besides "
-                             f"{shortest - 1} [CLS]/[SEP]")
+            raise UserInputError(f"seq_length={seq_length} leaves no room for a token besides "
+                                 f"{shortest - 1} [CLS]/[SEP]")
     else:  # a tensor, known only when the graph runs
         check = tf.debugging.assert_greater_equal(
             seq_length, shortest, message=f"seq_length leaves no room for a token besides {shortest - 1} [CLS]/[SEP]")

@@ -10,6 +10,7 @@ import unicodedata
 import tensorflow as tf
 
 from bert_tf import io_utils
+from bert_tf.errors import UserInputError
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # Above this share of capitalised tokens a vocab is cased (bert-base-uncased: 0 of 30,522).
@@ -19,7 +20,7 @@ CASED_VOCAB_SHARE = 0.01
 UNCASED_VOCAB_SHARE = 0.001
 
 
-class VocabError(ValueError):
+class VocabError(UserInputError):
     """A vocab file that cannot be used, with the file named."""
 
 

@@ -10,10 +10,11 @@ import tensorflow as tf
 from absl import flags, logging
 from official.common import distribute_utils
 
+from bert_tf.errors import UserInputError
 from bert_tf.training.runtime_flags import DTYPE_POLICIES, STRATEGIES
 
 
-class DistributionError(RuntimeError):
+class DistributionError(UserInputError, RuntimeError):
     """A strategy that cannot be built: an unreachable TPU, a bad flag."""
 
 
@@ -130,7 +131,7 @@ def check_global_batch(flag: str, batch_size: int, strategy: tf.distribute.Strat
     """A global batch must split evenly over the replicas; the error names the flag."""
     replicas = strategy.num_replicas_in_sync
     if batch_size % replicas:
-        raise ValueError(f"--{flag}={batch_size} is not divisible by the {replicas} replicas")
+        raise UserInputError(f"--{flag}={batch_size} is not divisible by the {replicas} replicas")
 
 
 def set_precision(dtype: str) -> None:
@@ -142,7 +143,7 @@ def set_precision(dtype: str) -> None:
     try:
         keras.mixed_precision.set_dtype_policy(DTYPE_POLICIES[dtype])
     except KeyError:
-        raise ValueError(f"--dtype must be one of {', '.join(DTYPE_POLICIES)}; got {dtype!r}") from None
+        raise UserInputError(f"--dtype must be one of {', '.join(DTYPE_POLICIES)}; got {dtype!r}") from None
 
 
 def strategy_from_flags(flag_values: flags.FlagValues):

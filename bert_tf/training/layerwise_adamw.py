@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from bert_tf.errors import UserInputError
 from bert_tf.training.fused_adamw import FusedAdamW, decay_weights
 
 
@@ -41,7 +42,7 @@ class LayerwiseAdamW(FusedAdamW):
                  unfreeze_every_steps: int = 0, **kwargs):
         super().__init__(**kwargs)
         if not 0.0 < layerwise_lr_decay <= 1.0:
-            raise ValueError(f"layerwise_lr_decay must be in (0, 1]; got {layerwise_lr_decay}")
+            raise UserInputError(f"layerwise_lr_decay must be in (0, 1]; got {layerwise_lr_decay}")
         self.variable_depths = dict(variable_depths)
         self.num_layers = num_layers
         self.layerwise_lr_decay = layerwise_lr_decay
