@@ -6,19 +6,25 @@ import contextlib
 import re
 import signal
 import sys
+import traceback
 
 import tensorflow as tf
 from absl import flags
 
 from bert_tf.datasets.public_data import FetchError
-from bert_tf.training.distribution import DistributionError
+from bert_tf.errors import UserInputError
 
-# Errors that describe the user's input (files, flags, configs) or environment (an
-# unreachable TPU, a failed download, a path that cannot be written), not a bug: each
-# already names the file, line, flag or resource, so its message alone is the report.
-USER_ERRORS = (ValueError, DistributionError, FetchError, OSError, flags.Error,
+# Errors that describe the user's input (files, flags, configs, data) or environment (a failed
+# download, a path that cannot be read or written), not a bug: each already names the file,
+# line, flag or resource, so its message alone is the report. `UserInputError` covers bert_tf's
+# own (`ConfigError`, `CorpusError`, `DistributionError`, ...).
+USER_ERRORS = (UserInputError, FetchError, OSError, flags.Error,
                tf.errors.NotFoundError, tf.errors.PermissionDeniedError, tf.errors.FailedPreconditionError,
                tf.errors.AlreadyExistsError)
+# Exit codes besides 1 (a user error): sysexits.h's EX_SOFTWARE for a bug, the shell's for signals.
+EXIT_BUG = 70
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 # Keras re-raises an error from a layer's call() as "Exception encountered when calling X.call().",
 # a blank line, then the original message (in bold), then the call's arguments.
 _KERAS_CALL_CONTEXT = re.compile(r"Exception encountered when calling [^\n]*\n\n(.*)", re.S)
@@ -50,10 +56,14 @@ def sigterm_unwinds():
 
 
 def run_reporting_user_errors(main, argv) -> None:
-    """Calls `main(argv)`; a user error prints `<program>: error: <message>` and exits 1, Ctrl-C
-    prints `<program>: interrupted` and exits 130, SIGTERM (as `timeout`, Slurm and Kubernetes send)
-    `<program>: terminated` and 143 (the shell's codes for SIGINT and SIGTERM), without a traceback.
-    Ctrl-C and SIGTERM unwind the run (`sigterm_unwinds`), so its temporary outputs are removed."""
+    """Calls `main(argv)`, ending each way it can fail with its own exit code.
+
+    - A user error (`USER_ERRORS`) prints `<program>: error: <message>` and exits 1.
+    - Ctrl-C prints `<program>: interrupted` and exits 130; SIGTERM (as `timeout`, Slurm and
+      Kubernetes send it) `<program>: terminated` and 143, the shell's codes for SIGINT and
+      SIGTERM. Both unwind the run (`sigterm_unwinds`), so its temporary outputs are removed.
+    - Any other exception is a bug: a line saying so, its traceback, and exit 70.
+    """
     program = (argv[0] if argv else sys.argv[0]).rsplit("/", 1)[-1]
     try:
         with sigterm_unwinds():
@@ -63,10 +73,16 @@ def run_reporting_user_errors(main, argv) -> None:
         sys.exit(1)
     except KeyboardInterrupt:
         print(f"{program}: interrupted", file=sys.stderr, flush=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except Terminated:
         print(f"{program}: terminated", file=sys.stderr, flush=True)
-        sys.exit(143)
+        sys.exit(EXIT_TERMINATED)
+    except Exception:  # pylint: disable=broad-except
+        print(f"{program}: internal error: this is a bug in bert_tf, not a problem with your input; please "
+              f"report it with the command line and the traceback below", file=sys.stderr, flush=True)
+        traceback.print_exc()
+        sys.stderr.flush()
+        sys.exit(EXIT_BUG)
 
 
 def _first_line(error: Exception) -> str:

@@ -1,5 +1,5 @@
 """run_reporting_user_errors: one line and a non-zero exit for a user error, Ctrl-C or SIGTERM; a bug keeps its
-traceback."""
+traceback and exits 70."""
 
 import os
 import signal
@@ -9,8 +9,12 @@ import textwrap
 
 import keras
 import pytest
+import tensorflow as tf
+from absl import flags
 
+from bert_tf.bert_config import ConfigError
 from bert_tf.cli_errors import Terminated, run_reporting_user_errors
+from bert_tf.errors import UserInputError
 from bert_test_utils import REPO
 
 
@@ -21,7 +25,14 @@ def raising(error):
 
 
 @pytest.mark.parametrize("error, code, line", [
-    (ValueError("--vocab_file=v.txt: no such file\nmore detail"), 1, "tool.py: error: --vocab_file=v.txt: no such file"),
+    (UserInputError("--vocab_file=v.txt: no such file\nmore detail"), 1,
+     "tool.py: error: --vocab_file=v.txt: no such file"),
+    (ConfigError("c.json: hidden_size is missing"), 1, "tool.py: error: c.json: hidden_size is missing"),
+    (flags.IllegalFlagValueError("flag --x=y: bad"), 1, "tool.py: error: flag --x=y: bad"),
+    (FileNotFoundError(2, "No such file or directory", "in.txt"), 1,
+     "tool.py: error: [Errno 2] No such file or directory: 'in.txt'"),
+    (tf.errors.NotFoundError(None, None, "in.tfrecord; No such file or directory"), 1,
+     "tool.py: error: in.tfrecord; No such file or directory"),
     (KeyboardInterrupt(), 130, "tool.py: interrupted"),
     (Terminated(), 143, "tool.py: terminated"),
 ])
@@ -32,16 +43,26 @@ def test_user_errors_and_ctrl_c_end_in_one_line(capsys, error, code, line):
     assert capsys.readouterr().err == line + "\n"
 
 
-def test_a_bug_is_not_reported_as_user_error():
-    with pytest.raises(ZeroDivisionError):
-        run_reporting_user_errors(raising(ZeroDivisionError("bug")), ["tool.py"])
+@pytest.mark.parametrize("error", [
+    ValueError("Attempt to convert a value ({'input_word_ids': PerReplica:{"),  # TensorFlow's, not about input
+    ZeroDivisionError("division by zero"),
+])
+def test_a_bug_says_so_with_its_traceback_and_exits_70(capsys, error):
+    with pytest.raises(SystemExit) as exit_:
+        run_reporting_user_errors(raising(error), ["tool.py"])
+    assert exit_.value.code == 70
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == ("tool.py: internal error: this is a bug in bert_tf, not a problem with your input; please "
+                        "report it with the command line and the traceback below")
+    assert lines[1] == "Traceback (most recent call last):"
+    assert lines[-1] == f"{type(error).__name__}: {error}"
 
 
 class Refusing(keras.layers.Layer):
     """A layer whose call() refuses its input, as one checking user data does."""
 
     def call(self, inputs):
-        raise ValueError("x: bad\nmore detail")
+        raise UserInputError("x: bad\nmore detail")
 
 
 def test_an_error_in_a_layers_call_reports_its_own_message(capsys):
