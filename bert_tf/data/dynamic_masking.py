@@ -85,11 +85,20 @@ def _segment_stream(files: Sequence[str], pairs_of_block, seed, input_context, e
     Endless, with the files reshuffled every pass; with `endless=False`, one pass in file order.
     """
     def read_blocks(file_names: tf.data.Dataset) -> tf.data.Dataset:
-        if endless:
-            file_names = file_names.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
-        return file_names.flat_map(tf.data.TextLineDataset).batch(_BLOCK_LINES)
+        if endless:  # a block does not span passes, so a short file's long line is not repeated in one
+            file_names = file_names.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
+        blocks = file_names.flat_map(tf.data.TextLineDataset).batch(_BLOCK_LINES).flat_map(_split_long_lines)
+        return blocks.repeat() if endless else blocks
 
     return pretraining_dataset.read_pipeline_share(files, read_blocks, input_context).map(pairs_of_block).unbatch()
+
+
+def _split_long_lines(block: tf.Tensor) -> tf.data.Dataset:
+    """A block of lines `[n]` -> blocks of at most `_BLOCK_LINES` lines, its lines longer than
+    `corpus.MAX_LINE_BYTES` split (`corpus.split_long_lines`): one block, unless it has such lines."""
+    lines = corpus.split_long_lines(block)
+    return tf.data.Dataset.from_tensor_slices(
+        tf.RaggedTensor.from_row_starts(lines, tf.range(0, tf.size(lines, tf.int64), _BLOCK_LINES)))
 
 
 def _require_segments(files: Sequence[str], pairs_of_block, input_context) -> None:
@@ -156,7 +165,9 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
     Args:
       files: the corpus files (`corpus.expand_input_files` expands a flag's globs).
         Check them first with `corpus.check_corpus`: here, lines that are not
-        UTF-8 are read with replacement characters.
+        UTF-8 are read with replacement characters, and a file that is not
+        text (NUL bytes, no newline) is read on. Lines longer than
+        `corpus.MAX_LINE_BYTES` are split (`corpus.split_long_lines`).
       batch_size: the global batch size; with `input_context`, each pipeline
         yields its per-replica share and reads its own shard of the input.
 

@@ -17,7 +17,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-_TOKENIZE_BATCH = 1 << 16  # lines per tokenizer call
+_TOKENIZE_BATCH = 1 << 16  # lines per tokenizer call, at most
+_TOKENIZE_CHARS = 1 << 20  # characters per tokenizer call, about: its memory grows with them
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,12 +49,16 @@ class Documents:
         texts = [line for line in lines if line]
         blank = np.fromiter((not line for line in lines), bool, len(lines))
         ids, counts, continuing = [], [], []
-        for i in range(0, len(texts), _TOKENIZE_BATCH):
-            flat, splits = tokenize(texts[i:i + _TOKENIZE_BATCH])
+        ends = np.cumsum([len(text) for text in texts])  # [texts]: characters up to each one's end
+        i = 0
+        while i < len(texts):
+            j = min(i + _TOKENIZE_BATCH, max(i + 1, int(np.searchsorted(ends, ends[i] + _TOKENIZE_CHARS))))
+            batch, i = texts[i:j], j
+            flat, splits = tokenize(batch)
             ids.append(flat.astype(np.int32))
             counts.append(np.diff(splits))
             if continues is not None:
-                continuing.append(continues(texts[i:i + _TOKENIZE_BATCH], flat))
+                continuing.append(continues(batch, flat))
         counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
         document_of_text = np.cumsum(blank)[~blank]  # index of the document of each non-blank line
         kept = counts > 0
