@@ -42,10 +42,10 @@ def reserved_tokens(num_unused: int = 0) -> list[str]:
 
 
 def count_words(files, do_lower_case: bool, batch_size: int = 1024) -> collections.Counter:
-    """Word -> count over the lines of `files`, split as `BertTokenizer` splits corpus text
-    (a literal `[SEP]` into `[`, `sep`, `]`)."""
+    """Word -> count over the lines of `files` (those over `corpus.MAX_LINE_BYTES` split), split as
+    `BertTokenizer` splits corpus text (a literal `[SEP]` into `[`, `sep`, `]`)."""
     basic_tokenizer = BasicTokenizer(do_lower_case, split_special_tokens=True)
-    lines = tf.data.TextLineDataset(files).batch(batch_size).map(
+    lines = tf.data.TextLineDataset(files).batch(batch_size).map(corpus.split_long_lines).map(
         basic_tokenizer.tokenize, num_parallel_calls=tf.data.AUTOTUNE)
     try:
         return learner.count_words(lines.prefetch(tf.data.AUTOTUNE))
