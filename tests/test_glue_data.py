@@ -133,13 +133,22 @@ def test_tsv_task_single_text(tmp_path):
     assert processor.read(str(tmp_path), "train")[1] == InputExample("train-1", "cold", None, "neg")
 
 
-def test_tsv_task_reads_quoted_fields_as_pandas_writes_them(tmp_path):
-    # pandas' to_csv(sep="\t") quotes a field that holds a quote, a tab or a line break.
-    (tmp_path / "train.tsv").write_text('text\tlabel\n"He said ""hi"""\tpos\n"two\nlines"\tneg\n5" screen\tpos\n',
+def test_tsv_task_reads_quotes_as_text_as_google_research_bert_does(tmp_path):
+    # csv.reader(..., quotechar=None): a row may begin with a quote, and a quote ends nothing.
+    (tmp_path / "train.tsv").write_text('text\tlabel\n"A" is a letter\tx\n5" screen\ty\n"open\tx\n',
                                         encoding="utf-8")
     examples = get_processor("tsv").read(str(tmp_path), "train")
-    assert [(e.text_a, e.label) for e in examples] == [('He said "hi"', "pos"), ("two\nlines", "neg"),
-                                                       ('5" screen', "pos")]
+    assert [(e.text_a, e.label) for e in examples] == [('"A" is a letter', "x"), ('5" screen', "y"), ('"open', "x")]
+
+
+def test_csv_task_keeps_standard_quoting(tmp_path):
+    (tmp_path / "train.csv").write_text('text,label\n"""A"" is a letter",x\n"two\nlines",y\n', encoding="utf-8")
+    examples = get_processor("csv").read(str(tmp_path), "train")
+    assert [(e.text_a, e.label) for e in examples] == [('"A" is a letter', "x"), ("two\nlines", "y")]
+    (tmp_path / "train.csv").write_text('text,label\n"A" is a letter,x\n', encoding="utf-8")
+    with pytest.raises(DataError) as caught:  # a quoted field must be the whole field
+        get_processor("csv").read(str(tmp_path), "train")
+    assert str(caught.value) == f"{tmp_path}/train.csv:2: malformed row (',' expected after '\"')"
 
 
 def test_score_labels_are_refused_by_the_classification_task(tmp_path):
@@ -154,8 +163,6 @@ def test_score_labels_are_refused_by_the_classification_task(tmp_path):
 @pytest.mark.parametrize("task, text, error", [
     ("tsv", "text\tlabel\na\tb\tpos\n", "{dir}/train.tsv:2: malformed TSV row: 3 columns, the header names 2"),
     # A stray quote opening a field: an error, not a field that swallows the next rows.
-    ("tsv", 'text\tlabel\n"wow, she said\tpos\ncold\tneg\n',
-     "{dir}/train.tsv:2: malformed row (unexpected end of data)"),
     ("csv", 'text,label\n"open quote,pos\ncold,neg\n',
      "{dir}/train.csv:2: malformed row (unexpected end of data)"),
 ])

@@ -216,10 +216,13 @@ class DelimitedFileProcessor(DataProcessor):
 
     def read(self, data_dir: str, split: str, labels: Sequence[str] | None = None) -> list[InputExample]:
         path = _split_path(data_dir, self.file_name(split))
-        # Fields may be quoted, as pandas and spreadsheets write them when they hold a quote,
-        # a delimiter or a line break (GLUE's own TSV files are read unquoted: GlueProcessor).
-        rows = text_files.read_rows(path, DataError, delimiter="," if self.extension == "csv" else "\t",
-                                   strict=True)
+        # CSV fields may be quoted, as pandas and spreadsheets write them when they hold a quote,
+        # a comma or a line break. TSV has no quote character, as google-research/bert reads it
+        # (csv.reader(..., quotechar=None)): a row may start with a quote, and no field holds a tab.
+        if self.extension == "csv":
+            rows = text_files.read_rows(path, DataError, delimiter=",", strict=True)
+        else:
+            rows = text_files.read_rows(path, DataError, delimiter="\t", quoting=csv.QUOTE_NONE)
         if not rows:
             raise DataError(f"{path}:1: empty file; the first row must name the columns")
         header_line, header = rows[0]
