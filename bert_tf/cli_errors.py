@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
 import sys
@@ -35,6 +36,25 @@ def reject_arguments(argv) -> None:
     """Raises `flags.Error` naming the positional arguments after the program in `argv`, if any."""
     if len(argv) > 1:
         raise flags.Error(f"unexpected arguments: {' '.join(argv[1:])}")
+
+
+@contextlib.contextmanager
+def naming_output_flag(flag: str, value: str):
+    """Within the block, an error writing the hidden temporary of an output (`io_utils.atomic_output`,
+    `.name.tmp-…`) becomes a `UserInputError` that names `--flag=value` and the directory, which the
+    user chose, rather than the temporary, which they never named."""
+    try:
+        yield
+    except (OSError, tf.errors.OpError) as error:
+        if isinstance(error, OSError):
+            path, reason = error.filename, error.strerror
+        else:  # TensorFlow's file errors read "<path>; <reason>"
+            path, _, reason = error.message.partition("; ")
+        name = os.path.basename(os.fspath(path or ""))
+        if not (name.startswith(".") and ".tmp-" in name):
+            raise
+        raise UserInputError(f"--{flag}={value}: cannot write in {os.path.dirname(path) or '.'} "
+                             f"({reason or type(error).__name__})") from error
 
 
 class Terminated(BaseException):

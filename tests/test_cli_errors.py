@@ -13,9 +13,12 @@ import tensorflow as tf
 from absl import flags
 
 from bert_tf.bert_config import ConfigError
-from bert_tf.cli_errors import Terminated, run_reporting_user_errors
+from bert_tf import io_utils
+from bert_tf.cli_errors import Terminated, naming_output_flag, run_reporting_user_errors
 from bert_tf.errors import UserInputError
-from bert_test_utils import REPO
+from bert_test_utils import REPO, assert_fails_with_line, run_script, write_word_vocab
+
+READ_ONLY = "/sys"  # sysfs: no new file, even for root, whom a chmod does not stop
 
 
 def raising(error):
@@ -101,3 +104,22 @@ def test_sigterm_ends_a_script_in_one_line_and_removes_its_temporary(tmp_path):
         process.kill()
     assert (process.returncode, stderr.strip().splitlines()[-1:]) == (143, ["tool.py: terminated"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_in_a_read_only_directory_names_the_flag_and_the_directory():
+    with pytest.raises(UserInputError) as error:
+        with naming_output_flag("output_file", f"{READ_ONLY}/vocab.txt"):
+            io_utils.atomic_write_text(f"{READ_ONLY}/vocab.txt", "[PAD]\n")
+    assert str(error.value) == f"--output_file={READ_ONLY}/vocab.txt: cannot write in {READ_ONLY} (Permission denied)"
+    with pytest.raises(FileNotFoundError):  # other errors pass through
+        with naming_output_flag("output_file", "out.txt"):
+            open("/no/such/input.txt")
+
+
+def test_create_pretraining_data_into_a_read_only_directory_names_output_file(tmp_path):
+    (tmp_path / "corpus.txt").write_text("The cat sat.\nIt was warm.\n\nA dog ran.\nIt was fast.\n")
+    vocab = write_word_vocab(tmp_path / "vocab.txt", [(tmp_path / "corpus.txt").read_text()])
+    result = run_script("create_pretraining_data.py", f"--input_file={tmp_path / 'corpus.txt'}",
+                        f"--vocab_file={vocab}", f"--output_file={READ_ONLY}/data.tfrecord")
+    assert_fails_with_line(result, f"create_pretraining_data.py: error: --output_file={READ_ONLY}/data.tfrecord: "
+                                   f"cannot write in {READ_ONLY} (Permission denied)")

@@ -12,7 +12,7 @@ import gc
 
 from absl import flags
 
-from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
+from bert_tf.cli_errors import naming_output_flag, reject_arguments, run_reporting_user_errors
 from bert_tf.data import corpus
 from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
@@ -30,10 +30,11 @@ def create_pretraining_data(flag_values: flags.FlagValues = FLAGS) -> generator.
         max_predictions_per_seq=fv.max_predictions_per_seq,
         random_seed=fv.random_seed, dupe_factor=fv.dupe_factor, masked_lm_prob=fv.masked_lm_prob,
         short_seq_prob=fv.short_seq_prob)
-    return generator.create_pretraining_data(
-        corpus.expand_input_files(fv.input_file), generator.output_paths(fv.output_file, fv.num_output_shards),
-        options, num_workers=fv.num_workers, chunk_bytes=max(1, int(fv.chunk_mb * 2**20)),
-        bert_config_file=fv.bert_config_file)
+    with naming_output_flag("output_file", fv.output_file):
+        return generator.create_pretraining_data(
+            corpus.expand_input_files(fv.input_file), generator.output_paths(fv.output_file, fv.num_output_shards),
+            options, num_workers=fv.num_workers, chunk_bytes=max(1, int(fv.chunk_mb * 2**20)),
+            bert_config_file=fv.bert_config_file)
 
 
 def _create_pretraining_data_main(argv, flag_values: flags.FlagValues) -> None:
@@ -50,8 +51,9 @@ def create_pretraining_data_main(argv, flag_values: flags.FlagValues = FLAGS) ->
 def _create_vocab_main(argv, flag_values: flags.FlagValues) -> None:
     reject_arguments(argv)
     fv = flag_values
-    tokens = vocab_learner.create_vocab(fv.input_file, fv.output_file, fv.vocab_size, fv.do_lower_case,
-                                        fv.num_unused, fv.keep_cjk_suffix_pieces)
+    with naming_output_flag("output_file", fv.output_file):
+        tokens = vocab_learner.create_vocab(fv.input_file, fv.output_file, fv.vocab_size, fv.do_lower_case,
+                                            fv.num_unused, fv.keep_cjk_suffix_pieces)
     print(f"Wrote {len(tokens)} tokens to {fv.output_file}")
 
 
