@@ -252,6 +252,9 @@ def test_bad_ids_are_refused_by_name_with_xla_too(exported, tmp_path, jit_compil
     too_long = {name: tf.zeros([1, model.encoder.bert_config.max_position_embeddings + 1], tf.int32) for name in ids}
     with pytest.raises(tf.errors.InvalidArgumentError, match="at most max_position_embeddings"):
         serving(**too_long)
+    empty = {name: tf.zeros([2, 0], tf.int32) for name in ids}  # failed in a GatherV2, no input named
+    with pytest.raises(tf.errors.InvalidArgumentError, match="input_word_ids must have a sequence length of at least 1"):
+        serving(**empty)
     unequal = {"input_mask": ids["input_mask"][:, :-1], "input_type_ids": ids["input_type_ids"][:1]}
     for name, value in unequal.items():  # a token short; a row short
         with pytest.raises(tf.errors.InvalidArgumentError, match=f"{name} must have the shape of input_word_ids"):

@@ -62,6 +62,10 @@ def test_encoder_and_mlm_equal_the_model(exported):
     for call in (encoder, lambda x: encoder.mlm({**x, "masked_lm_positions": positions})):
         with pytest.raises(tf.errors.InvalidArgumentError, match="input_word_ids must be < the vocab size"):
             call(beyond_vocab)
+    for bad, message in [(-1, "masked_lm_positions must be >= 0"),  # a raw GatherV2 error, unnamed, before
+                         (100, "masked_lm_positions must be < the sequence length of input_word_ids")]:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            encoder.mlm({**inputs, "masked_lm_positions": tf.tensor_scatter_nd_update(positions, [[0, 1]], [bad])})
 
 
 def test_fill_mask_in_a_fresh_process_without_bert_tf(exported, tmp_path):

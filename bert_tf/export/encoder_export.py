@@ -17,6 +17,18 @@ def _float32(outputs):
     return tf.nest.map_structure(lambda t: tf.cast(t, tf.float32), outputs)
 
 
+def _checked_positions(inputs: dict[str, tf.Tensor]) -> tf.Tensor:
+    """`masked_lm_positions` `[batch, predictions]` behind asserts that each is a position of
+    `input_word_ids`: a gather would otherwise fail unnamed, or, under XLA, clamp."""
+    positions = inputs["masked_lm_positions"]
+    seq_length = tf.shape(inputs["input_word_ids"])[-1]
+    with tf.control_dependencies([
+            tf.debugging.assert_non_negative(positions, message="masked_lm_positions must be >= 0"),
+            tf.debugging.assert_less(positions, seq_length,
+                                     message="masked_lm_positions must be < the sequence length of input_word_ids")]):
+        return tf.identity(positions)
+
+
 class _MaskedLM(tf.Module):
     """`mlm(inputs + masked_lm_positions [batch, predictions])` -> `mlm_logits` `[batch, predictions, vocab]`."""
 
@@ -34,7 +46,7 @@ class _MaskedLM(tf.Module):
         encoder = pretrainer.encoder
         outputs = encoder(checked_ids({name: inputs[name] for name in ENCODER_INPUTS}, encoder.bert_config),
                           training=False)
-        masked = gather_positions(outputs["sequence_output"], inputs["masked_lm_positions"])
+        masked = gather_positions(outputs["sequence_output"], _checked_positions(inputs))
         logits = pretrainer.masked_lm_head(masked, encoder.word_embedding_matrix)
         return _float32({"mlm_logits": logits, "pooled_output": outputs["pooled_output"],
                          "sequence_output": outputs["sequence_output"]})

@@ -47,6 +47,8 @@ def checked_ids(inputs: dict[str, tf.Tensor], config: BertConfig) -> dict[str, t
         tf.debugging.assert_less_equal(tf.shape(word_ids)[-1], config.max_position_embeddings,
                                        message=f"the sequence must be at most max_position_embeddings, "
                                                f"{config.max_position_embeddings}, long"),
+        tf.debugging.assert_positive(tf.shape(word_ids)[-1],  # the pooler reads position 0, [CLS]
+                                     message="input_word_ids must have a sequence length of at least 1"),
     ]
     with tf.control_dependencies(checks):
         return {name: tf.identity(tensor) for name, tensor in inputs.items()}
