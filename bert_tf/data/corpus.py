@@ -29,7 +29,7 @@ from bert_tf.errors import UserInputError
 MAX_LINE_BYTES = 1 << 16  # longer lines are split (`split_long_lines`)
 _BLOCK_BYTES = 16 << 20  # files are scanned in blocks of whole lines (or of one longer line)
 _BLANK_LINE = re.compile(rb"^[ \t\r\f\v]*\n", re.M)
-NEWLINE = b"\n"
+_NEWLINE = b"\n"
 _SAFE_CUT_AFTER = b" \t\r\f\v.!?"  # a long line is split after one of these bytes where it can
 _CUT_WINDOW = 512  # bytes searched for one: WordPiece makes [UNK] of a word of over 100 characters
 
@@ -192,13 +192,13 @@ def split_long_lines(lines: tf.Tensor) -> tf.Tensor:
         return tf.boolean_mask(pieces, tf.strings.length(pieces) > 0)
 
     def split_all():
-        is_long = tf.strings.length(lines) > MAX_LINE_BYTES
         pieces = tf.map_fn(
             lambda args: tf.cond(args[1], lambda: split_line(args[0]), lambda: args[0][tf.newaxis]),
             (lines, is_long), fn_output_signature=tf.RaggedTensorSpec([None], tf.string, ragged_rank=0))
         return pieces.flat_values
 
-    return tf.cond(tf.reduce_any(tf.strings.length(lines) > MAX_LINE_BYTES), split_all, lambda: lines)
+    is_long = tf.strings.length(lines) > MAX_LINE_BYTES  # [n]
+    return tf.cond(tf.reduce_any(is_long), split_all, lambda: lines)
 
 
 def _bad_lines(block: bytes) -> tuple[int, int]:
@@ -245,7 +245,7 @@ def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") ->
         for offset, block in _blocks(path):
             nul = block.find(b"\0")
             if nul >= 0:
-                raise CorpusError(f"{path} line {line + block.count(NEWLINE, 0, nul)}: a NUL byte; "
+                raise CorpusError(f"{path} line {line + block.count(_NEWLINE, 0, nul)}: a NUL byte; "
                                   "this is not a text file")
             try:
                 block.decode("utf-8")
