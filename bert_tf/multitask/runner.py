@@ -21,6 +21,7 @@ from bert_tf import io_utils, output_kinds
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
 from bert_tf.checkpoints.checkpoint_flags import take_vocab_from_checkpoint
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
+from bert_tf.errors import UserInputError
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, best_checkpoint_prefix, read_best_metrics,
                                                restore_model_checkpoint, save_model_checkpoint)
 from bert_tf.finetuning.driver import RESUME_FLAGS
@@ -88,11 +89,11 @@ def run_multitask(specs: list[TaskSpec], options: FineTuningOptions, tokenizer: 
 def _run_multitask(specs: list[TaskSpec], options: FineTuningOptions, tokenizer: BertTokenizer, sampling: str,
                    temperature: float) -> dict[str, dict[str, float]]:
     if not (options.do_train or options.do_eval):
-        raise ValueError("at least one of --do_train and --do_eval must be set")
+        raise UserInputError("at least one of --do_train and --do_eval must be set")
     tasks = {spec.name: build_task(spec, options, tokenizer) for spec in specs}
     restored = None if options.do_train else best_checkpoint_prefix(tasks[specs[0].name].options.output_dir)
     if not (options.do_train or restored):
-        raise ValueError(f"--do_eval without --do_train needs a multi-task --output_dir: "
+        raise UserInputError(f"--do_eval without --do_train needs a multi-task --output_dir: "
                          f"{options.output_dir}/{specs[0].name} has no {BEST_DIR}/ checkpoint")
     config = resolve_bert_config(options.bert_config_file, restored or options.init_checkpoint)
     config.check_seq_length(options.max_seq_length)
@@ -196,10 +197,10 @@ def train_tasks(specs: list[TaskSpec], tasks: dict[str, FineTuningTask], models:
     batch = options.train_batch_size
     for spec in specs:
         if spec.weight > 0 and len(train[spec.name]) < batch:
-            raise ValueError(f"--tasks: {spec.name}'s training set has {train[spec.name].size_text()}, fewer "
+            raise UserInputError(f"--tasks: {spec.name}'s training set has {train[spec.name].size_text()}, fewer "
                              f"than --train_batch_size={batch}")
     if not options.num_train_epochs > 0:
-        raise ValueError(f"--num_train_epochs must be positive, got {options.num_train_epochs}")
+        raise UserInputError(f"--num_train_epochs must be positive, got {options.num_train_epochs}")
     names = [spec.name for spec in specs]
     probabilities = sampling_probabilities([len(train[name]) for name in names], [s.weight for s in specs],
                                            sampling, temperature)

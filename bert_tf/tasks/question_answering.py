@@ -62,7 +62,7 @@ class SquadTask(FineTuningTask):
                  verbose_logging: bool = False, task: str = "squad"):
         super().__init__(options, tokenizer)
         if task == "cmrc2018" and version_2_with_negative:
-            raise ValueError("--task=cmrc2018 has no unanswerable questions: drop --version_2_with_negative")
+            raise UserInputError("--task=cmrc2018 has no unanswerable questions: drop --version_2_with_negative")
         for flag, value in (("n_best_size", n_best_size), ("max_answer_length", max_answer_length)):
             if value < 1:
                 raise UserInputError(f"--{flag} must be positive, got {value}")
