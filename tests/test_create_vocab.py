@@ -60,13 +60,14 @@ def test_a_vocab_learned_over_the_size_is_cut_to_it(tmp_path):
 
 def test_every_character_is_kept_past_the_learners_default_1000(tmp_path):
     # 1,500 distinct CJK characters, each its own word; tensorflow-text keeps 1,000 by default.
+    # Their ## copies are kept on request, so every character counts twice.
     chars = [chr(0x4E00 + i) for i in range(1500)]
     corpus = write_file(tmp_path / "corpus.txt", "\n".join("".join(chars[i:i + 50]) for i in range(0, 1500, 50)))
-    tokens = vocab_learner.learn_vocab([str(corpus)], 3005)
+    tokens = vocab_learner.learn_vocab([str(corpus)], 3005, keep_cjk_suffix_pieces=True)
     assert set(chars) | {f"##{c}" for c in chars} <= set(tokens) and len(tokens) == 3005
     with pytest.raises(ValueError, match=r"^--vocab_size=3004 is too small for this corpus: the smallest vocab "
                        r"it can learn has 3005 tokens \(its 1500 characters"):
-        vocab_learner.learn_vocab([str(corpus)], 3004)
+        vocab_learner.learn_vocab([str(corpus)], 3004, keep_cjk_suffix_pieces=True)
 
 
 def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
