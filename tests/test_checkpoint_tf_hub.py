@@ -86,13 +86,7 @@ def test_model_garden_export_with_mlm_gives_its_masked_lm_head(vocab, tmp_path):
 
     model = BertPretrainer(BertEncoder.from_bert_config(checkpoint_config(tmp_path / "hub")))
     report = load_checkpoint(tmp_path / "hub", model)
-    saved = tf.saved_model.load(str(tmp_path / "hub"))
-    assert_encoder_outputs_close(model.encoder(INPUTS), saved(INPUTS, training=False))
-    positions = np.array([[1, 2], [3, 5], [1, 3]], "int32")
-    features = {"input_ids": INPUTS["input_word_ids"], "input_mask": INPUTS["input_mask"],
-                "segment_ids": INPUTS["input_type_ids"], "masked_lm_positions": positions}
-    np.testing.assert_allclose(model(features)["masked_lm_logits"],
-                               saved.mlm({**INPUTS, "masked_lm_positions": positions})["mlm_logits"], atol=1e-5)
+    assert_pretrainer_matches_saved_model(model, tf.saved_model.load(str(tmp_path / "hub")))
     assert report.unused == []
     assert all(name.startswith("cls/seq_relationship/") for name in report.missing), report.missing
 
@@ -100,13 +94,7 @@ def test_model_garden_export_with_mlm_gives_its_masked_lm_head(vocab, tmp_path):
 def test_bert_tf_export_loads_with_its_encoder_and_masked_lm(bert_tf_export):
     model = BertPretrainer(BertEncoder.from_bert_config(checkpoint_config(bert_tf_export)))
     report = load_checkpoint(bert_tf_export, model)
-    saved = tf.saved_model.load(bert_tf_export)
-    assert_encoder_outputs_close(model.encoder(INPUTS), saved(INPUTS, training=False))
-    positions = np.array([[1, 2], [3, 5], [1, 3]], "int32")
-    features = {"input_ids": INPUTS["input_word_ids"], "input_mask": INPUTS["input_mask"],
-                "segment_ids": INPUTS["input_type_ids"], "masked_lm_positions": positions}
-    np.testing.assert_allclose(model(features)["masked_lm_logits"],
-                               saved.mlm({**INPUTS, "masked_lm_positions": positions})["mlm_logits"], atol=1e-5)
+    assert_pretrainer_matches_saved_model(model, tf.saved_model.load(bert_tf_export))
     assert report.missing == [] and report.unused == [] and "save_counter" in report.skipped
     assert hub_do_lower_case(bert_tf_export) is True
 
@@ -145,3 +133,13 @@ def test_a_hub_init_checkpoint_gives_the_vocab_and_do_lower_case_not_given(model
     take_vocab_from_checkpoint(flag_values)
     expected = ("mine.txt", True) if given else (hub_vocab_file(model_garden_export), False)  # it records False
     assert (flag_values.vocab_file, flag_values.do_lower_case) == expected
+
+
+def assert_pretrainer_matches_saved_model(model, saved) -> None:
+    """The encoder outputs and masked-LM logits of `model` equal those of the hub SavedModel `saved`."""
+    assert_encoder_outputs_close(model.encoder(INPUTS), saved(INPUTS, training=False))
+    positions = np.array([[1, 2], [3, 5], [1, 3]], "int32")
+    features = {"input_ids": INPUTS["input_word_ids"], "input_mask": INPUTS["input_mask"],
+                "segment_ids": INPUTS["input_type_ids"], "masked_lm_positions": positions}
+    np.testing.assert_allclose(model(features)["masked_lm_logits"],
+                               saved.mlm({**INPUTS, "masked_lm_positions": positions})["mlm_logits"], atol=1e-5)
