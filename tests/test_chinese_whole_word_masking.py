@@ -7,9 +7,10 @@ import tensorflow as tf
 
 from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.data import pretraining_features
+from bert_tf.data.dynamic_masking import dynamic_masking_dataset
 from bert_tf.data.word_segmentation import SegmenterError, WordGrouper, segmenter
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import REPO, run_script
+from bert_test_utils import REPO, run_script, script_failures
 
 FIXTURES = REPO / "tests" / "fixtures" / "chinese"
 NEWS, VOCAB = FIXTURES / "news.txt", str(FIXTURES / "vocab.txt")  # VOCAB: a subset of bert-base-chinese's
@@ -98,3 +99,47 @@ def test_a_segmenter_needs_whole_word_masking(tmp_path):
                        match="^--word_segmenter=rjieba needs --do_whole_word_mask$"):
         create(tmp_path, "out", word_segmenter="rjieba")
     assert not list(tmp_path.iterdir())
+
+
+def test_dynamic_masking_masks_whole_words(tokenizer):
+    """run_pretraining.py --dynamic_masking: every predicted token's word (a segmented Chinese word, or a
+    token and its ## pieces) is predicted whole, with one [MASK]/random/unchanged draw."""
+    lines = NEWS.read_text(encoding="utf-8").splitlines()
+    stream = tokenizer.tokenize(lines).flat_values.numpy()  # the corpus's tokens, in order
+    continues = WordGrouper(tokenizer.vocab.tokens, True, "rjieba").continues(lines, stream)
+    vocab = tokenizer.vocab
+    dataset = dynamic_masking_dataset([str(NEWS)], VOCAB, batch_size=32, max_seq_length=SEQ,
+                                      max_predictions_per_seq=PREDICTIONS, seed=5, shuffle_buffer_size=100,
+                                      do_whole_word_mask=True, word_segmenter="rjieba")
+    masked_words, masked_pieces = 0, 0
+    for batch in dataset.take(4).as_numpy_iterator():
+        for row in range(32):
+            real = batch["masked_lm_weights"][row] > 0
+            positions = batch["masked_lm_positions"][row][real]
+            original = batch["input_ids"][row].copy()
+            original[positions] = batch["masked_lm_ids"][row][real]
+            predicted = np.zeros(SEQ, bool)
+            predicted[positions] = True
+            is_mask = batch["input_ids"][row] == vocab.mask_id
+            separators = np.flatnonzero(original == vocab.sep_id)
+            for start, end in [(1, separators[0]), (separators[0] + 1, separators[1])]:  # segments A and B
+                segment = original[start:end]
+                # A segment is a run of the corpus's tokens; theirs say which tokens continue a word.
+                at = next(i for i in range(len(stream)) if np.array_equal(stream[i:i + len(segment)], segment))
+                within = np.flatnonzero(continues[at + 1:at + len(segment)]) + start + 1  # [continuations]
+                np.testing.assert_array_equal(predicted[within], predicted[within - 1])
+                np.testing.assert_array_equal(is_mask[within][predicted[within]], is_mask[within - 1][predicted[within]])
+                masked_words += np.sum(predicted[within] & ~np.isin(within - 1, within))
+                masked_pieces += sum(predicted[i] and vocab.tokens[original[i]].startswith("##") for i in within)
+    assert masked_words > 20 and masked_pieces > 0  # Chinese words and ## pieces were masked whole
+
+
+def test_run_pretraining_refuses_whole_word_flags_where_they_cannot_apply(tmp_path):
+    common = [f"--input_file={NEWS}", f"--output_dir={tmp_path / 'out'}",
+              "--bert_config_file=configs/tiny/bert_config.json", "--do_train"]
+    assert script_failures("run_pretraining.py", common + ["--do_whole_word_mask"],
+                           common + ["--dynamic_masking", f"--vocab_file={VOCAB}", "--word_segmenter=rjieba"]) == [
+        (1, "run_pretraining.py: error: --do_whole_word_mask needs --dynamic_masking: TFRecords are masked when "
+            "create_pretraining_data.py writes them (pass it there)"),
+        (1, "run_pretraining.py: error: --word_segmenter=rjieba needs --do_whole_word_mask")]
+    assert not (tmp_path / "out").exists()

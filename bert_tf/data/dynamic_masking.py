@@ -17,19 +17,28 @@ shuffles: the same seed gives the same batches, masks included, in any process
 with the same TF global seed (`tf.random.set_seed`, which tf.data's seeded ops combine
 with theirs; run_pretraining.py sets it from `--random_seed`). With `seed=None` every
 run draws new ones.
+
+With whole-word masking, the lines are grouped into words as they are read
+(`word_segmentation.WordGrouper`: `##` pieces, and a segmenter's Chinese
+words), and each batch is masked by `masked_lm.mask_tokens`, create_pretraining_data's
+rule: whole words in random order while they fit in the sequence's budget, one
+80/10/10 draw per word.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf.data import corpus, pretraining_dataset, pretraining_features
+from bert_tf.data import corpus, masked_lm, pretraining_dataset, pretraining_features
+from bert_tf.data.word_segmentation import WordGrouper
 from bert_tf.tokenization import BertTokenizer, unicode_tables
 
 _BLOCK_LINES = 512  # lines tokenized and paired at a time
+_WHOLE_WORD_FEATURES = ("input_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
 
 
 def _first_of_runs(keys: tf.Tensor) -> tf.Tensor:
@@ -38,15 +47,35 @@ def _first_of_runs(keys: tf.Tensor) -> tf.Tensor:
     return tf.reduce_any(keys != previous, axis=1)
 
 
-def _segments(lines: tf.Tensor, tokenizer: BertTokenizer, segment_tokens: int):
+def _mark_continuations(lines: tf.Tensor, sentences: tf.RaggedTensor, words: WordGrouper) -> tf.RaggedTensor:
+    """Token ids `[n, (tokens)]` of `lines` `[n]` with each token that continues its word stored as
+    `-1 - id`: the word boundaries then travel with the ids through pairing and trimming."""
+    def continues(lines, ids):  # Python: the segmenter is
+        return words.continues([line.decode("utf-8", "replace") for line in lines], ids)
+
+    ids = sentences.flat_values  # [tokens]
+    continuation = tf.ensure_shape(tf.numpy_function(continues, [lines, ids], tf.bool, stateful=False), ids.shape)
+    return sentences.with_flat_values(tf.where(continuation, -1 - ids, ids))
+
+
+def _split_continuations(ids: tf.RaggedTensor) -> tuple[tf.RaggedTensor, tf.RaggedTensor]:
+    """Undoes `_mark_continuations`: (ids, whether each token continues its word), both `[batch, (tokens)]`."""
+    continuation = ids < 0
+    return tf.where(continuation, -1 - ids, ids), continuation
+
+
+def _segments(lines: tf.Tensor, tokenizer: BertTokenizer, segment_tokens: int, words: WordGrouper | None = None):
     """A block of lines `[n]` -> (segments ragged `[m, (tokens)]`, document index of each `[m]`).
 
-    A block without tokens (blank or control-character lines) gives `m = 0`.
+    A block without tokens (blank or control-character lines) gives `m = 0`. With `words`,
+    continuations are marked (`_mark_continuations`).
     """
     # Blank lines end documents: blank to Python's `str.strip`, as in create_pretraining_data.
     blank = tf.strings.regex_full_match(lines, unicode_tables.regex_class(unicode_tables.whitespace_ranges()) + "*")
     document = tf.cumsum(tf.cast(blank, tf.int64))
     sentences = tokenizer.tokenize(lines)
+    if words is not None:
+        sentences = _mark_continuations(lines, sentences, words)
     keep = sentences.row_lengths() > 0
     sentences, document = tf.ragged.boolean_mask(sentences, keep), tf.boolean_mask(document, keep)
     lengths = sentences.row_lengths()
@@ -63,13 +92,14 @@ def _segments(lines: tf.Tensor, tokenizer: BertTokenizer, segment_tokens: int):
     return segments, segment_document
 
 
-def _pairs_function(tokenizer: BertTokenizer, segment_tokens: int) -> tf.types.experimental.GenericFunction:
+def _pairs_function(tokenizer: BertTokenizer, segment_tokens: int,
+                    words: WordGrouper | None) -> tf.types.experimental.GenericFunction:
     """A block of lines `[n]` -> (segments ragged `[m, (tokens)]`, the segment after each, whether that
     one follows it in its document `[m]`). A `tf.function` traced once: the corpus's streams share
     its graph, whose tokenizer takes a second to build."""
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def pairs_of_block(lines):
-        segments, document = _segments(lines, tokenizer, segment_tokens)
+        segments, document = _segments(lines, tokenizer, segment_tokens, words)
         count = tf.size(document)  # [:count] keeps a block without segments empty
         has_next = tf.concat([document[1:] == document[:-1], [False]], 0)[:count]
         following = tf.concat([segments[1:], tf.ragged.constant([[]], tf.int32)], 0)[:count]
@@ -136,6 +166,20 @@ def _seeded_selector(ids: tf.RaggedTensor, seed: tf.Tensor, **selector_options) 
         **selector_options, shuffle_fn=lambda positions: tf.gather(positions, tf.argsort(tf.gather(keys, positions))))
 
 
+def _mask_whole_words(input_ids: tf.Tensor, input_mask: tf.Tensor, continuation: tf.Tensor, seed: tf.Tensor,
+                      config: masked_lm.MaskingConfig) -> dict[str, tf.Tensor]:
+    """`masked_lm.mask_tokens` on a batch: `input_ids`, `input_mask`, `continuation` `[batch, seq]`
+    -> the masked `input_ids` and the masked-LM features; the numpy generator draws from `seed`."""
+    def mask(input_ids, input_mask, continuation, seed):
+        features, _, _ = masked_lm.mask_tokens(input_ids, input_mask, config,
+                                               np.random.default_rng(seed.astype(np.uint64)), continuation)
+        return tuple(features[name] for name in _WHOLE_WORD_FEATURES)
+
+    values = tf.numpy_function(mask, [input_ids, input_mask, tf.cast(continuation, tf.bool), seed],
+                               [tf.int32, tf.int32, tf.int32, tf.float32], stateful=False)
+    return dict(zip(_WHOLE_WORD_FEATURES, values))
+
+
 class _SeededMaskValuesChooser(tf_text.MaskValuesChooser):
     """tf-text's `MaskValuesChooser` (80% `[MASK]`, 10% a random id, 10% unchanged) drawing from `seed`."""
 
@@ -159,7 +203,8 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
                             batch_size: int = 32, max_seq_length: int = 128,
                             max_predictions_per_seq: int = 20, masked_lm_prob: float = 0.15,
                             seed: int | None = None, input_context: tf.distribute.InputContext | None = None,
-                            shuffle_buffer_size: int = 10_000) -> tf.data.Dataset:
+                            shuffle_buffer_size: int = 10_000, do_whole_word_mask: bool = False,
+                            word_segmenter: str = "none") -> tf.data.Dataset:
     """An endless stream of masked-LM + NSP batches from raw corpus text (see the module docstring).
 
     Args:
@@ -170,19 +215,27 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
         `corpus.MAX_LINE_BYTES` are split (`corpus.split_long_lines`).
       batch_size: the global batch size; with `input_context`, each pipeline
         yields its per-replica share and reads its own shard of the input.
+      do_whole_word_mask: mask whole words (a token and its `##` pieces).
+      word_segmenter: with `do_whole_word_mask`, "jieba" or "rjieba" also makes
+        the characters of a segmented Chinese word one word.
 
     Raises:
       corpus.CorpusError: this pipeline's share of the corpus yields no token
         (the stream would never yield).
+      word_segmentation.SegmenterError: `word_segmenter` is unknown or not installed.
+      ValueError: a `word_segmenter` without `do_whole_word_mask`.
     """
     if isinstance(files, str):
         raise TypeError(f"files: a list of corpus files, not the string {files!r}")
+    if word_segmenter != "none" and not do_whole_word_mask:
+        raise ValueError(f"word_segmenter={word_segmenter!r} needs do_whole_word_mask")
     tokenizer = BertTokenizer(vocab_file, do_lower_case, split_special_tokens=True)  # as create_pretraining_data
     vocab = tokenizer.vocab
+    words = WordGrouper(vocab.tokens, do_lower_case, word_segmenter) if do_whole_word_mask else None
     if input_context is not None:
         batch_size = input_context.get_per_replica_batch_size(batch_size)
     segment_tokens = max(1, (max_seq_length - 3) // 2)
-    pairs_of_block = _pairs_function(tokenizer, segment_tokens)
+    pairs_of_block = _pairs_function(tokenizer, segment_tokens, words)
     _require_segments(files, pairs_of_block, input_context)
     # Four streams; seeds s and s + 1 (a resumed run's) share none of them.
     seeds = [None] * 4 if seed is None else [4 * seed + stream for stream in range(4)]
@@ -204,24 +257,33 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
     selector_options = dict(max_selections_per_batch=max_predictions_per_seq, selection_rate=masked_lm_prob,
                             unselectable_ids=[vocab.cls_id, vocab.sep_id, vocab.pad_id])
     lengths = pretraining_features.feature_lengths(max_seq_length, max_predictions_per_seq)
+    config = masked_lm.MaskingConfig(masked_lm_prob, max_predictions_per_seq, len(vocab), vocab.cls_id,
+                                     vocab.sep_id, vocab.mask_id)
 
     @tf.autograph.experimental.do_not_convert  # graph ops only: autograph would convert tf-text's code
     def mask_and_pack(examples, seed):
         a, b, labels = examples
         ids, segment_ids = tf_text.combine_segments(trimmer.trim([a, b]), vocab.cls_id, vocab.sep_id)
-        selection_seed, values_seed = tf.unstack(tf.random.experimental.stateless_split(seed))
-        masked, positions, masked_ids = tf_text.mask_language_model(
-            ids, _seeded_selector(ids, selection_seed, **selector_options),
-            _SeededMaskValuesChooser(len(vocab), vocab.mask_id, values_seed))
-        input_ids, input_mask = tf_text.pad_model_inputs(masked, max_seq_length, pad_value=vocab.pad_id)
         segment_ids, _ = tf_text.pad_model_inputs(segment_ids, max_seq_length)
-        positions, weights = tf_text.pad_model_inputs(positions, max_predictions_per_seq)
-        masked_ids, _ = tf_text.pad_model_inputs(masked_ids, max_predictions_per_seq)
-        features = {
-            "input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids,
-            "masked_lm_positions": positions, "masked_lm_ids": masked_ids,
-            "masked_lm_weights": weights, "next_sentence_labels": labels,
-        }
+        if words is not None:
+            ids, continuation = _split_continuations(ids)
+            input_ids, input_mask = tf_text.pad_model_inputs(ids, max_seq_length, pad_value=vocab.pad_id)
+            continuation, _ = tf_text.pad_model_inputs(tf.cast(continuation, tf.int32), max_seq_length)
+            features = _mask_whole_words(input_ids, input_mask, continuation, seed, config)
+            features.update(input_mask=input_mask, segment_ids=segment_ids, next_sentence_labels=labels)
+        else:
+            selection_seed, values_seed = tf.unstack(tf.random.experimental.stateless_split(seed))
+            masked, positions, masked_ids = tf_text.mask_language_model(
+                ids, _seeded_selector(ids, selection_seed, **selector_options),
+                _SeededMaskValuesChooser(len(vocab), vocab.mask_id, values_seed))
+            input_ids, input_mask = tf_text.pad_model_inputs(masked, max_seq_length, pad_value=vocab.pad_id)
+            positions, weights = tf_text.pad_model_inputs(positions, max_predictions_per_seq)
+            masked_ids, _ = tf_text.pad_model_inputs(masked_ids, max_predictions_per_seq)
+            features = {
+                "input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids,
+                "masked_lm_positions": positions, "masked_lm_ids": masked_ids,
+                "masked_lm_weights": weights, "next_sentence_labels": labels,
+            }
         features = pretraining_features.to_model_dtypes(features)
         return {name: tf.ensure_shape(features[name], [batch_size] if name == "next_sentence_labels"
                                       else [batch_size, length])

@@ -10,8 +10,11 @@ import os
 from absl import flags
 
 
-def define_word_segmenter_flag(flag_values: flags.FlagValues = flags.FLAGS) -> None:
-    """--word_segmenter, for whole-word masking of Chinese."""
+def define_whole_word_mask_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """--do_whole_word_mask, and --word_segmenter for whole-word masking of Chinese."""
+    flags.DEFINE_bool("do_whole_word_mask", False, "Mask whole words (a token and its ## pieces). In "
+                      "run_pretraining.py, with --dynamic_masking (records are masked when written).",
+                      flag_values=flag_values)
     flags.DEFINE_enum("word_segmenter", "none", ["none", "jieba", "rjieba"],
                       "With --do_whole_word_mask: segment Chinese text into words with this segmenter, and "
                       "mask all the characters of a word together (rjieba is jieba in Rust).",
@@ -26,8 +29,7 @@ def define_create_pretraining_data_flags(flag_values: flags.FlagValues = flags.F
                         "with --num_output_shards.", **define)
     flags.DEFINE_string("vocab_file", None, "The WordPiece vocab.txt.", **define)
     flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (uncased models).", **define)
-    flags.DEFINE_bool("do_whole_word_mask", False, "Mask whole words (a token and its ## pieces).", **define)
-    define_word_segmenter_flag(flag_values)
+    define_whole_word_mask_flags(flag_values)
     flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.", **define)
     flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum number of masked-LM predictions per sequence.",
                          **define)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from absl import flags
 
+from bert_tf.data.flags import define_whole_word_mask_flags
 from bert_tf.training import runtime_flags
 
 # --optimizer's values (`bert_tf.training.optimization.OPTIMIZER_CLASSES` maps them to classes).
@@ -58,6 +59,7 @@ def define_pretraining_flags() -> None:
                       "Mask on the fly from raw text, fresh every epoch (RoBERTa): --input_file and "
                       "--eval_file are then text corpora (one sentence per line, blank line between "
                       "documents), and --vocab_file is needed.")
+    define_whole_word_mask_flags()
     flags.DEFINE_bool("do_lower_case", True, "Lower-case input text (dynamic masking and the demo).")
     flags.DEFINE_string("vocab_file", None, "vocab.txt (dynamic masking and the demo).")
     flags.DEFINE_enum("demo_language", "en", ["en", "zh"],

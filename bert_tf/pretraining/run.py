@@ -14,7 +14,7 @@ from absl import logging
 from bert_tf import io_utils, output_kinds
 from bert_tf.bert_config import CONFIG_FILE, BertConfig
 from bert_tf.checkpoints import resolve_bert_config
-from bert_tf.data import corpus, dynamic_masking
+from bert_tf.data import corpus, dynamic_masking, word_segmentation
 from bert_tf.data import pretraining_dataset
 from bert_tf.errors import UserInputError
 from bert_tf.models.bert_encoder import BertEncoder
@@ -50,6 +50,8 @@ class PretrainingOptions:
     optimizer: str = "adamw"
     masked_lm_samples: int = 0
     dynamic_masking: bool = False
+    do_whole_word_mask: bool = False  # dynamic masking only
+    word_segmenter: str = "none"  # with whole-word masking: "jieba" or "rjieba" group Chinese words
     vocab_file: str | None = None
     do_lower_case: bool = True
     dtype: str = "float32"
@@ -70,7 +72,8 @@ def _distributed_dataset(strategy, files, global_batch_size, options, is_trainin
         if options.dynamic_masking:  # `files` are text corpora; an endless stream. Both take the global batch.
             dataset = dynamic_masking.dynamic_masking_dataset(
                 files, options.vocab_file, options.do_lower_case, global_batch_size, options.max_seq_length,
-                options.max_predictions_per_seq, seed=seed, input_context=context)
+                options.max_predictions_per_seq, seed=seed, input_context=context,
+                do_whole_word_mask=options.do_whole_word_mask, word_segmenter=options.word_segmenter)
         else:
             dataset = pretraining_dataset.pretraining_dataset(
                 files, global_batch_size, options.max_seq_length,
@@ -134,6 +137,7 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     distribution.check_global_batch("train_batch_size", options.train_batch_size, strategy)
     distribution.check_global_batch("eval_batch_size", options.eval_batch_size, strategy)
     train_files, eval_files = _expand_inputs(options)
+    _check_whole_word_mask(options)
     if options.dynamic_masking:
         if not options.vocab_file:
             raise UserInputError("--dynamic_masking needs --vocab_file")
@@ -154,6 +158,20 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
 
     with _output_dir(options.output_dir) if workers.is_chief(strategy) else contextlib.nullcontext():
         return _train_and_evaluate(config, config_source, options, strategy, train_files, eval_files)
+
+
+def _check_whole_word_mask(options: PretrainingOptions) -> None:
+    """Raises ValueError for --do_whole_word_mask or --word_segmenter where they cannot apply."""
+    if options.do_whole_word_mask and not options.dynamic_masking:
+        raise ValueError("--do_whole_word_mask needs --dynamic_masking: TFRecords are masked when "
+                         "create_pretraining_data.py writes them (pass it there)")
+    if options.word_segmenter != "none":
+        if not options.do_whole_word_mask:
+            raise ValueError(f"--word_segmenter={options.word_segmenter} needs --do_whole_word_mask")
+        try:
+            word_segmentation.segmenter(options.word_segmenter)
+        except word_segmentation.SegmenterError as error:
+            raise ValueError(f"--word_segmenter: {error}") from None
 
 
 def log_interval(options: PretrainingOptions) -> int:
