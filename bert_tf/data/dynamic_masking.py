@@ -50,7 +50,7 @@ def _first_of_runs(keys: tf.Tensor) -> tf.Tensor:
 def _mark_continuations(lines: tf.Tensor, sentences: tf.RaggedTensor, words: WordGrouper) -> tf.RaggedTensor:
     """Token ids `[n, (tokens)]` of `lines` `[n]` with each token that continues its word stored as
     `-1 - id`: the word boundaries then travel with the ids through pairing and trimming."""
-    def continues(lines, ids):  # Python: the segmenter is
+    def continues(lines, ids):  # in Python, as the segmenter is
         return words.continues([line.decode("utf-8", "replace") for line in lines], ids)
 
     ids = sentences.flat_values  # [tokens]
