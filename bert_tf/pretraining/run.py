@@ -161,17 +161,17 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
 
 
 def _check_whole_word_mask(options: PretrainingOptions) -> None:
-    """Raises ValueError for --do_whole_word_mask or --word_segmenter where they cannot apply."""
+    """Raises UserInputError for --do_whole_word_mask or --word_segmenter where they cannot apply."""
     if options.do_whole_word_mask and not options.dynamic_masking:
-        raise ValueError("--do_whole_word_mask needs --dynamic_masking: TFRecords are masked when "
-                         "create_pretraining_data.py writes them (pass it there)")
+        raise UserInputError("--do_whole_word_mask needs --dynamic_masking: TFRecords are masked when "
+                             "create_pretraining_data.py writes them (pass it there)")
     if options.word_segmenter != "none":
         if not options.do_whole_word_mask:
-            raise ValueError(f"--word_segmenter={options.word_segmenter} needs --do_whole_word_mask")
+            raise UserInputError(f"--word_segmenter={options.word_segmenter} needs --do_whole_word_mask")
         try:
             word_segmentation.segmenter(options.word_segmenter)
         except word_segmentation.SegmenterError as error:
-            raise ValueError(f"--word_segmenter: {error}") from None
+            raise UserInputError(f"--word_segmenter: {error}") from None
 
 
 def log_interval(options: PretrainingOptions) -> int:
