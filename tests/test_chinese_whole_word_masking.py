@@ -10,7 +10,8 @@ from bert_tf.data import pretraining_features
 from bert_tf.data.dynamic_masking import dynamic_masking_dataset
 from bert_tf.data.word_segmentation import SegmenterError, WordGrouper, segmenter
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import REPO, run_script, script_failures
+from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
+from bert_test_utils import REPO, run_script, script_failures, write_tiny_config
 
 FIXTURES = REPO / "tests" / "fixtures" / "chinese"
 NEWS, VOCAB = FIXTURES / "news.txt", str(FIXTURES / "vocab.txt")  # VOCAB: a subset of bert-base-chinese's
@@ -132,6 +133,18 @@ def test_dynamic_masking_masks_whole_words(tokenizer):
                 masked_words += np.sum(predicted[within] & ~np.isin(within - 1, within))
                 masked_pieces += sum(predicted[i] and vocab.tokens[original[i]].startswith("##") for i in within)
     assert masked_words > 20 and masked_pieces > 0  # Chinese words and ## pieces were masked whole
+
+
+def test_run_pretraining_trains_with_dynamic_whole_word_masking(tmp_path):
+    opts = PretrainingOptions(
+        bert_config_file=write_tiny_config(tmp_path, vocab_size=len(BertTokenizer(VOCAB).vocab)),
+        input_file=str(NEWS), output_dir=str(tmp_path / "out"), max_seq_length=SEQ,
+        max_predictions_per_seq=PREDICTIONS, train_batch_size=8, num_train_steps=2, num_warmup_steps=1,
+        save_checkpoints_steps=2, iterations_per_loop=2, dynamic_masking=True, vocab_file=VOCAB,
+        do_whole_word_mask=True, word_segmenter="rjieba", verbose=False)
+    results = run_pretraining(opts, tf.distribute.get_strategy())
+    assert np.isfinite(results["loss"]) and results["loss"] > 0
+    assert tf.train.latest_checkpoint(opts.output_dir).endswith("-2")
 
 
 def test_run_pretraining_refuses_whole_word_flags_where_they_cannot_apply(tmp_path):
