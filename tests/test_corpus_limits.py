@@ -71,7 +71,7 @@ def test_a_file_with_a_nul_byte_is_not_text(tmp_path, content):
 def test_the_dynamic_masking_stream_reads_a_long_line_as_several_sentences(tmp_path, vocab_file):
     path = tmp_path / "corpus.txt"
     path.write_text(long_line(3 * CAP) + "\n", encoding="utf-8")
-    pairs_of_block = dynamic_masking._pairs_function(BertTokenizer(vocab_file), segment_tokens=62)
+    pairs_of_block = dynamic_masking._pairs_function(BertTokenizer(vocab_file), segment_tokens=62, words=None)
     stream = dynamic_masking._segment_stream([str(path)], pairs_of_block, None, None, endless=False)
     segments = [len(segment) for segment, _, _ in stream]
     # A sentence longer than a segment is one: the line, unsplit, would be one segment.
