@@ -82,19 +82,19 @@ def _read_from_sdist(requirement: str, members: list[str]) -> list[bytes]:
 
 def fetch_uncased_vocab() -> pathlib.Path:
     """The real bert-base-uncased `vocab.txt` (30,522 lines, Apache-2.0 upstream)."""
-    path = cache_dir() / "uncased_vocab.txt"
-    if not path.exists():
-        (data,) = _read_from_wheel(VOCAB_WHEEL, [VOCAB_MEMBER])
-        with io_utils.atomic_output(path) as tmp:
-            pathlib.Path(tmp).write_bytes(data)
-    return path
+    return _cached_member("uncased_vocab.txt", VOCAB_WHEEL, VOCAB_MEMBER)
 
 
 def fetch_chinese_vocab() -> pathlib.Path:
     """bert-base-chinese's `vocab.txt` (21,128 lines; Google's `chinese_L-12_H-768_A-12`)."""
-    path = cache_dir() / "chinese_vocab.txt"
+    return _cached_member("chinese_vocab.txt", CHINESE_VOCAB_WHEEL, CHINESE_VOCAB_MEMBER)
+
+
+def _cached_member(name: str, wheel: str, member: str) -> pathlib.Path:
+    """`member` of `wheel`, copied once into the cache as `name`."""
+    path = cache_dir() / name
     if not path.exists():
-        (data,) = _read_from_wheel(CHINESE_VOCAB_WHEEL, [CHINESE_VOCAB_MEMBER])
+        (data,) = _read_from_wheel(wheel, [member])
         with io_utils.atomic_output(path) as tmp:
             pathlib.Path(tmp).write_bytes(data)
     return path
