@@ -5,24 +5,20 @@ Connecting to a cluster changes the process's TensorFlow context, so the checks 
 process: this file is also its script.
 """
 
-import contextlib
 import json
-import os
-import pathlib
-import socket
 import subprocess
 import sys
 
 import pytest
+from worker_processes import REPO, free_ports, worker_env
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 HOSTS = 4
 
 
 @pytest.fixture(scope="module")
 def results() -> dict:
-    env = dict(os.environ, PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2")
-    run = subprocess.run([sys.executable, __file__], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, __file__], cwd=REPO, env=worker_env(), capture_output=True, text=True,
+                         timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 
@@ -46,15 +42,6 @@ def test_a_tpu_vms_local_tpus_need_no_connection(results):
 
 
 # -- the worker process ---------------------------------------------------------------------------
-
-
-def _free_ports(count: int) -> list[int]:
-    """`count` distinct free ports: every socket stays bound until all are chosen."""
-    with contextlib.ExitStack() as stack:
-        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
 
 
 def _try_tpu(tpu: str, **kwargs) -> dict:
@@ -81,7 +68,7 @@ def main():
     import tensorflow as tf
 
     local = _try_tpu("local")  # first: the pod's connection below adds remote devices to the context
-    addresses = [f"127.0.0.1:{port}" for port in _free_ports(HOSTS)]
+    addresses = [f"127.0.0.1:{port}" for port in free_ports(HOSTS)]
     servers = [tf.distribute.Server({"worker": addresses}, job_name="worker", task_index=i)  # noqa: F841 (alive)
                for i in range(HOSTS)]
     # A Cloud TPU's zone and project, as a pod slice is named; grpc:// addresses need no Cloud API.
