@@ -25,6 +25,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 
+from benchmarks.pretraining_batch import SEQ, random_batch  # noqa: E402
 from bert_tf.bert_config import BertConfig  # noqa: E402
 from bert_tf.pretraining.runner import PretrainingRunner  # noqa: E402
 
@@ -33,7 +34,6 @@ flags.DEFINE_integer("batch_size", 4, "Global batch size (two replicas).")
 flags.DEFINE_integer("steps", 5, "Timed steps per round.")
 flags.DEFINE_integer("rounds", 3, "Alternating rounds per peer.")
 FLAGS = flags.FLAGS
-SEQ, PREDICTIONS = 128, 20
 
 
 class TwoAllReducesRunner(PretrainingRunner):
@@ -54,18 +54,6 @@ class TwoAllReducesRunner(PretrainingRunner):
         self.optimizer.apply([g * factor / replicas for g in grads], [v for _, v in pairs])
         self.model.update_pretraining_metrics(features, outputs, losses)
 
-
-def random_batch(config: BertConfig, batch: int) -> dict:
-    rng = np.random.default_rng(0)
-    return {
-        "input_ids": rng.integers(1, config.vocab_size, (batch, SEQ)).astype("int32"),
-        "input_mask": np.ones((batch, SEQ), "int32"),
-        "segment_ids": (np.arange(SEQ)[None] >= SEQ // 2).repeat(batch, 0).astype("int32"),
-        "masked_lm_positions": np.sort(rng.choice(SEQ, (batch, PREDICTIONS)), axis=1).astype("int32"),
-        "masked_lm_ids": rng.integers(1, config.vocab_size, (batch, PREDICTIONS)).astype("int32"),
-        "masked_lm_weights": np.ones((batch, PREDICTIONS), "float32"),
-        "next_sentence_labels": rng.integers(0, 2, batch).astype("int32"),
-    }
 
 
 def peer(runner_class, strategy, config: BertConfig, batch: dict, initial):

@@ -23,11 +23,11 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 
 from benchmarks import model_garden_peer  # noqa: E402
+from benchmarks.pretraining_batch import PREDICTIONS, SEQ, random_batch  # noqa: E402
 from bert_tf.bert_config import BertConfig  # noqa: E402
 
 flags.DEFINE_list("configs", ["small", "base"], "configs/<name>/bert_config.json to run.")
@@ -37,7 +37,6 @@ flags.DEFINE_integer("steps", 10, "Timed steps per round.")
 flags.DEFINE_integer("rounds", 2, "Alternating rounds per peer.")
 flags.DEFINE_bool("xla", True, "Also run both peers with jit_compile=True.")
 FLAGS = flags.FLAGS
-SEQ, PREDICTIONS = 128, 20
 
 
 def matmul_peak(dtype: str) -> float:
@@ -79,18 +78,6 @@ def executed_flops_per_step(config: BertConfig, batch: int) -> float:
     per_row = 6 * (_layer_params(config) - 2 * (h * h + h)) + 12 * h * SEQ
     return training_flops_per_step(config, batch) - batch * skipped_rows * per_row
 
-
-def random_batch(config: BertConfig, batch: int):
-    rng = np.random.default_rng(0)
-    return {
-        "input_ids": rng.integers(1000, config.vocab_size, (batch, SEQ)).astype("int32"),
-        "input_mask": np.ones((batch, SEQ), "int32"),
-        "segment_ids": (np.arange(SEQ)[None] >= SEQ // 2).repeat(batch, 0).astype("int32"),
-        "masked_lm_positions": np.sort(rng.choice(SEQ, (batch, PREDICTIONS)), axis=1).astype("int32"),
-        "masked_lm_ids": rng.integers(1000, config.vocab_size, (batch, PREDICTIONS)).astype("int32"),
-        "masked_lm_weights": np.ones((batch, PREDICTIONS), "float32"),
-        "next_sentence_labels": rng.integers(0, 2, batch).astype("int32"),
-    }
 
 
 def ours(config: BertConfig, batch, jit_compile: bool):
