@@ -1,4 +1,4 @@
-"""Checkpoint interop: load Google TF1, Model Garden TF2, Hugging Face and bert_tf checkpoints; write TF1.
+"""Checkpoint interop: load TF1, Model Garden TF2, Hugging Face and bert_tf checkpoints; write TF1.
 
 Example (a TF1 checkpoint written from one encoder, read into another):
 >>> from bert_tf import BertConfig, BertEncoder

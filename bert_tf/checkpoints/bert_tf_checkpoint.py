@@ -25,7 +25,7 @@ from bert_tf.models.bert_encoder import BertEncoder
 
 
 def _match(graph: ObjectGraph, node: int, obj) -> dict[str, object]:
-    """Checkpoint key -> live object, pairing named children as `tf.train.Checkpoint.restore` does."""
+    """Checkpoint key -> live object, pairing children as `tf.train.Checkpoint.restore` does."""
     pairs, seen, queue = {}, set(), collections.deque([(node, obj)])
     while queue:
         node, obj = queue.popleft()
@@ -45,7 +45,8 @@ def _match(graph: ObjectGraph, node: int, obj) -> dict[str, object]:
 # attribute, and its child in a checkpoint's `model` part.
 HEAD_LAYERS = {"classifier": "classifier", "span": "span_classifier", "token": "token_classifier",
                "multiple_choice": "choice_scorer"}
-# The model types whose heads google-research/bert has names for, and their roles (`tf1_names.TASK_HEADS`).
+# The model types whose heads google-research/bert has
+# names for, and their roles (`tf1_names.TASK_HEADS`).
 TF1_ROLES = {"classifier": "classifier", "span": "squad"}
 
 
@@ -75,7 +76,7 @@ def _layer_weights(reader, prefix: str, graph: ObjectGraph, path: str) -> dict[s
 
 
 def _keras_head_layers(model) -> dict[str, keras.layers.Layer]:
-    """The head layer of a loaded bert_tf task model, by model type; empty for an encoder or a pretrainer."""
+    """A loaded task model's head layer, by model type; empty for an encoder or a pretrainer."""
     return {name: getattr(model, layer) for name, layer in HEAD_LAYERS.items() if hasattr(model, layer)}
 
 

@@ -1,4 +1,4 @@
-"""The run scripts' `--bert_config_file` and `--init_checkpoint`, resolved with one-line errors naming them."""
+"""The scripts' `--bert_config_file` and `--init_checkpoint`, resolved with one-line errors."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from bert_tf.errors import UserInputError
 
 @contextlib.contextmanager
 def _named_flag(flag: str):
-    """Prefixes a `CheckpointError` ("path: problem") with the flag that gave the path: `--flag=path: problem`."""
+    """Prefixes a `CheckpointError` ("path: problem") with its flag: `--flag=path: problem`."""
     try:
         yield
     except CheckpointError as e:

@@ -10,7 +10,7 @@ from bert_tf.errors import UserInputError
 
 
 class CheckpointError(UserInputError):
-    """A checkpoint that cannot be read or does not fit the model (one line, naming the file or variable)."""
+    """A checkpoint that is unreadable or does not fit the model (one line: file or variable)."""
 
 
 @dataclasses.dataclass

@@ -1,4 +1,4 @@
-"""Convert a BERT checkpoint in any supported format to google-research/bert's TF1 format or to bert_tf's.
+"""Convert a checkpoint of any supported format to google-research/bert's TF1 format or bert_tf's.
 
 The logic of `convert_checkpoint.py` (its flags are in `convert_flags.py`, its main in
 `convert_cli.py`). The input is anything `load_checkpoint` reads (a TF1 `bert_model.ckpt`,
@@ -80,7 +80,8 @@ def tf1_config(config: BertConfig, input_format: str) -> BertConfig:
 
 
 def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config_file: str | None = None) -> str:
-    """Converts the checkpoint at `input_checkpoint` into `output_dir`; returns the checkpoint prefix.
+    """Converts the checkpoint at `input_checkpoint`
+    into `output_dir`; returns the checkpoint prefix.
 
     The output is written to a temporary directory beside `output_dir`, then renamed onto it
     at once: a failed conversion leaves no `bert_config.json` without its checkpoint. An
@@ -95,8 +96,8 @@ def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config
         config = tf1_config(config, report.format)
     elif config.hidden_act == "gelu" and report.format in _GOOGLE_FORMATS:
         logging.warning("hidden_act 'gelu' of a %s checkpoint (the tanh approximation of the GELU) is read by "
-                        "bert_tf as the exact erf GELU, at most %s apart: set 'gelu_approximate' in the output's "
-                        "bert_config.json to compute the tanh form", report.format, _GELU_FORMS_DIFFER_BY)
+                        "bert_tf as the exact erf GELU, at most %s apart: set 'gelu_approximate' in the "
+                        "output's bert_config.json to compute the tanh form", report.format, _GELU_FORMS_DIFFER_BY)
     output_dir = os.fspath(output_dir).rstrip("/")
     _check_output_dir(output_dir, report.path)
     with io_utils.atomic_directory(output_dir) as tmp:
@@ -110,8 +111,9 @@ def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config
 
 
 def _check_output_dir(output_dir: str, input_location: str) -> None:
-    """Raises ValueError naming `--output_dir` unless it is absent, or a directory holding only what a
-    conversion writes and not the input `input_location`: the conversion replaces the directory."""
+    """Raises ValueError naming `--output_dir` unless it is absent,
+    or a directory holding only what a conversion writes and not the
+    input `input_location`: the conversion replaces the directory."""
     if not tf.io.gfile.exists(output_dir):
         return
     if not tf.io.gfile.isdir(output_dir):
@@ -122,8 +124,8 @@ def _check_output_dir(output_dir: str, input_location: str) -> None:
     others = sorted(name for name in tf.io.gfile.listdir(output_dir) if not _OUTPUT_FILE.fullmatch(name))
     if others:
         raise UserInputError(f"--output_dir={output_dir}: holds files a conversion does not write "
-                             f"({', '.join(name.rstrip('/') for name in others)}), which it would replace; choose an "
-                             "empty or new directory")
+                             f"({', '.join(name.rstrip('/') for name in others)}), which it would replace; choose "
+                             "an empty or new directory")
 
 
 def _write_tf1(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:
@@ -144,7 +146,7 @@ def _write_tf1(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) 
 
 
 def _write_bert_tf(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:
-    """The pretrainer, or its encoder alone when the input has no pretraining heads; task heads are dropped."""
+    """The pretrainer, or its encoder alone without pretraining heads; task heads are dropped."""
     has_heads = not any(name.startswith("cls/") for name in report.missing)
     model = pretrainer if has_heads else pretrainer.encoder
     initialised = [name for name in tf1_variables(model) if name not in report.loaded]

@@ -1,4 +1,4 @@
-"""`convert_checkpoint.py`'s main: a checkpoint in any format to google-research/bert's TF1 or bert_tf's."""
+"""`convert_checkpoint.py`'s main: any checkpoint to google-research/bert's TF1 or bert_tf's."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ def _main(argv) -> None:
     reject_arguments(argv)
     prefix = convert(FLAGS.input_checkpoint, FLAGS.output_dir, FLAGS.to, FLAGS.bert_config_file)
     vocab = os.path.join(FLAGS.output_dir, "vocab.txt")
-    print(f"--init_checkpoint={prefix} --bert_config_file={os.path.join(FLAGS.output_dir, CONFIG_FILE)}"
+    print(f"--init_checkpoint={prefix} "
+          f"--bert_config_file={os.path.join(FLAGS.output_dir, CONFIG_FILE)}"
           + (f" --vocab_file={vocab}" if tf.io.gfile.exists(vocab) else ""))
 
 

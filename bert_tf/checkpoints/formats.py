@@ -44,7 +44,8 @@ def detect_format(path: str | os.PathLike) -> tuple[CheckpointFormat, str]:
     `path` is a checkpoint prefix (`.../bert_model.ckpt`), one of its files (`.index`,
     `.data-*`, `.meta`), a `.safetensors`, `.bin` or `.keras` file, a sharded Hugging Face
     checkpoint's `*.index.json`, or a directory holding one of these (a `checkpoint` state
-    file picks the latest TF checkpoint) or a TF Hub encoder SavedModel (the directory is its location).
+    file picks the latest TF checkpoint) or a TF Hub
+    encoder SavedModel (the directory is its location).
     """
     path = os.fspath(path)
     # A prefix first: ram:// calls any prefix of a file's name a directory.
@@ -61,8 +62,8 @@ def detect_format(path: str | os.PathLike) -> tuple[CheckpointFormat, str]:
 
 def stored_config_file(checkpoint_format: CheckpointFormat, location: str) -> str | None:
     """The file holding the config stored with the checkpoint at `location` (`detect_format`'s), or
-    None: the `.keras` file itself, Hugging Face's `config.json` beside it, or the `bert_config.json`
-    beside a TF checkpoint."""
+    None: the `.keras` file itself, Hugging Face's `config.json` beside it, or the
+    `bert_config.json` beside a TF checkpoint."""
     if checkpoint_format is CheckpointFormat.KERAS:
         return location
     name = "config.json" if checkpoint_format in HUGGING_FACE_FORMATS else CONFIG_FILE
@@ -71,7 +72,7 @@ def stored_config_file(checkpoint_format: CheckpointFormat, location: str) -> st
 
 
 def hugging_face_config_file(checkpoint_format: CheckpointFormat, location: str) -> str | None:
-    """The `config.json` beside a Hugging Face checkpoint (`stored_config_file`); None for another format."""
+    """The `config.json` beside a Hugging Face checkpoint (`stored_config_file`); else None."""
     return stored_config_file(checkpoint_format, location) if checkpoint_format in HUGGING_FACE_FORMATS else None
 
 

@@ -27,7 +27,8 @@ from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
 _MODEL_GARDEN_ENCODER = "layer_with_weights-0"  # export_tfhub's encoder, the functional model's only layer with weights
-# With `with_mlm`, the same encoder as its pretrainer's `encoder_network`, beside the pretrainer's `masked_lm`.
+# With `with_mlm`, the same encoder as its pretrainer's
+# `encoder_network`, beside the pretrainer's `masked_lm`.
 _MODEL_GARDEN_PRETRAINER_ENCODER = f"mlm/{_MODEL_GARDEN_ENCODER}/encoder_network"
 _OURS_ENCODER, _OURS_PRETRAINER = "variables", "mlm/model_variables"
 _RECORDED = ("do_lower_case", "bert_config")  # root variables that describe the model
@@ -64,7 +65,7 @@ def hub_do_lower_case(directory: str) -> bool | None:
 
 
 def _layout(graph: ObjectGraph, directory: str) -> str:
-    """"model_garden" or "bert_tf", by the object graph; `CheckpointError` for another SavedModel."""
+    """The layout, "model_garden" or "bert_tf", by the object graph; else `CheckpointError`."""
     encoder = graph.child(0, _MODEL_GARDEN_ENCODER)
     if encoder is not None and "_transformer_layers" in graph.children(encoder):
         return "model_garden"

@@ -139,7 +139,8 @@ def read_hugging_face_config(path: str | os.PathLike) -> BertConfig:
 
 
 def read_hugging_face_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
-    """The class names of a Hugging Face classifier in output order (`id2label` of its `config.json`).
+    """The class names of a Hugging Face classifier in
+    output order (`id2label` of its `config.json`).
 
     None when the config names none, or only Transformers' placeholders `LABEL_0`, `LABEL_1`, ...
     """
@@ -149,5 +150,5 @@ def read_hugging_face_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
 
 
 def read_hugging_face_architectures(path: str | os.PathLike) -> tuple[str, ...]:
-    """The model classes a Hugging Face `config.json` names (`architectures`), e.g. `BertForTokenClassification`."""
+    """The model classes a Hugging Face `config.json` names in `architectures`."""
     return tuple(_read_json(os.fspath(path)).get("architectures") or ())

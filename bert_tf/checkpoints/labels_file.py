@@ -1,4 +1,4 @@
-"""`labels.json`: the class names a bert_tf fine-tuning run saves beside its checkpoint, in id order."""
+"""`labels.json`: the class names, in id order, that fine-tuning saves beside its checkpoint."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`load_checkpoint`: fill a bert_tf model from a checkpoint in any supported format, with a report."""
+"""`load_checkpoint`: fill a bert_tf model from a checkpoint of any format, with a report."""
 
 from __future__ import annotations
 

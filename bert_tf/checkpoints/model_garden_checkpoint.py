@@ -1,4 +1,4 @@
-"""Model Garden TF2 encoder checkpoints: `tf.train.Checkpoint(encoder=tfm.nlp.networks.BertEncoder)`.
+"""Model Garden TF2 checkpoints: `tf.train.Checkpoint(encoder=tfm.nlp.networks.BertEncoder)`.
 
 These are what `official/nlp/tools/tf2_bert_encoder_checkpoint_converter.py` writes. The
 reader walks the checkpoint's object graph by the encoder's attribute names
@@ -44,7 +44,8 @@ _BLOCK = {
 }
 
 
-# TF1 name -> path below the masked-LM head (`layers.MaskedLM`; its `embedding_table` is the encoder's).
+# TF1 name -> path below the masked-LM head
+# (`layers.MaskedLM`; its `embedding_table` is the encoder's).
 _MASKED_LM = {
     "cls/predictions/transform/dense/kernel": "dense/kernel",
     "cls/predictions/transform/dense/bias": "dense/bias",
@@ -95,7 +96,8 @@ def model_garden_encoder_tensors(reader, graph: ObjectGraph, prefix: str, encode
     layers = graph.children(graph.child(0, f"{encoder}/_transformer_layers"))
     paths = {name: f"{encoder}/{path}" for name, path in _ENCODER.items()}
     for index in sorted(layers, key=int):
-        paths.update({f"bert/encoder/layer_{index}/{name}": f"{encoder}/_transformer_layers/{index}/{path}"
+        block = f"{encoder}/_transformer_layers/{index}"
+        paths.update({f"bert/encoder/layer_{index}/{name}": f"{block}/{path}"
                       for name, path in _BLOCK.items()})
     masked_lm = "/".join([*encoder.split("/")[:-1], "masked_lm"])
     if graph.child(0, masked_lm) is not None:

@@ -13,7 +13,8 @@ from bert_tf.checkpoints.hugging_face_checkpoint import read_hugging_face_archit
 from bert_tf.checkpoints.loader import LoadReport, checkpoint_labels
 from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 
-# By model type: the task model and its head layer's attribute (a bert_tf checkpoint's `model/<attribute>`).
+# By model type: the task model and its head layer's
+# attribute (a bert_tf checkpoint's `model/<attribute>`).
 TASK_MODELS = {"classifier": (BertClassifier, HEAD_LAYERS["classifier"]),
                "span": (BertSpanLabeler, HEAD_LAYERS["span"]),
                "token": (BertTokenClassifier, HEAD_LAYERS["token"]),
@@ -23,7 +24,8 @@ HEAD_NAMES = {"classifier": "output_weights, Hugging Face classifier or a bert_t
               "span": "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model",
               "token": "Hugging Face BertForTokenClassification or a bert_tf token classifier",
               "multiple_choice": "Hugging Face BertForMultipleChoice or a bert_tf multiple-choice model"}
-# A Hugging Face `classifier` by the architecture its config.json names; any other is a sentence classifier.
+# A Hugging Face `classifier` by the architecture its
+# config.json names; any other is a sentence classifier.
 _HUGGING_FACE_HEADS = {"BertForTokenClassification": "token", "BertForMultipleChoice": "multiple_choice"}
 
 
@@ -58,7 +60,7 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
 
 
 def _hugging_face_head_type(report: LoadReport) -> str:
-    """The model type of a `classifier` head: by the architecture a Hugging Face config.json names."""
+    """A `classifier` head's model type, by the architecture a Hugging Face config.json names."""
     path = hugging_face_config_file(CheckpointFormat(report.format), report.path)
     if path is None:
         return "classifier"

@@ -1,4 +1,4 @@
-"""google-research/bert's TF1 checkpoints (`bert_model.ckpt`): read them, and write ours in that format."""
+"""google-research/bert's TF1 checkpoints (`bert_model.ckpt`): read them; write ours that way."""
 
 from __future__ import annotations
 
