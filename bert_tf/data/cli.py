@@ -1,4 +1,4 @@
-"""The mains of the data scripts: create_pretraining_data.py, create_vocab.py and data/fetch_public_data.py.
+"""The data scripts' mains: create_pretraining_data.py, create_vocab.py, data/fetch_public_data.py.
 
 A script defines its flags (`bert_tf.data.flags`) and runs its `*_main` with
 `bert_tf.script.run`. A bad flag or input ends in one line, `<script>: error:
@@ -69,5 +69,5 @@ def _fetch_public_data_main(argv) -> None:
 
 
 def fetch_public_data_main(argv) -> None:
-    """data/fetch_public_data.py: fetches the sample corpus and vocab into the cache; prints their paths."""
+    """data/fetch_public_data.py: fetches the sample corpus and vocab to the cache; prints paths."""
     run_reporting_user_errors(_fetch_public_data_main, argv)

@@ -3,8 +3,9 @@
 A file holds one word a line, its columns separated by whitespace: the first
 column is the word and the last is its tag (`word POS chunk tag` in CoNLL-2003,
 or just `word tag`); a blank line ends a sentence and `-DOCSTART-` lines are
-skipped. Text to tag (`untagged_ok`) may have the word alone on each line. Only the first WordPiece of each word carries its label (the paper's
-choice); a sentence longer than one window is split into overlapping windows.
+skipped. Text to tag (`untagged_ok`) may have the word alone on each line.
+Only the first WordPiece of each word carries its label (the paper's choice);
+a sentence longer than one window is split into overlapping windows.
 
 Example:
 >>> from bert_tf.tokenization import BertTokenizer
@@ -50,7 +51,8 @@ class Sentence:
 
 def read_conll(path: str | os.PathLike, labels: Sequence[str] | None = None,
                untagged_ok: bool = False) -> list[Sentence]:
-    """Reads a CoNLL file (local or remote); with `labels`, a tag outside them is an error naming its line.
+    """Reads a CoNLL file (local or remote); with `labels`,
+    a tag outside them is an error naming its line.
 
     With `untagged_ok`, a file whose first word line has one column holds words alone (text
     to tag): its sentences' `labels` are None.
@@ -180,7 +182,7 @@ def _pack(sentences, rows, label_to_id, max_seq_length, vocab) -> TaggedWindows:
 
 
 def _best_positions(sentence_index, word_index, context) -> np.ndarray:
-    """bool [n, seq]: for each (sentence, word), its position of most context (the first on ties)."""
+    """bool [n, seq]: each (sentence, word)'s position of most context (the first on ties)."""
     rows, cols = np.nonzero(sentence_index >= 0)
     keys = sentence_index[rows, cols].astype(np.int64) << 32 | word_index[rows, cols]
     order = np.lexsort((-context[rows, cols], keys))  # by word, then most context first (stable)

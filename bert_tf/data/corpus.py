@@ -60,7 +60,8 @@ class CorpusChunk:
 
 
 def expand_input_files(input_file: str, flag: str = "input_file") -> list[str]:
-    """The flag `--{flag}`'s comma-separated globs -> files, in flag order, each glob sorted, no repeats.
+    """The flag `--{flag}`'s comma-separated globs ->
+    files, in flag order, each glob sorted, no repeats.
 
     As in a shell, a wildcard does not match a hidden name (`.data.tfrecord.tmp-…`, what a
     killed run leaves, `io_utils.atomic_output`) unless the pattern's own name starts with a dot.
@@ -113,7 +114,7 @@ def check_output_files(output_files: list[str], input_files: list[str],
 
 
 def check_output_directory(output_file: str | os.PathLike) -> None:
-    """Raises `CorpusError` naming `--output_file` if the directory `output_file` goes in does not exist."""
+    """Raises `CorpusError` naming `--output_file` if the directory of `output_file` is missing."""
     directory = os.path.dirname(os.fspath(output_file)) or "."
     if not tf.io.gfile.isdir(directory):
         raise CorpusError(f"--output_file: no directory {directory}")
@@ -149,8 +150,9 @@ def _complete_characters(data: bytes) -> int:
 
 
 def _long_lines(block: bytes, partial: int) -> tuple[int, int | None, int]:
-    """The lines that `block` ends longer than `MAX_LINE_BYTES`: (their count, the index of the first,
-    the bytes of the line it leaves unfinished). `partial`: the bytes of the line it continues."""
+    """The lines that `block` ends longer than `MAX_LINE_BYTES`: (their
+    count, the index of the first, the bytes of the line it leaves
+    unfinished). `partial`: the bytes of the line it continues."""
     newlines = np.flatnonzero(np.frombuffer(block, np.uint8) == ord("\n"))
     if not len(newlines):
         return 0, None, partial + len(block)
@@ -161,7 +163,8 @@ def _long_lines(block: bytes, partial: int) -> tuple[int, int | None, int]:
 
 
 def split_long_lines(lines: tf.Tensor) -> tf.Tensor:
-    """Lines `[n]` -> lines `[m]`: each longer than `MAX_LINE_BYTES` split into lines of fewer bytes.
+    """Lines `[n]` -> lines `[m]`: each longer than
+    `MAX_LINE_BYTES` split into lines of fewer bytes.
 
     Each cut follows the last space, tab or sentence end (`.!?`) in the last `_CUT_WINDOW`
     bytes before it (WordPiece makes `[UNK]` of a longer word anyway), else it falls between
@@ -213,7 +216,8 @@ def _bad_lines(block: bytes) -> tuple[int, int]:
 
 
 def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") -> list[CorpusChunk]:
-    """Checks every file and cuts the corpus into chunks at the first blank line past each `chunk_bytes`.
+    """Checks every file and cuts the corpus into chunks
+    at the first blank line past each `chunk_bytes`.
 
     A chunk goes on into the next file until it holds `chunk_bytes`, so a corpus of small
     files gets chunks of many documents, not one each; the corpus's last documents join the
@@ -294,8 +298,8 @@ def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") ->
 
 
 def check_corpus(paths: list[str], flag: str = "input_file") -> None:
-    """Raises `CorpusError` where `plan_chunks` would: a missing file, a NUL byte, lines not UTF-8, no
-    text; warns, as it does, of lines longer than `MAX_LINE_BYTES`."""
+    """Raises `CorpusError` where `plan_chunks` would: a missing file, a NUL byte, lines not UTF-8,
+    no text; warns, as it does, of lines longer than `MAX_LINE_BYTES`."""
     plan_chunks(paths, sys.maxsize, flag)
 
 

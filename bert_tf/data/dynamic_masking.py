@@ -1,4 +1,4 @@
-"""Pretraining batches built on the fly from raw text, with fresh masks every epoch (RoBERTa's dynamic masking).
+"""Pretraining batches made on the fly from raw text, masked afresh each epoch (RoBERTa's way).
 
 The stream yields the dict that `pretraining_features.parse_examples` yields
 for TFRecords, with static shapes: int32 `[batch, max_seq_length]` ids, mask
@@ -42,7 +42,7 @@ _WHOLE_WORD_FEATURES = ("input_ids", "masked_lm_positions", "masked_lm_ids", "ma
 
 
 def _first_of_runs(keys: tf.Tensor) -> tf.Tensor:
-    """int64 `[n, k]` -> bool `[n]`: whether each row differs from the row before (the first does)."""
+    """int64 `[n, k]` -> bool `[n]`: whether each row differs from the previous (the first does)."""
     previous = tf.concat([tf.fill([1, tf.shape(keys)[1]], tf.constant(-1, keys.dtype)), keys], 0)[:-1]
     return tf.reduce_any(keys != previous, axis=1)
 
@@ -59,7 +59,7 @@ def _mark_continuations(lines: tf.Tensor, sentences: tf.RaggedTensor, words: Wor
 
 
 def _split_continuations(ids: tf.RaggedTensor) -> tuple[tf.RaggedTensor, tf.RaggedTensor]:
-    """Undoes `_mark_continuations`: (ids, whether each token continues its word), both `[batch, (tokens)]`."""
+    """Undoes `_mark_continuations`: (ids, whether each continues a word), `[batch, (tokens)]`."""
     continuation = ids < 0
     return tf.where(continuation, -1 - ids, ids), continuation
 
@@ -94,9 +94,9 @@ def _segments(lines: tf.Tensor, tokenizer: BertTokenizer, segment_tokens: int, w
 
 def _pairs_function(tokenizer: BertTokenizer, segment_tokens: int,
                     words: WordGrouper | None) -> tf.types.experimental.GenericFunction:
-    """A block of lines `[n]` -> (segments ragged `[m, (tokens)]`, the segment after each, whether that
-    one follows it in its document `[m]`). A `tf.function` traced once: the corpus's streams share
-    its graph, whose tokenizer takes a second to build."""
+    """A block of lines `[n]` -> (segments ragged `[m, (tokens)]`, the segment after each, whether
+    that one follows it in its document `[m]`). A `tf.function` traced once: the corpus's streams
+    share its graph, whose tokenizer takes a second to build."""
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     def pairs_of_block(lines):
         segments, document = _segments(lines, tokenizer, segment_tokens, words)
@@ -125,7 +125,8 @@ def _segment_stream(files: Sequence[str], pairs_of_block, seed, input_context, e
 
 def _split_long_lines(block: tf.Tensor) -> tf.data.Dataset:
     """A block of lines `[n]` -> blocks of at most `_BLOCK_LINES` lines, its lines longer than
-    `corpus.MAX_LINE_BYTES` split (`corpus.split_long_lines`): one block, unless it has such lines."""
+    `corpus.MAX_LINE_BYTES` split (`corpus.split_long_lines`):
+    one block, unless it has such lines."""
     lines = corpus.split_long_lines(block)
     return tf.data.Dataset.from_tensor_slices(
         tf.RaggedTensor.from_row_starts(lines, tf.range(0, tf.size(lines, tf.int64), _BLOCK_LINES)))
@@ -138,9 +139,10 @@ def _require_segments(files: Sequence[str], pairs_of_block, input_context) -> No
     if next(iter(probe.take(1)), None) is not None:
         return
     share = "the corpus" if input_context is None else (
-        f"input pipeline {input_context.input_pipeline_id} of {input_context.num_input_pipelines}'s "
-        f"share of the corpus (whole files when there are enough, else one block of {_BLOCK_LINES} "
-        f"lines in {input_context.num_input_pipelines})")
+        f"input pipeline {input_context.input_pipeline_id} of "
+        f"{input_context.num_input_pipelines}'s "
+        "share of the corpus (whole files when there are enough, else one block of "
+        f"{_BLOCK_LINES} lines in {input_context.num_input_pipelines})")
     raise corpus.CorpusError(f"no text that tokenizes to any token in {share}: {len(files)} files, "
                              f"the first {files[0]}")
 
@@ -181,7 +183,7 @@ def _mask_whole_words(input_ids: tf.Tensor, input_mask: tf.Tensor, continuation:
 
 
 class _SeededMaskValuesChooser(tf_text.MaskValuesChooser):
-    """tf-text's `MaskValuesChooser` (80% `[MASK]`, 10% a random id, 10% unchanged) drawing from `seed`."""
+    """tf-text's `MaskValuesChooser` (80% `[MASK]`, 10% random, 10% unchanged) drawing on `seed`."""
 
     def __init__(self, vocab_size: int, mask_token: int, seed: tf.Tensor):
         super().__init__(vocab_size, mask_token, mask_token_rate=0.8, random_token_rate=0.1)
@@ -260,7 +262,8 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
     config = masked_lm.MaskingConfig(masked_lm_prob, max_predictions_per_seq, len(vocab), vocab.cls_id,
                                      vocab.sep_id, vocab.mask_id)
 
-    @tf.autograph.experimental.do_not_convert  # graph ops only: autograph would convert tf-text's code
+    # graph ops only: autograph would convert tf-text's code
+    @tf.autograph.experimental.do_not_convert
     def mask_and_pack(examples, seed):
         a, b, labels = examples
         ids, segment_ids = tf_text.combine_segments(trimmer.trim([a, b]), vocab.cls_id, vocab.sep_id)

@@ -43,14 +43,15 @@ _TABLE_SIZE = 1 << 17  # vocab ids (multilingual BERT has 119,547), positions, l
 
 @functools.cache
 def _varint_table() -> np.ndarray:
-    """The varint of each value below `_TABLE_SIZE` (at most 3 bytes), zero-padded to a uint32 word."""
+    """The varint of each value below `_TABLE_SIZE` (at most 3 bytes), zero-padded to a uint32."""
     words = np.zeros((_TABLE_SIZE, 4), np.uint8)
     words[:, :3] = _varint_groups(np.arange(_TABLE_SIZE, dtype=np.uint32))
     return words.view(np.uint32)[:, 0]
 
 
 def _varint_bytes(values: np.ndarray, largest: int) -> np.ndarray:
-    """Non-negative ints `[...]` (at most `largest`) -> their varints, zero-padded: uint8 `[..., width]`.
+    """Non-negative ints `[...]` (at most `largest`) ->
+    their varints, zero-padded: uint8 `[..., width]`.
 
     Every byte of a varint is nonzero, but for the single byte of 0.
     """

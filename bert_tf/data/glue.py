@@ -1,4 +1,4 @@
-"""Sentence(-pair) classification data: the nine GLUE tasks, XNLI, users' CSV/TSV files, and their encoding.
+"""Sentence(-pair) classification data: GLUE's tasks, XNLI, users' CSV/TSV files; their encoding.
 
 `data_dir` is one task's folder of the official GLUE download (`glue_data/MRPC`,
 as google-research/bert's `--data_dir`), XNLI's folder (`XnliProcessor`), or a
@@ -10,7 +10,8 @@ Example (`dev.tsv` in SST-2's layout: a `sentence` and a `label` column):
 >>> processor.labels("."), processor.eval_splits
 (('0', '1'), ('dev',))
 >>> examples = processor.read(".", "dev")
->>> features, labels = encode_examples(BertTokenizer("vocab.txt"), examples, processor.labels("."), 8)
+>>> features, labels = encode_examples(
+...     BertTokenizer("vocab.txt"), examples, processor.labels("."), 8)
 >>> features["input_word_ids"].shape, labels.tolist()
 ((2, 8), [1, 0])
 """
@@ -94,7 +95,7 @@ class Columns:
 
     def example(self, row: list[str], guid: str, label_set: tuple[str, ...] | None, path: str,
                 line: int) -> InputExample:
-        """The row's example: `guid` where the file has no index column; the label checked against `label_set`."""
+        """The row's example (`guid` without an index column), its label checked in `label_set`."""
         label = None if self.label is None else _check_label(row[self.label], label_set, path, line)
         return InputExample(guid if self.index is None else row[self.index], row[self.text_a],
                             None if self.text_b is None else row[self.text_b], label)
@@ -170,7 +171,7 @@ class XnliProcessor(DataProcessor):
         return [columns.example(row, f"{split}-{i}", label_set, path, line) for i, (line, row) in enumerate(rows)]
 
     def _in_language(self, rows: list[tuple[int, list[str]]], path: str) -> list[tuple[int, list[str]]]:
-        """The rows whose language column is `self.language`; an error if the file has rows but none of them."""
+        """The rows in `self.language`; an error if the file has rows but none in that language."""
         kept = [(line, row) for line, row in rows if row[_XNLI_LANGUAGE] == self.language]
         if rows and not kept:
             found = sorted({row[_XNLI_LANGUAGE] for _, row in rows})
@@ -208,7 +209,8 @@ class DelimitedFileProcessor(DataProcessor):
                             "classification needs at least two labels")
         if all(_is_number(label) for label in labels) and not all(float(label).is_integer() for label in labels):
             raise DataError(f"{path}: the labels are scores ({', '.join(labels[:3])}, ...), not classes: the "
-                            f"{self.extension} task classifies (of the regression tasks, only STS-B's is supported)")
+                            f"{self.extension} task classifies (of the "
+                            "regression tasks, only STS-B's is supported)")
         return labels
 
     def file_name(self, split: str) -> str:
@@ -252,7 +254,8 @@ class DelimitedFileProcessor(DataProcessor):
         for row_number, (line, row) in enumerate(data):
             value = None if label is None else row[label]
             if split == "train" and not value.strip():
-                raise DataError(f"{path}:{line}: empty label in the column {self.label_column!r} (--label_column)")
+                raise DataError(f"{path}:{line}: empty label in the column "
+                                f"{self.label_column!r} (--label_column)")
             if label_set is not None:
                 value = _check_label(value, label_set, path, line)
             examples.append(InputExample(f"{split}-{row_number}", row[text_a],
@@ -307,7 +310,7 @@ def normalize_task_name(task_name: str) -> str:
 
 def get_processor(task_name: str, text_a_column: str = "text", text_b_column: str | None = None,
                   label_column: str = "label", xnli_language: str = "zh") -> DataProcessor:
-    """The processor of a GLUE task name (any case, `SST-2` or `sst2`), of `xnli`, or of `csv`/`tsv`."""
+    """The processor of a GLUE task (any case, `SST-2` or `sst2`), of `xnli`, or of `csv`/`tsv`."""
     key = normalize_task_name(task_name)
     if key in ("csv", "tsv"):
         return DelimitedFileProcessor(key, text_a_column, text_b_column or None, label_column)

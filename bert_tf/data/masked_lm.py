@@ -1,4 +1,4 @@
-"""Masked-LM predictions for a batch of packed pairs, vectorised in numpy (google-research/bert's rule).
+"""Masked-LM predictions for a batch of packed pairs, in numpy (google-research/bert's rule).
 
 Per sequence of n real tokens: `min(max_predictions_per_seq, max(1, round(n * masked_lm_prob)))`
 tokens are to be predicted, never `[CLS]` or `[SEP]`. Words (a token and its
@@ -31,13 +31,13 @@ class MaskingConfig:
 
 
 def num_to_predict(lengths, masked_lm_prob: float, max_predictions_per_seq: int) -> np.ndarray:
-    """Predictions per sequence of `lengths` real tokens ([CLS] and [SEP] included), rounded half to even."""
+    """Predictions per sequence of `lengths` tokens (with [CLS], [SEP]), rounded half to even."""
     wanted = np.maximum(1, np.rint(np.asarray(lengths) * masked_lm_prob).astype(np.int64))
     return np.minimum(max_predictions_per_seq, wanted)
 
 
 def _words(candidate: np.ndarray, continues: np.ndarray):
-    """Whole words: (word starts `[batch, seq]`, start of each token's word, word length at starts)."""
+    """Whole words: (word starts `[batch, seq]`, each token's word start, word length at starts)."""
     seq = candidate.shape[1]
     columns = np.arange(seq)
     previous = np.pad(candidate[:, :-1], ((0, 0), (1, 0)))
@@ -50,9 +50,9 @@ def _words(candidate: np.ndarray, continues: np.ndarray):
 
 
 def _random_keys(shape: tuple[int, int], rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Distinct random keys: (uint32 `[batch, seq]`, random high bits and the column in the low bits;
-    the number of low bits). Two keys tie in their random bits with a chance of 2**-25 at seq 128:
-    then the earlier column sorts first."""
+    """Distinct random keys: (uint32 `[batch, seq]`, random high bits and the column in the low
+    bits; the number of low bits). Two keys tie in their random bits with a chance of 2**-25 at seq
+    128: then the earlier column sorts first."""
     batch, seq = shape
     position_bits = max(1, (seq - 1).bit_length())
     random_bits = rng.bit_generator.random_raw((batch * seq + 1) // 2).view(np.uint32)  # 2 keys per draw
@@ -82,7 +82,7 @@ def _choose_tokens(candidate: np.ndarray, budget: np.ndarray, num_predictions: i
 
 def _choose_words(word_start: np.ndarray, word_length: np.ndarray, budget: np.ndarray,
                   rng: np.random.Generator) -> np.ndarray:
-    """Word starts `[batch, seq]` taken greedily in random order while their words fit in `budget`."""
+    """Word starts `[batch, seq]` taken greedily in random order while their words fit `budget`."""
     batch, seq = word_start.shape
     rows = np.arange(batch)[:, None]
     keys, _ = _random_keys(word_start.shape, rng)
@@ -104,8 +104,9 @@ def _choose_words(word_start: np.ndarray, word_length: np.ndarray, budget: np.nd
 
 def _chosen_positions(input_ids: np.ndarray, input_mask: np.ndarray, continues: np.ndarray | None,
                       config: MaskingConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
-    """(the positions to predict, ascending, then `seq` as padding `[batch, max_predictions_per_seq]`;
-    with whole-word masking, the start of each token's word `[batch, seq]`, else None)."""
+    """(the positions to predict, ascending, then `seq` as padding
+    `[batch, max_predictions_per_seq]`; with whole-word masking,
+    the start of each token's word `[batch, seq]`, else None)."""
     seq = input_ids.shape[1]
     budget = num_to_predict(input_mask.sum(axis=1), config.masked_lm_prob, config.max_predictions_per_seq)
     candidate = (input_mask > 0) & (input_ids != config.cls_id) & (input_ids != config.sep_id)
@@ -141,7 +142,8 @@ def mask_tokens(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingCo
     positions = np.where(real, positions, 0).astype(np.int32)
     flat = rows * seq + positions  # indices into the flattened `[batch * seq]` arrays
     original = input_ids.reshape(-1)[flat]
-    # One draw per word (a piece takes its word's): < 0.8 [MASK], < 0.9 unchanged, else a random token.
+    # One draw per word (a piece takes its word's):
+    # < 0.8 [MASK], < 0.9 unchanged, else a random token.
     draw = rng.random(positions.shape)
     words = int(real.sum())
     if start_of is not None:  # A piece's word starts that many slots before it.

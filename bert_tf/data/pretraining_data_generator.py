@@ -94,14 +94,16 @@ class PretrainingDataOptions:
             except word_segmentation.SegmenterError as error:
                 fail(f"--word_segmenter: {error}")
         if self.max_seq_length < 5:
-            fail(f"--max_seq_length={self.max_seq_length}: must be at least 5 ([CLS] A [SEP] B [SEP])")
+            fail(f"--max_seq_length={self.max_seq_length}: "
+                 "must be at least 5 ([CLS] A [SEP] B [SEP])")
         if bert_config_file:
             limit = BertConfig.from_json_file(bert_config_file).max_position_embeddings
             if self.max_seq_length > limit:
-                fail(f"--max_seq_length={self.max_seq_length} is greater than max_position_embeddings="
-                     f"{limit} of --bert_config_file={bert_config_file}")
+                fail(f"--max_seq_length={self.max_seq_length} is greater than "
+                     f"max_position_embeddings={limit} of --bert_config_file={bert_config_file}")
         elif self.max_seq_length > MAX_SEQ_LENGTH_WITHOUT_CONFIG:
-            fail(f"--max_seq_length={self.max_seq_length} is greater than {MAX_SEQ_LENGTH_WITHOUT_CONFIG}:"
+            fail(f"--max_seq_length={self.max_seq_length} is greater than "
+                 f"{MAX_SEQ_LENGTH_WITHOUT_CONFIG}:"
                  " pass the model's --bert_config_file (max_position_embeddings) to allow it")
         if not 0.0 < self.masked_lm_prob <= 1.0:
             fail(f"--masked_lm_prob={self.masked_lm_prob}: must be in (0, 1]")
@@ -164,7 +166,8 @@ class _ChunkProcessor:
     def __init__(self, options: PretrainingDataOptions, scratch_dir: str):
         self.options = options
         self.scratch_dir = scratch_dir
-        # Corpus text: a literal "[SEP]" is split as google-research/bert splits it, not the separator.
+        # Corpus text: a literal "[SEP]" is split as
+        # google-research/bert splits it, not the separator.
         self.tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case, split_special_tokens=True)
         vocab = self.tokenizer.vocab
         self.special_ids = dict(cls_id=vocab.cls_id, sep_id=vocab.sep_id, pad_id=vocab.pad_id)
@@ -182,7 +185,7 @@ class _ChunkProcessor:
 
     def _examples(self, spans: PairSpans, documents: Documents,
                   rng: np.random.Generator) -> tuple[dict[str, np.ndarray], Statistics]:
-        """Pairs truncated, packed and masked: (the schema's features `[pairs, ...]`, their statistics)."""
+        """Pairs truncated, packed and masked: (schema features `[pairs, ...]`, statistics)."""
         spans = truncate_pairs(spans, self.options.max_num_tokens, rng)
         features = pack_pairs(spans, documents.token_ids, self.options.max_seq_length, **self.special_ids,
                               continues=documents.continues)
@@ -276,7 +279,7 @@ def _process(chunk: corpus.CorpusChunk):
 
 
 def _worker_results(results):
-    """`results`, with a worker process that died (killed: out of memory?) as a `PretrainingDataError`."""
+    """`results`, with a worker that died (killed: out of memory?) as a `PretrainingDataError`."""
     try:
         yield from results
     except BrokenProcessPool:
@@ -340,14 +343,15 @@ def output_paths(output_file: str, num_output_shards: int | None = None) -> list
         return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
     if num_output_shards != len(paths):
         raise PretrainingDataError(
-            f"--num_output_shards={num_output_shards} needs one --output_file (a prefix), got {len(paths)}")
+            f"--num_output_shards={num_output_shards} needs "
+            f"one --output_file (a prefix), got {len(paths)}")
     return paths
 
 
 @contextlib.contextmanager
 def _scratch_directory(output_files: list[str]):
-    """A local scratch directory, removed at the end. Its name comes from the outputs, so that a rerun
-    with the same outputs first removes what a killed run left there."""
+    """A local scratch directory, removed at the end. Its name comes from the outputs, so that a
+    rerun with the same outputs first removes what a killed run left there."""
     key = "\n".join(io_utils.canonical_path(p) for p in output_files)
     path = os.path.join(tempfile.gettempdir(),
                         f"create_pretraining_data-{hashlib.sha256(key.encode()).hexdigest()[:16]}")
@@ -399,7 +403,8 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
         scratch_dir = stack.enter_context(_scratch_directory(output_files))
         shards = [stack.enter_context(tf.io.gfile.GFile(stack.enter_context(io_utils.atomic_output(p)), "wb"))
                   for p in output_files]
-        # One chunk is processed here: no process to start. Nor can workers read this process's ram:// files.
+        # One chunk is processed here: no process to start.
+        # Nor can workers read this process's ram:// files.
         in_memory = any(map(io_utils.is_process_local, [*input_files, options.vocab_file]))
         workers = 1 if in_memory else min(num_workers, len(chunks))
         if workers > 1:

@@ -51,8 +51,8 @@ def _length_mismatch(name: str, found: int, length: int) -> str:
 
 def read_pipeline_share(files: list[str], read, input_context: tf.distribute.InputContext | None
                         ) -> tf.data.Dataset:
-    """What this input pipeline reads of `files`, `read` mapping a dataset of file names to what is read
-    from them (records, blocks of lines).
+    """What this input pipeline reads of `files`, `read` mapping a dataset of file names to what is
+    read from them (records, blocks of lines).
 
     With at least as many files as pipelines, each pipeline reads its own files; with fewer,
     every pipeline reads them all and keeps every n-th element read, so that none is left
@@ -125,7 +125,8 @@ def input_errors_named(call, flag: str, files: str):
         out_of_vocab = re.search(re.escape(OUT_OF_VOCAB_MESSAGE) + r" \(\d+\)", e.message)
         if out_of_vocab:
             raise InputError(f"--{flag}={files}: {out_of_vocab.group()}") from None
-        # A record after the first (which `check_record_lengths` read) of another length: ParseExample's words.
+        # A record after the first (which `check_record_lengths`
+        # read) of another length: ParseExample's words.
         length = re.search(r"Key: (\w+), Index: \d+\.\s+Number of \w+ values != expected\.\s+"
                            r"Values size: (\d+) but output shape: \[(\d+)\]", e.message)
         if length:

@@ -47,7 +47,7 @@ def parse_examples(serialized: tf.Tensor, max_seq_length: int,
 
 
 def to_model_dtypes(features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-    """Each feature in the dtype the model takes: float32 for `FLOAT_FEATURES`, else int32 (TPUs)."""
+    """Each feature in the model's dtype: float32 for `FLOAT_FEATURES`, else int32 (TPUs)."""
     return {name: tf.cast(value, tf.float32 if name in FLOAT_FEATURES else tf.int32)
             for name, value in features.items()}
 

@@ -1,4 +1,4 @@
-"""Sentence-pair instances for masked-LM + next-sentence pretraining (google-research/bert's algorithm).
+"""Sentence pairs for masked-LM + next-sentence pretraining (google-research/bert's algorithm).
 
 Tokens stay in one flat array: a document is a range of sentences and a
 sentence a range of tokens, so segment A (contiguous sentences) and segment B
@@ -23,9 +23,10 @@ _TOKENIZE_CHARS = 1 << 20  # characters per tokenizer call, about: its memory gr
 
 @dataclasses.dataclass(frozen=True)
 class Documents:
-    """Tokenized documents: `token_ids` `[tokens]`; sentence k is `token_ids[sentence_splits[k]:sentence_splits[k + 1]]`;
-    document d is sentences `document_splits[d]:document_splits[d + 1]`. No document or sentence is empty.
-    `continues` `[tokens]`, for whole-word masking: whether a token continues the word of the one before it."""
+    """Tokenized documents: `token_ids` `[tokens]`; sentence k is
+    `token_ids[sentence_splits[k]:sentence_splits[k + 1]]`; document d is sentences
+    `document_splits[d]:document_splits[d + 1]`. No document or sentence is empty. `continues`
+    `[tokens]`, for whole-word masking: whether a token continues the word of the one before it."""
 
     token_ids: np.ndarray
     sentence_splits: np.ndarray

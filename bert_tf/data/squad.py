@@ -17,7 +17,8 @@ Example:
 ...                                         max_query_length=8)
 >>> features.inputs["input_word_ids"].shape
 (1, 32)
->>> features.start_positions, features.end_positions  # "Ann" is token 10: [CLS] who wrote it ? [SEP] it ...
+>>> (features.start_positions,  # "Ann" is token 10: [CLS] who wrote it ? [SEP] it ...
+...  features.end_positions)
 (array([10], dtype=int32), array([10], dtype=int32))
 """
 
@@ -172,7 +173,9 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
             if not text.strip():
                 raise SquadDataError(f"{path}: {where}: empty answer text {text!r}")
             answers.append((text, _field(answer, "answer_start", path, where, int)))
-        else:  # scored on its text alone, as the official evaluators read it; -1: no usable answer_start
+        else:
+            # scored on its text alone, as the official evaluators read it; -1: no usable
+            # answer_start
             start = answer.get("answer_start")
             answers.append((text, start if type(start) is int else -1))
     if require_answers and not is_impossible and not answers:
@@ -279,7 +282,7 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,
 
 
 def _to_columns(position, offset):
-    """Context-relative positions `[n]` (-1: not in the window) -> int32 input columns, 0 for `[CLS]`."""
+    """Context positions `[n]` (-1: not in the window) -> int32 input columns, 0 for `[CLS]`."""
     return np.where(position >= 0, position + offset, 0).astype(np.int32)
 
 
@@ -305,7 +308,7 @@ def _answer_tokens(answer, starts, ends):
 
 
 def _window_answer(span, window_starts, window_lengths) -> np.ndarray:
-    """`[2, w]` context-relative (start, end) in each window; -1 where it does not hold the whole answer."""
+    """`[2, w]` context-relative (start, end) per window; -1 where it lacks part of the answer."""
     if span is None:
         return np.full((2, len(window_starts)), -1)
     inside = (span[0] >= window_starts) & (span[1] < window_starts + window_lengths)

@@ -59,7 +59,8 @@ def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: 
 
     Every character of the corpus's words (those of up to `MAX_TOKEN_LENGTH` characters) is
     kept, also as a `##` piece (CJK characters only with `keep_cjk_suffix_pieces`), so a small
-    `vocab_size` can be out of reach: a `ValueError` then names the smallest size, before any learning.
+    `vocab_size` can be out of reach: a `ValueError`
+    then names the smallest size, before any learning.
     """
     reserved = reserved_tokens(num_unused)
     if vocab_size <= len(reserved):
@@ -85,7 +86,8 @@ def learned_characters(word_counts: collections.Counter, reserved: list[str]) ->
     """The characters of the words the learner learns from: all but the reserved tokens and
     the words of more than `MAX_TOKEN_LENGTH` characters.
 
-    >>> sorted(learned_characters(collections.Counter({"ab": 2, "[PAD]": 1, "c" * 51: 1}), ["[PAD]"]))
+    >>> counts = collections.Counter({"ab": 2, "[PAD]": 1, "c" * 51: 1})
+    >>> sorted(learned_characters(counts, ["[PAD]"]))
     ['a', 'b']
     """
     reserved = set(reserved)
