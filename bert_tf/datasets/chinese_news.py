@@ -17,13 +17,14 @@ class ChineseNewsError(ValueError):
 
 
 class _NoGlobalsUnpickler(pickle.Unpickler):
-    """Builds only plain values (str, int, list, tuple, dict...): refuses every class and function."""
+    """Builds plain values only (str, int, list, tuple, dict...): refuses classes and functions."""
 
     def find_class(self, module, name):
         raise pickle.UnpicklingError(f"refused to load the global {module}.{name}")
 
 
-# A sentence ends after 。！？ (full or half width), with the closing quotes or brackets that follow.
+# A sentence ends after 。！？ (full or half width), with the closing quotes or brackets
+# that follow.
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])(?![。！？!?”’」』）)\"'])|(?<=[。！？!?][”’」』）)\"'])|\n")
 
 
@@ -48,7 +49,7 @@ def load_articles(data: bytes) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Text -> its sentences, stripped, without empty ones; they end after 。！？ and line breaks."""
+    """Text -> its non-empty sentences, stripped; they end after 。！？ and line breaks."""
     return [sentence.strip() for sentence in _SENTENCE_END.split(text) if sentence.strip()]
 
 

@@ -131,7 +131,8 @@ def fetch_wikipedia_sample() -> pathlib.Path:
 
 
 def fetch_seqeval_sample() -> tuple[pathlib.Path, pathlib.Path]:
-    """seqeval's CoNLL sample (`word POS gold predicted`, BIO chunks) and the `conlleval.pl` it is checked with.
+    """seqeval's CoNLL sample (`word POS gold predicted`,
+    BIO chunks) and the `conlleval.pl` it is checked with.
 
     Returns `(ground_truth_path, conlleval_path)`.
     """
