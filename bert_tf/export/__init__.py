@@ -1,12 +1,12 @@
-"""SavedModel export: the TF-Hub-style preprocessing + encoder pair, and task models with text signatures.
+"""SavedModel export: the TF Hub preprocessing + encoder pair, and task models with text signatures.
 
 Example:
 >>> from bert_tf.export import export_task_model
 >>> from bert_tf.models import BertClassifier, BertEncoder
 >>> from bert_tf.tokenization import BertTokenizer
 >>> classifier = BertClassifier(BertEncoder.from_config_file("bert_config.json"), num_classes=2)
->>> export_task_model(classifier, "export/classifier", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
-...                   labels=["negative", "positive"])
+>>> export_task_model(classifier, "export/classifier", tokenizer=BertTokenizer("vocab.txt"),
+...                   seq_length=16, labels=["negative", "positive"])
 'export/classifier'
 """
 

@@ -1,4 +1,4 @@
-"""Building a task model or a pretrainer from a checkpoint in any format, with its head, for export."""
+"""A task model or a pretrainer, with its head, from a checkpoint in any format, for export."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     >>> import numpy as np
     >>> from bert_tf.checkpoints import write_tf1_checkpoint
     >>> config = BertConfig.from_json_file("bert_config.json")
-    >>> head = {"kernel": np.zeros((config.hidden_size, 3), "float32"), "bias": np.zeros(3, "float32")}
+    >>> head = {"kernel": np.zeros((config.hidden_size, 3), "float32"),
+    ...         "bias": np.zeros(3, "float32")}
     >>> prefix = write_tf1_checkpoint(BertEncoder.from_bert_config(config), "tf1/bert_model.ckpt",
     ...                               heads={"classifier": head})
     >>> model = model_from_checkpoint(prefix, "classifier", config)
@@ -68,7 +69,7 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
 
 
 def _hub_model_from_checkpoint(checkpoint: str, config: BertConfig) -> BertPretrainer | BertEncoder:
-    """The pretrainer filled from `checkpoint`; its encoder alone if the checkpoint lacks masked-LM weights."""
+    """The pretrainer filled from `checkpoint`; its encoder alone without masked-LM weights."""
     model = BertPretrainer(BertEncoder.from_bert_config(config))
     model.build_with_dummy_inputs()
     report = load_checkpoint(checkpoint, model)
@@ -81,7 +82,8 @@ def _hub_model_from_checkpoint(checkpoint: str, config: BertConfig) -> BertPretr
 
 def _what_to_export(heads: dict, unused: list[str]) -> str:
     """The advice for a checkpoint without the head asked for: the --model_type of the heads it has
-    (`unused`: the checkpoint variables an encoder left, where a pretrainer's masked-LM head shows)."""
+    (`unused`: the checkpoint variables an encoder left,
+    where a pretrainer's masked-LM head shows)."""
     if not heads and any(name.startswith(_MASKED_LM) for name in unused):
         return "it is a pretraining checkpoint: export it with --model_type=hub, or fine-tune it first"
     if not heads:

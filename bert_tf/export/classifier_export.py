@@ -12,7 +12,8 @@ class ClassifierExport(TaskExport):
     """Signatures:
         `serving_default`: ids -> `logits` `[batch, classes]`, `probabilities` (softmax).
         `text`: `text_a` `[batch]` -> `probabilities`, `label` (the label string).
-        `text_pair`: `text_a`, `text_b` (batches of the same size) -> the same, for sentence-pair tasks.
+        `text_pair`: `text_a`, `text_b` (batches of the same size) -> the same, for sentence-pair
+            tasks.
         `serve_examples`: serialized `tf.Example`s `inputs` `[batch]` of int64 `input_word_ids`,
             `input_mask`, `input_type_ids` -> `classes` (the label names) and `scores` (the
             probabilities), both `[batch, classes]`: TF Serving's Classify API.
@@ -25,10 +26,12 @@ class ClassifierExport(TaskExport):
     >>> from bert_tf.models import BertClassifier, BertEncoder
     >>> from bert_tf.tokenization import BertTokenizer
     >>> classifier = BertClassifier(BertEncoder.from_config_file("bert_config.json"), num_classes=2)
-    >>> path = export_task_model(classifier, "export/classifier", tokenizer=BertTokenizer("vocab.txt"),
+    >>> path = export_task_model(classifier, "export/classifier",
+    ...                          tokenizer=BertTokenizer("vocab.txt"),
     ...                          seq_length=16, labels=["negative", "positive"])
     >>> loaded = tf.saved_model.load(path)
-    >>> loaded.signatures["text"](text_a=tf.constant(["great movie"]))["label"]  # untrained: either label
+    >>> loaded.signatures["text"](
+    ...     text_a=tf.constant(["great movie"]))["label"]  # untrained: either label
     <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'...'], dtype=object)>
     """
 
@@ -75,8 +78,8 @@ class ClassifierExport(TaskExport):
         return self._classify_or_regress(self._shared.serve({name: ids[:, :width] for name, ids in packed.items()}))
 
     def _classify_or_regress(self, outputs):
-        """`serve`'s outputs as TF Serving's Classify API (`classes`, `scores`) or Regress API (`outputs`)
-        wants them."""
+        """`serve`'s outputs as TF Serving's Classify API (`classes`,
+        `scores`) or Regress API (`outputs`) wants them."""
         if self._regression:
             return {tf.saved_model.REGRESS_OUTPUTS: tf.cast(outputs["score"], tf.float32)}
         scores = tf.cast(outputs["probabilities"], tf.float32)  # [batch, classes]

@@ -16,7 +16,8 @@ from bert_tf.export.weight_dtype import with_weights_in
 from bert_tf.tokenization import BertTokenizer
 
 FLAGS = flags.FLAGS
-# Flags that only some model types use, with those types: given for another, they are refused, not dropped.
+# Flags that only some model types use, with those types:
+# given for another, they are refused, not dropped.
 _FLAGS_FOR = ((("labels", "num_classes"), CLASS_MODEL_TYPES),
               (("max_answer_length", "doc_stride", "max_query_length", "version_2_with_negative",
                 "null_score_diff_threshold", "n_best_size"), ("span",)))
@@ -60,7 +61,7 @@ def _export() -> None:
 
 
 def _check_flags_apply() -> None:
-    """Refuses a flag given for a --model_type that does not use it, which would drop it silently."""
+    """Refuses a flag that the --model_type does not use, which would drop it silently."""
     for names, model_types in _FLAGS_FOR:
         given = [f"--{name}" for name in names if FLAGS[name].present]
         if given and FLAGS.model_type not in model_types:
@@ -71,8 +72,9 @@ def _check_flags_apply() -> None:
 
 
 def _labels() -> list[str] | None:
-    """--labels, else the class names stored with the checkpoint: those a bert_tf fine-tuning run saved
-    beside it, or a Hugging Face classifier's. Either way `model_from_checkpoint` checks their number."""
+    """--labels, else the class names stored with the checkpoint: those a
+    bert_tf fine-tuning run saved beside it, or a Hugging Face classifier's.
+    Either way `model_from_checkpoint` checks their number."""
     if FLAGS.labels or FLAGS.model_type not in CLASS_MODEL_TYPES:
         return FLAGS.labels
     names = checkpoint_labels(FLAGS.init_checkpoint)

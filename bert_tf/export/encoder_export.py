@@ -1,4 +1,4 @@
-"""`EncoderExport`: a TF-Hub-style BERT encoder SavedModel, with an `mlm` subobject for a pretrained model."""
+"""`EncoderExport`: a TF-Hub-style BERT encoder SavedModel; `mlm` for a pretrained model."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _checked_positions(inputs: dict[str, tf.Tensor]) -> tf.Tensor:
 
 
 class _MaskedLM(tf.Module):
-    """`mlm(inputs + masked_lm_positions [batch, predictions])` -> `mlm_logits` `[batch, predictions, vocab]`."""
+    """`mlm(inputs + masked_lm_positions [batch, k])` -> `mlm_logits` `[batch, k, vocab]`."""
 
     def __init__(self, pretrainer: BertPretrainer):
         super().__init__()
@@ -65,8 +65,9 @@ class EncoderExport(tf.train.Checkpoint):
     `training` (dropout on or off), and `variables`, `trainable_variables` and
     `regularization_losses` are attributes, so `hub.KerasLayer(path, trainable=True)`
     trains the encoder. It records the encoder's config (`bert_config`, JSON) and, when
-    given, `do_lower_case`, so that `--init_checkpoint` can start from it. A `tf.train.Checkpoint` rather than a `tf.Module`, which keeps
-    the names `variables` and `trainable_variables` for properties of its own.
+    given, `do_lower_case`, so that `--init_checkpoint` can start from it.
+    A `tf.train.Checkpoint` rather than a `tf.Module`, which keeps the
+    names `variables` and `trainable_variables` for properties of its own.
 
     Example:
     >>> encoder = BertEncoder.from_config_file("bert_config.json")

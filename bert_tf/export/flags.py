@@ -11,7 +11,8 @@ from bert_tf.tasks.flags import define_span_flags
 from bert_tf.training.runtime_flags import DTYPE_POLICIES
 
 REQUIRED = ("model_type", "init_checkpoint", "vocab_file", "export_dir")
-# --model_type's values: the task heads (`bert_tf.checkpoints.task_heads.TASK_MODELS`), and the TF-Hub-style pair.
+# --model_type's values: the task heads
+# (`bert_tf.checkpoints.task_heads.TASK_MODELS`), and the TF-Hub-style pair.
 MODEL_TYPES = ("classifier", "span", "token", "multiple_choice", "hub")
 CLASS_MODEL_TYPES = ("classifier", "token")  # those whose outputs are classes, named by --labels
 

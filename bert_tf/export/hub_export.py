@@ -1,4 +1,4 @@
-"""`export_hub_pair`: the preprocessing and encoder SavedModels, side by side, as TF Hub publishes BERT."""
+"""`export_hub_pair`: preprocessing and encoder SavedModels side by side, as TF Hub has BERT."""
 
 from __future__ import annotations
 
@@ -53,9 +53,9 @@ def export_hub_pair(model: BertEncoder | BertPretrainer, export_dir: str | os.Pa
 
 
 def _check_targets(export_dir: str) -> None:
-    """Raises ValueError naming `--export_dir` unless it is absent, empty or an earlier pair: it is a
-    file, one of its `_PARTS` may not take an export, or it holds anything else (which the new pair
-    would replace)."""
+    """Raises ValueError naming `--export_dir` unless it is absent, empty or
+    an earlier pair: it is a file, one of its `_PARTS` may not take an
+    export, or it holds anything else (which the new pair would replace)."""
     if not tf.io.gfile.exists(export_dir):
         return
     if not tf.io.gfile.isdir(export_dir):

@@ -9,7 +9,8 @@ from bert_tf.export.task_module import TaskExport, id_spec, text_spec, with_batc
 
 class MultipleChoiceExport(TaskExport):
     """Signatures:
-        `serving_default`: ids `[batch, choices, seq]` -> `logits`, `probabilities` `[batch, choices]`.
+        `serving_default`: ids `[batch, choices, seq]` -> `logits`, `probabilities`
+            `[batch, choices]`.
         `text`: `text_a` `[batch]` (the context) and `choices` `[batch, choices]` ->
             `probabilities` and `label`, the index of the best choice.
 
@@ -18,7 +19,8 @@ class MultipleChoiceExport(TaskExport):
     >>> from bert_tf.models import BertEncoder, BertMultipleChoice
     >>> from bert_tf.tokenization import BertTokenizer
     >>> model = BertMultipleChoice(BertEncoder.from_config_file("bert_config.json"))
-    >>> path = export_task_model(model, "export/swag", tokenizer=BertTokenizer("vocab.txt"), seq_length=16)
+    >>> path = export_task_model(model, "export/swag", tokenizer=BertTokenizer("vocab.txt"),
+    ...                          seq_length=16)
     >>> loaded = tf.saved_model.load(path)
     >>> out = loaded.signatures["text"](text_a=tf.constant(["She opened the door."]),
     ...                                 choices=tf.constant([["She walked in.", "The door ate."]]))
@@ -41,7 +43,8 @@ class MultipleChoiceExport(TaskExport):
             choices = tf.identity(choices)
         contexts = tf.reshape(tf.repeat(text_a[:, None], shape[1], axis=1), [-1])
         packed = self._pack([self._shared.tokenize(contexts), self._shared.tokenize(tf.reshape(choices, [-1]))])
-        # [batch * choices, seq] -> [batch, choices, seq]; seq named, since an empty batch cannot infer it.
+        # [batch * choices, seq] -> [batch, choices, seq];
+        # seq named, since an empty batch cannot infer it.
         packed = {name: tf.reshape(value, [shape[0], shape[1], tf.shape(value)[1]]) for name, value in packed.items()}
         probabilities = self._shared.serve(packed)["probabilities"]
         label = tf.cond(tf.size(probabilities) > 0,  # an empty batch of no choices has no axis to take the best of

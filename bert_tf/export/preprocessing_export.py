@@ -1,4 +1,4 @@
-"""`PreprocessingExport`: a TF-Hub-style BERT preprocessing SavedModel (strings -> encoder inputs)."""
+"""`PreprocessingExport`: a TF-Hub-style BERT preprocessing SavedModel: text -> encoder inputs."""
 
 from __future__ import annotations
 

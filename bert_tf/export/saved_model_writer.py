@@ -13,7 +13,8 @@ from bert_tf.io_utils import atomic_directory, atomic_output
 
 
 def export_dir_problem(path: str) -> str | None:
-    """Why an export may not be written to `path`, or None: it is absent, empty or an earlier SavedModel.
+    """Why an export may not be written to `path`, or
+    None: it is absent, empty or an earlier SavedModel.
 
     An export replaces what is there: a directory of anything else (say a run's
     `--output_dir`, or the checkpoint's own directory) would be deleted.
@@ -29,7 +30,7 @@ def export_dir_problem(path: str) -> str | None:
 
 
 def check_export_dir(export_dir: str | os.PathLike) -> None:
-    """Raises ValueError naming `--export_dir` unless `export_dir` may take an export (`export_dir_problem`)."""
+    """Raises ValueError for `--export_dir` unless it can take an export (`export_dir_problem`)."""
     path = os.fspath(export_dir).rstrip("/")
     problem = export_dir_problem(path)
     if problem:

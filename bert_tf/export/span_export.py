@@ -38,12 +38,13 @@ class SpanExport(TaskExport):
     >>> from bert_tf.models import BertEncoder, BertSpanLabeler
     >>> from bert_tf.tokenization import BertTokenizer
     >>> model = BertSpanLabeler(BertEncoder.from_config_file("bert_config.json"))
-    >>> path = export_task_model(model, "export/squad", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
-    ...                          max_query_length=8)
+    >>> path = export_task_model(model, "export/squad", tokenizer=BertTokenizer("vocab.txt"),
+    ...                          seq_length=16, max_query_length=8)
     >>> context = "It was written by Ann."
-    >>> out = tf.saved_model.load(path).signatures["text"](question=tf.constant(["Who wrote it?"]),
-    ...                                                    context=tf.constant([context]))
-    >>> answer, start, end = out["answer"][0].numpy().decode(), out["start_char"][0], out["end_char"][0]
+    >>> out = tf.saved_model.load(path).signatures["text"](
+    ...     question=tf.constant(["Who wrote it?"]), context=tf.constant([context]))
+    >>> answer = out["answer"][0].numpy().decode()
+    >>> start, end = out["start_char"][0], out["end_char"][0]
     >>> answer == context[start:end]  # untrained: some span of the context
     True
     """
@@ -122,8 +123,8 @@ class SpanExport(TaskExport):
                 "start_char": start_char, "end_char": end_char}
 
     def _in_top_n(self, logits):
-        """bool `[windows, seq]`: the `n_best_size` highest logits of each window (the lower index first
-        among equals, as run_squad.py's stable sort)."""
+        """bool `[windows, seq]`: the `n_best_size` highest logits of each window (the lower index
+        first among equals, as run_squad.py's stable sort)."""
         columns = tf.shape(logits)[1]
         top = tf.math.top_k(logits, tf.minimum(self.n_best_size, columns)).indices  # [windows, n]
         return tf.reduce_max(tf.one_hot(top, columns), axis=1) > 0

@@ -27,17 +27,17 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
     `BertClassifier` -> `text`, `text_pair`; `BertSpanLabeler`, `BertTokenClassifier`,
     `BertMultipleChoice` -> `text`. A `BertClassifier` also gets `serve_examples` and
     `serve_text_examples`, on serialized `tf.Example`s, for TF Serving's Classify API
-    (its Regress API for one class; `ClassifierExport`). `labels` names the classes (classifier, tagger);
-    the span options are run_squad.py's (`null_score_diff_threshold`, stored in the
-    export, applies with `version_2_with_negative`). The vocab file is stored as an asset.
-    `jit_compile` compiles `serving_default` with XLA (faster on CPU; TF Serving
-    needs `--xla_cpu_compilation_enabled` for it). A model not built yet is built
-    first; `seq_length` beyond its `max_position_embeddings`, or a vocab beyond its
-    `vocab_size`, is an error.
+    (its Regress API for one class; `ClassifierExport`). `labels` names the classes (classifier,
+    tagger); the span options are run_squad.py's (`null_score_diff_threshold`, stored in the export,
+    applies with `version_2_with_negative`). The vocab file is stored as an asset. `jit_compile`
+    compiles `serving_default` with XLA (faster on CPU; TF Serving needs
+    `--xla_cpu_compilation_enabled` for it). A model not built yet is built first; `seq_length`
+    beyond its `max_position_embeddings`, or a vocab beyond its `vocab_size`, is an error.
 
     Example:
     >>> from bert_tf.models import BertEncoder, BertTokenClassifier
-    >>> tagger = BertTokenClassifier(BertEncoder.from_config_file("bert_config.json"), num_classes=3)
+    >>> encoder = BertEncoder.from_config_file("bert_config.json")
+    >>> tagger = BertTokenClassifier(encoder, num_classes=3)
     >>> export_task_model(tagger, "export/ner", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
     ...                   labels=["O", "B-PER", "I-PER"])
     'export/ner'

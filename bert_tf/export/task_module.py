@@ -1,4 +1,4 @@
-"""`TaskExport`: what every exported task model shares: the model, the tokenizer, the vocab asset."""
+"""`TaskExport`: what all exported task models share: the model, the tokenizer, the vocab asset."""
 
 from __future__ import annotations
 
@@ -65,8 +65,8 @@ def label_names(labels, num_classes: int, head: str) -> tf.Tensor:
 
 
 def check_packable(seq_length: int, texts: int, model_type: str) -> None:
-    """Raises ValueError naming --max_seq_length if `seq_length` cannot pack `texts` texts (1 or 2) into
-    one sequence: `BertTokenizer.pack_inputs` needs [CLS], a [SEP] per text and one token."""
+    """Raises ValueError naming --max_seq_length if `seq_length` cannot pack `texts` texts (1 or 2)
+    into one sequence: `BertTokenizer.pack_inputs` needs [CLS], a [SEP] per text and one token."""
     shortest = texts + 2
     if seq_length < shortest:
         raise UserInputError(f"--max_seq_length={seq_length} is too short for --model_type={model_type}: it packs "
@@ -85,9 +85,10 @@ def with_batch_checked(first: tf.Tensor, batch_size: tf.Tensor, message: str) ->
 
 
 class _SharedTraces:
-    """The tokenizer's `tokenize` and an export's `serve` as `tf.function`s for its signatures to call:
-    each is traced once per input shape, not once per signature that calls it (their graphs are most
-    of an export's tracing). A plain object: SavedModel tracking saves them only inside the signatures.
+    """The tokenizer's `tokenize` and an export's `serve` as `tf.function`s for
+    its signatures to call: each is traced once per input shape, not once per
+    signature that calls it (their graphs are most of an export's tracing). A
+    plain object: SavedModel tracking saves them only inside the signatures.
     """
 
     def __init__(self, tokenize, serve):
@@ -102,10 +103,10 @@ class TaskExport(tf.Module):
     `text_signatures()`: name -> (method, input specs), whose methods tokenize and serve
     through `self._shared` (`_SharedTraces`). They may define `example_signatures()`:
     name -> (method, `SignatureDef.method_name`), methods on serialized `tf.Example`s for
-    TF Serving's Classify or Regress API (`tf_example_inputs`). Text signatures truncate to `seq_length`
-    tokens and pad only to the batch's longest packed row. The signature functions are
-    traced once, here, and are not attributes of the module, so that
-    `tf.saved_model.save` does not trace them again.
+    TF Serving's Classify or Regress API (`tf_example_inputs`). Text signatures
+    truncate to `seq_length` tokens and pad only to the batch's longest packed
+    row. The signature functions are traced once, here, and are not attributes
+    of the module, so that `tf.saved_model.save` does not trace them again.
     """
 
     texts_packed = 2  # the most texts a text signature packs into one sequence
@@ -140,7 +141,7 @@ class TaskExport(tf.Module):
         return {name: function.get_concrete_function() for name, function in signatures.items()}
 
     def method_names(self) -> dict[str, str]:
-        """Signature name -> its `SignatureDef.method_name`, where it is not `tensorflow/serving/predict`."""
+        """Signature -> its `SignatureDef.method_name` where not `tensorflow/serving/predict`."""
         return {name: method_name for name, (_, method_name) in self.example_signatures().items()}
 
     def id_spec(self) -> dict[str, tf.TensorSpec]:

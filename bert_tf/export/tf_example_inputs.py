@@ -1,4 +1,4 @@
-"""Serialized `tf.Example`s as a signature's input: what TF Serving's Classify and Regress APIs send.
+"""Serialized `tf.Example`s as a signature's input, as TF Serving's Classify and Regress APIs send.
 
 Two feature sets, each the input of its own signature:
     ids: int64 `input_word_ids`, `input_mask`, `input_type_ids`, one value per token (the
@@ -20,7 +20,8 @@ TEXT_FEATURES = ("text_a", "text_b")
 
 
 def parse_id_examples(serialized: tf.Tensor) -> dict[str, tf.Tensor]:
-    """Serialized examples `[batch]` -> the three int32 ids `[batch, seq]`, padded with 0 to the longest.
+    """Serialized examples `[batch]` -> the three int32
+    ids `[batch, seq]`, padded with 0 to the longest.
 
     An example without `input_word_ids` (say, one with google-research/bert's `input_ids`),
     whose three features differ in length, or whose values do not fit in int32, is refused
@@ -42,7 +43,8 @@ def parse_id_examples(serialized: tf.Tensor) -> dict[str, tf.Tensor]:
 
 
 def parse_text_examples(serialized: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """Serialized examples `[batch]` -> `text_a`, `text_b` (`""` where absent) and `has_text_b`, each `[batch]`.
+    """Serialized examples `[batch]` -> `text_a`, `text_b`
+    (`""` where absent) and `has_text_b`, each `[batch]`.
 
     `text_a` is required; an example with more than one value of either is refused.
     """

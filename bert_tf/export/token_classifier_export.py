@@ -1,4 +1,4 @@
-"""`TokenClassifierExport`: a `BertTokenClassifier` as a SavedModel, on ids and on text, labels per word."""
+"""`TokenClassifierExport`: a `BertTokenClassifier` SavedModel, on ids and text, labels per word."""
 
 from __future__ import annotations
 
@@ -21,17 +21,20 @@ class TokenClassifierExport(TaskExport):
             `seq_length` tokens are reported: a word cut there, and the words after it, are dropped.
             Words are split as BERT's tokenizer sees whitespace: a word of characters it drops
             (a zero-width space, control characters) has no pieces and is not reported, and the
-            control characters `str.split` splits on (U+000B, U+000C, U+001C-U+001F, U+0085) join words. Align
-            results with the input by `start_char`, not by word index, where such text occurs.
+            control characters `str.split` splits on (U+000B, U+000C,
+            U+001C-U+001F, U+0085) join words. Align results with the input
+            by `start_char`, not by word index, where such text occurs.
 
     Example:
     >>> from bert_tf.export import export_task_model
     >>> from bert_tf.models import BertEncoder, BertTokenClassifier
     >>> from bert_tf.tokenization import BertTokenizer
-    >>> tagger = BertTokenClassifier(BertEncoder.from_config_file("bert_config.json"), num_classes=3)
-    >>> path = export_task_model(tagger, "export/ner", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
-    ...                          labels=["O", "B-PER", "B-LOC"])
-    >>> out = tf.saved_model.load(path).signatures["text"](text=tf.constant(["John lives in Paris"]))
+    >>> encoder = BertEncoder.from_config_file("bert_config.json")
+    >>> tagger = BertTokenClassifier(encoder, num_classes=3)
+    >>> path = export_task_model(tagger, "export/ner", tokenizer=BertTokenizer("vocab.txt"),
+    ...                          seq_length=16, labels=["O", "B-PER", "B-LOC"])
+    >>> text = tf.constant(["John lives in Paris"])
+    >>> out = tf.saved_model.load(path).signatures["text"](text=text)
     >>> out["tokens"].numpy(), out["start_char"].numpy()
     (array([[b'John', b'lives', b'in', b'Paris']], dtype=object), array([[ 0,  5, 11, 14]]))
     >>> out["labels"].shape  # one of the labels per word

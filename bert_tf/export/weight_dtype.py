@@ -1,4 +1,4 @@
-"""`with_weights_in`: a copy of a model whose weights are stored in its compute dtype, for export."""
+"""`with_weights_in`: a copy of a model with its weights stored in its compute dtype, for export."""
 
 from __future__ import annotations
 
