@@ -1,4 +1,4 @@
-"""The fine-tuning driver shared by every task script: flags, optimizer, training loop, best checkpoint.
+"""The fine-tuning driver of every task script: flags, optimizer, training loop, best checkpoint.
 
 A task (`bert_tf.tasks`) says how to read and encode its data, which head to use
 and how to score it; `run_finetuning` does everything else.

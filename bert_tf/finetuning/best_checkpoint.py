@@ -102,7 +102,7 @@ def _weights_only(task_model: keras.Model) -> tf.train.Checkpoint:
 
 
 def restore_model_checkpoint(task_model: keras.Model, prefix: str) -> None:
-    """Reads a checkpoint written by `save_model_checkpoint` into `task_model`; every layer must match."""
+    """Reads a `save_model_checkpoint` checkpoint into `task_model`; every layer must match."""
     tf.train.Checkpoint(model=_weights_only(task_model)).read(prefix).assert_existing_objects_matched()
 
 

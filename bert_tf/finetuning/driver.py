@@ -1,4 +1,4 @@
-"""`run_finetuning`: the training, evaluation, prediction and export that every task script shares."""
+"""`run_finetuning`: the training, evaluation, prediction and export all task scripts share."""
 
 from __future__ import annotations
 
@@ -94,7 +94,8 @@ def _run_finetuning(task: FineTuningTask, options: FineTuningOptions, strategy: 
         _write_predictions(task, task_model, predict_splits, eval_outputs, written)
         if written.export_dir:
             from bert_tf.export import export_task_model, with_weights_in  # the export stack loads only when asked
-            # A --dtype=bfloat16 run exports bfloat16 weights: its mixed-precision model would cast them per call.
+            # A --dtype=bfloat16 run exports bfloat16 weights:
+            # its mixed-precision model would cast them per call.
             export_task_model(with_weights_in(task_model, options.dtype), written.export_dir,
                               tokenizer=task.tokenizer, seq_length=options.max_seq_length, **task.export_options())
             print(f"Exported a SavedModel to {written.export_dir}")
@@ -104,7 +105,7 @@ def _run_finetuning(task: FineTuningTask, options: FineTuningOptions, strategy: 
 
 
 def _written_to(options: FineTuningOptions, directory: str) -> FineTuningOptions:
-    """`options` as this worker writes: into `directory` (`workers.writing_directory`'s), its export too."""
+    """`options` as this worker writes: to `directory` (`workers.writing_directory`), export too."""
     if directory == options.output_dir:
         return options
     export_dir = options.export_dir and os.path.join(directory, "export")
@@ -138,14 +139,17 @@ def _check_iterations_per_loop(iterations: int, strategy) -> None:
     several replicas under a strategy other than a TPU's (MirroredStrategy's)."""
     replicas = strategy.num_replicas_in_sync
     if iterations > 1 and replicas > 1 and not isinstance(strategy, tf.distribute.TPUStrategy):
-        raise UserInputError(f"--iterations_per_loop={iterations} needs one replica or a TPU: Keras cannot run several "
-                             f"steps per call under {type(strategy).__name__} with {replicas} replicas; leave it at 1")
+        raise UserInputError(f"--iterations_per_loop={iterations} needs one "
+                             "replica or a TPU: Keras cannot run several "
+                             f"steps per call under {type(strategy).__name__} "
+                             f"with {replicas} replicas; leave it at 1")
 
 
 def _build(task: FineTuningTask, options: FineTuningOptions, config: BertConfig, strategy, steps_per_epoch: int,
            epochs: int) -> tuple[keras.Model, keras.Model]:
     """(the model that trains, the task model), compiled under the strategy's scope and initialised
-    from --init_checkpoint; the first wraps the second in `MaskedLMAuxiliary` for --mlm_aux_weight."""
+    from --init_checkpoint; the first wraps the second
+    in `MaskedLMAuxiliary` for --mlm_aux_weight."""
     with strategy.scope():
         if options.random_seed is not None:
             keras.utils.set_random_seed(options.random_seed)
@@ -171,7 +175,7 @@ def _build(task: FineTuningTask, options: FineTuningOptions, config: BertConfig,
 
 
 def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[int, int]:
-    """(steps per epoch, epochs): fractional --num_train_epochs become whole epochs of equal length."""
+    """(steps per epoch, epochs): fractional --num_train_epochs become whole, equal epochs."""
     if train is None:
         return 1, 1
     if not options.num_train_epochs > 0:  # NaN too
@@ -195,7 +199,8 @@ def _resume_settings(options: FineTuningOptions, train: EncodedSplit,
 
 
 def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOptions) -> None:
-    """Loads --init_checkpoint into `model`, and the task's head where the checkpoint has one that fits.
+    """Loads --init_checkpoint into `model`, and the
+    task's head where the checkpoint has one that fits.
 
     Otherwise training starts the head fresh, with a warning where the checkpoint has a head
     that does not fit (none at all is the usual pretrained checkpoint); a run without
@@ -216,12 +221,12 @@ def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOpti
 
 
 def _untrained_head_error(options: FineTuningOptions, problem: str) -> str:
-    """Why a run without --do_train refuses an --init_checkpoint whose head it cannot use, and what to do."""
+    """Why a run without --do_train refuses an --init_checkpoint's unusable head; what to do."""
     remedies = ["fine-tune it with --do_train", "use a checkpoint fine-tuned for this task"]
     if best_checkpoint_prefix(options.output_dir):
         remedies.append(f"leave out --init_checkpoint to use {os.path.join(options.output_dir, BEST_DIR)}")
-    return (f"--init_checkpoint={options.init_checkpoint}: {problem}, so this run would score an untrained head; "
-            f"{', '.join(remedies[:-1])}, or {remedies[-1]}")
+    return (f"--init_checkpoint={options.init_checkpoint}: {problem}, so this run would score an "
+            f"untrained head; {', '.join(remedies[:-1])}, or {remedies[-1]}")
 
 
 def _main_metric_name(task: FineTuningTask) -> str:
@@ -240,8 +245,8 @@ def _encode(task: FineTuningTask, splits, encoded: dict[str, EncodedSplit] | Non
 
 
 def _predict(task_model, encoded: EncodedSplit, batch_size: int, verbose: int) -> dict[str, np.ndarray]:
-    """The model's outputs on `encoded`, one batch per call: Keras would unroll --iterations_per_loop
-    predict steps into one graph."""
+    """The model's outputs on `encoded`, one batch per call: Keras would unroll
+    --iterations_per_loop predict steps into one graph."""
     compiled, task_model.steps_per_execution = task_model.steps_per_execution, 1
     try:
         return task_model.predict(encoded.features, batch_size=batch_size, verbose=verbose)
@@ -264,8 +269,8 @@ def _score(task: FineTuningTask, task_model, splits: dict[str, EncodedSplit],
 
 def _write_predictions(task: FineTuningTask, task_model, splits: dict[str, EncodedSplit],
                        eval_outputs: dict[str, dict], options: FineTuningOptions) -> None:
-    """The task's prediction files for `splits`, from the outputs just evaluated where there are some
-    (SQuAD predicts its dev file)."""
+    """The task's prediction files for `splits`, from the outputs just evaluated where there are
+    some (SQuAD predicts its dev file)."""
     for split, encoded in splits.items():
         outputs = eval_outputs.get(split)
         if outputs is None:
@@ -300,8 +305,8 @@ def _train(model, task: FineTuningTask, task_model, train: EncodedSplit, steps_p
     if backup.step:
         total = steps_per_epoch * epochs
         where = f"epoch {backup.step // steps_per_epoch + 1}" if backup.step < total else "training done"
-        print(f"Resuming the interrupted run saved in {backup.restore_from} at step {backup.step} of {total} "
-              f"({where}); delete that directory to start over instead")
+        print(f"Resuming the interrupted run saved in {backup.restore_from} at step {backup.step} "
+              f"of {total} ({where}); delete that directory to start over instead")
         epoch, steps_into_it = divmod(backup.step, steps_per_epoch)
         if best is not None and not steps_into_it:  # an epoch's end, whose evaluation a crash may have cut short
             best.evaluate_epoch(epoch)
@@ -354,15 +359,16 @@ def _callback_list(callbacks: list[keras.callbacks.Callback], model, verbose: in
 
 
 def _config_source(options: FineTuningOptions) -> str:
-    """Where the run's config comes from, for errors: --bert_config_file, else the --init_checkpoint's."""
+    """The run config's source, for errors: --bert_config_file, else the --init_checkpoint's."""
     if options.bert_config_file:
         return f"--bert_config_file={options.bert_config_file}"
     return f"--init_checkpoint={options.init_checkpoint}"
 
 
 def _restore_best(task_model, options: FineTuningOptions, output_dir: str) -> None:
-    """Restores the best checkpoint this worker wrote into `options.output_dir`, else `output_dir/best`
-    (the run's --output_dir's), if there is one, refusing a --bert_config_file of another architecture."""
+    """Restores the best checkpoint this worker wrote into
+    `options.output_dir`, else `output_dir/best` (the run's --output_dir's),
+    if there is one, refusing a --bert_config_file of another architecture."""
     prefix = best_checkpoint_prefix(options.output_dir) or best_checkpoint_prefix(output_dir)
     if prefix:
         check_stored_config(prefix, task_model, _config_source(options))

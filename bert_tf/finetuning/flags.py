@@ -11,7 +11,8 @@ from bert_tf.training import runtime_flags
 
 REQUIRED = ("vocab_file", "output_dir")
 # Flags that name one split's file (run_squad.py's), with the --do_* flags that read the split:
-# a script that has them needs --data_dir only for a split that the run reads and they leave unnamed.
+# a script that has them needs --data_dir only for a
+# split that the run reads and they leave unnamed.
 SPLIT_FILE_FLAGS = {"train_file": ("do_train",), "predict_file": ("do_eval", "do_predict")}
 
 

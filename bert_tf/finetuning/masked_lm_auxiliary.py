@@ -16,7 +16,8 @@ from bert_tf.tokenization import Vocab
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
-    """Wraps a task model; in training, its loss adds `weight * masked-LM loss` on the task's own inputs.
+    """Wraps a task model; in training, its loss adds
+    `weight * masked-LM loss` on the task's own inputs.
 
     The task's outputs are unchanged. In training, `compute_loss` takes a copy of
     each input in which every real token but `[CLS]` and `[SEP]` is chosen on its
@@ -112,7 +113,8 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
         return ops.divide_no_nan(ops.sum(weights * per_prediction), count)
 
     def _replica_rows(self, sample, shape, *args):
-        """This replica's rows `[shape]` of `sample` drawn for the whole global batch, as one device draws it.
+        """This replica's rows `[shape]` of `sample` drawn
+        for the whole global batch, as one device draws it.
 
         Each replica steps its own copy of the seed state alike, so all draw the same numbers
         (and a replica's rows are its share of the global batch).

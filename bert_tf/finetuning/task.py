@@ -40,7 +40,7 @@ class EncodedSplit:
         return len(next(iter(self.features.values())))
 
     def digest(self) -> str:
-        """A short hash of the rows, labels and loss weights: the same only for the same encoded data."""
+        """A short hash of the rows, labels and loss weights: equal only for equal encoded data."""
         digest = hashlib.sha256()
         for name, array in sorted(_named_arrays(self.features, self.labels, self.sample_weight)):
             array = np.ascontiguousarray(array)
@@ -104,10 +104,11 @@ class FineTuningTask(abc.ABC):
     def load_head(self, model, heads: dict) -> str | None:
         """Sets the task model's head from a checkpoint's fine-tuned heads (`checkpoint_heads`).
 
-        The head of `model`'s type (`bert_tf.checkpoints.task_heads.TASK_MODELS`) is taken if its shapes fit and, where
-        it names its classes (Hugging Face, bert_tf), they are the task's (`export_options`'
-        labels; its outputs are then reordered to the task's ids, names compared ignoring
-        case). Returns None if it was taken, else why not: the head is missing or does not fit.
+        The head of `model`'s type (`bert_tf.checkpoints.task_heads.TASK_MODELS`)
+        is taken if its shapes fit and, where it names its classes (Hugging Face,
+        bert_tf), they are the task's (`export_options`' labels; its outputs are
+        then reordered to the task's ids, names compared ignoring case). Returns
+        None if it was taken, else why not: the head is missing or does not fit.
         """
         return load_task_head(model, heads, self.export_options().get("labels"))
 

@@ -1,4 +1,4 @@
-"""`TrainingBackup`: a fine-tuning run's training state, saved so that a killed run resumes where it was."""
+"""`TrainingBackup`: a fine-tuning run's training state, from which a killed run resumes."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from bert_tf.io_utils import atomic_write_text, remove_directory
 
 BACKUP_DIR = "backup"  # in the output directory: a run killed mid-training resumes from it
 SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run that wrote the backup, and its id
-RUN_ID = "run_id"  # the run's id in settings.json, and in the best checkpoint's metrics.json: not a setting
+RUN_ID = "run_id"  # in settings.json and the best checkpoint's metrics.json; not a setting
 _KEPT = 2  # backups kept: one damaged on disk (a disk that filled up) leaves the one before it
 
 
@@ -68,7 +68,8 @@ class TrainingBackup(keras.callbacks.Callback):
         self._saved_step = None
 
     def restore(self, config_flag: str) -> int:
-        """Restores the newest backup that can be read, if any; returns its global step (0 without one).
+        """Restores the newest backup that can be read,
+        if any; returns its global step (0 without one).
 
         A newer backup that cannot be read is left out (with a warning), and the manager goes on
         from the one restored; `CorruptBackup` where none can be read. `config_flag` names where
@@ -78,7 +79,8 @@ class TrainingBackup(keras.callbacks.Callback):
         if latest is None:
             return 0
         check_stored_config(latest, self.checkpoint.model, config_flag,
-                            f"resume with the config it was written with, or delete {self.restore_from} to start over")
+                            "resume with the config it was written with, "
+                            f"or delete {self.restore_from} to start over")
         written = self._read_settings()
         self._check_settings(written)
         self.run_id = written.get(RUN_ID, self.run_id)  # a backup without one has no best to match
@@ -116,7 +118,8 @@ class TrainingBackup(keras.callbacks.Callback):
 
     def _forget_after(self, restored: str) -> None:
         """Makes `restored` the manager's newest backup, so that saves go on from it; the unreadable
-        ones after it stay on disk until a save of their step replaces them or the backup is removed."""
+        ones after it stay on disk until a save of their
+        step replaces them or the backup is removed."""
         state = tf.train.get_checkpoint_state(self.directory)
         stamps = dict(zip(state.all_model_checkpoint_paths, state.all_model_checkpoint_timestamps))
         tf.compat.v1.train.update_checkpoint_state(
@@ -162,7 +165,7 @@ class TrainingBackup(keras.callbacks.Callback):
         self._saved_step = self.step
 
     def remove(self) -> None:
-        """Deletes the backup, once the run's outputs are written (a kill meanwhile leaves it whole or gone)."""
+        """Deletes the backup after the outputs are written (a kill leaves it whole or gone)."""
         remove_directory(self.directory)
 
 
