@@ -48,7 +48,8 @@ class Dropout(keras.layers.Dropout):
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
             return inputs
-        # Keras's seed state is int64; TensorFlow's stateless ops want int32 under XLA (as in Keras).
+        # Keras's seed state is int64; TensorFlow's
+        # stateless ops want int32 under XLA (as in Keras).
         seed = tf.cast(tf.math.floormod(self.seed_generator.next(), tf.int32.max - 1), tf.int32)
         replicas = tf.distribute.get_replica_context()
         if replicas is not None and replicas.num_replicas_in_sync > 1:

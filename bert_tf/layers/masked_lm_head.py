@@ -35,7 +35,8 @@ class MaskedLMHead(keras.layers.Layer):
     >>> logits = head(keras.ops.ones((2, 3, 16)), keras.ops.ones((100, 16)))
     >>> tuple(logits.shape)
     (2, 3, 100)
-    >>> tuple(head(keras.ops.ones((2, 3, 16)), keras.ops.ones((100, 16)), candidate_ids=[7, 0]).shape)
+    >>> tuple(head(keras.ops.ones((2, 3, 16)), keras.ops.ones((100, 16)),
+    ...            candidate_ids=[7, 0]).shape)
     (2, 3, 2)
     """
 
