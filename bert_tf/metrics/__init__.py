@@ -1,1 +1,1 @@
-"""Evaluation metrics of the fine-tuning tasks, on top of scikit-learn, scipy, seqeval and Model Garden."""
+"""The fine-tuning tasks' metrics, on top of scikit-learn, scipy, seqeval and Model Garden."""

@@ -1,4 +1,4 @@
-"""Each GLUE task's official metrics (and XNLI's and the csv/tsv task's), through scikit-learn and scipy.
+"""Each GLUE task's official metrics (also XNLI's, the csv/tsv task's), via scikit-learn and scipy.
 
 Example:
 >>> classification_metrics("mrpc", labels=[1, 0, 1, 1], predictions=[1, 0, 0, 1])

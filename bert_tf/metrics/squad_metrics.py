@@ -13,7 +13,8 @@ Example:
 >>> features = convert_examples_to_features(examples, BertTokenizer("vocab.txt"), max_seq_length=32,
 ...                                         max_query_length=8)
 >>> logits = np.eye(32)  # logits[i] picks token i
->>> result = postprocess(examples, features, logits[features.start_positions], logits[features.end_positions])
+>>> result = postprocess(examples, features, logits[features.start_positions],
+...                      logits[features.end_positions])
 >>> result.predictions
 {'q1': 'Ann'}
 >>> evaluate(examples, result.predictions)
@@ -81,7 +82,8 @@ def postprocess(examples, features, start_logits, end_logits, n_best_size: int =
         result.nbest[ex.qas_id] = _nbest(spans, null, n_best_size)
         result.predictions[ex.qas_id] = spans[0][0] if spans else "empty"
         if version_2_with_negative:
-            # No valid span: the null answer wins, not google-research/bert's placeholder with logits 0.
+            # No valid span: the null answer wins, not
+            # google-research/bert's placeholder with logits 0.
             best_span_score = spans[0][1] + spans[0][2] if spans else -np.inf
             result.null_odds[ex.qas_id] = odds = float(null[1] + null[2] - best_span_score)
             if odds > null_score_diff_threshold:
@@ -105,13 +107,14 @@ def _candidate_spans(features, start_logits, end_logits, n_best_size, max_answer
 
 
 def _null_windows(example_index, null_scores, num_examples) -> np.ndarray:
-    """int `[examples]`: each example's window with the smallest null score (every example has one)."""
+    """int `[examples]`: each example's window of least null score (every example has one)."""
     order = np.lexsort((null_scores, example_index))
     return order[np.searchsorted(example_index[order], np.arange(num_examples))]
 
 
 def _nbest(spans, null, n_best_size) -> list[dict]:
-    """(text, start_logit, end_logit) spans, best first, and the null answer (or None) -> the n best.
+    """(text, start_logit, end_logit) spans, best
+    first, and the null answer (or None) -> the n best.
 
     As google-research/bert: the best `n_best_size` distinct texts, the null
     answer "" among them or appended, "empty" (logits 0) when no span is valid,
@@ -220,7 +223,7 @@ def cmrc2018_f1(answers: list[str], prediction: str) -> float:
 
 
 def cmrc2018_exact_match(answers: list[str], prediction: str) -> float:
-    """1.0 if the prediction equals a gold answer once lower-cased, stripped and without punctuation."""
+    """1.0 if the prediction equals a gold answer once lower-cased and stripped of punctuation."""
     def normalize(text):
         return "".join(c for c in text.lower().strip() if c not in CMRC_PUNCTUATION)
     return float(any(normalize(answer) == normalize(prediction) for answer in answers))

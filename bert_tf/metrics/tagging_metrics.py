@@ -39,7 +39,8 @@ def entity_scheme(labels: Sequence[str]) -> str | None:
 
     >>> entity_scheme(["B-PER", "I-PER", "L-PER", "U-LOC", "O"]), entity_scheme(["NN", "VB"])
     ('BILOU', None)
-    >>> entity_scheme(["B", "M", "E", "S"]), entity_scheme(["B-ORG", "M-ORG", "E-ORG", "S-PER", "O"])
+    >>> entity_scheme(["B", "M", "E", "S"]), entity_scheme(
+    ...     ["B-ORG", "M-ORG", "E-ORG", "S-PER", "O"])
     ('segmentation', 'BMES')
     """
     if set(labels) <= _SEGMENTATION_TAGS:
@@ -92,7 +93,7 @@ def word_spans(tags: Sequence[str]) -> set[tuple[int, int]]:
 
 
 def segmentation_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> dict[str, float]:
-    """Word `precision`, `recall` and `f1` of B/M/E/S tagged sentences: a word is right when its span is."""
+    """Word `precision`, `recall` and `f1` of B/M/E/S tags: a word is right when its span is."""
     right = num_gold = num_predicted = 0
     for gold_tags, predicted_tags in zip(gold, predicted, strict=True):
         gold_words, predicted_words = word_spans(gold_tags), word_spans(predicted_tags)
