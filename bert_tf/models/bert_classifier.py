@@ -1,4 +1,4 @@
-"""`BertClassifier`: sentence and sentence-pair classification (or regression) on `pooled_output`."""
+"""`BertClassifier`: sentence and sentence-pair classification or regression on `pooled_output`."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ class BertClassifier(BertTaskModel):
     ...                       num_attention_heads=2, intermediate_size=32)
     >>> model = BertClassifier(encoder, num_classes=3)
     >>> ids = keras.ops.ones((2, 8), "int32")
-    >>> tuple(model({"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids})["logits"].shape)
+    >>> inputs = {"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids}
+    >>> tuple(model(inputs)["logits"].shape)
     (2, 3)
     """
 

@@ -134,7 +134,8 @@ class BertEncoder(keras.Model):
         ...                       num_attention_heads=2, intermediate_size=32)
         >>> ids = keras.ops.ones((2, 8), "int32")
         >>> inputs = {"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids}
-        >>> outputs = encoder.call_at_positions(inputs, keras.ops.convert_to_tensor([[3, 5], [1, 2]]))
+        >>> positions = keras.ops.convert_to_tensor([[3, 5], [1, 2]])
+        >>> outputs = encoder.call_at_positions(inputs, positions)
         >>> tuple(outputs["sequence_output"].shape)
         (2, 2, 16)
         """

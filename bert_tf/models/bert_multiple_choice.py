@@ -22,7 +22,8 @@ class BertMultipleChoice(BertTaskModel):
     ...                       num_attention_heads=2, intermediate_size=32)
     >>> ids = keras.ops.ones((2, 4, 8), "int32")
     >>> model = BertMultipleChoice(encoder)
-    >>> tuple(model({"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids})["logits"].shape)
+    >>> inputs = {"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids}
+    >>> tuple(model(inputs)["logits"].shape)
     (2, 4)
     """
 

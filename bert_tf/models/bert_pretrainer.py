@@ -106,7 +106,8 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """This replica's pretraining loss (plus any `add_loss` terms), divided by the replica
-        count as Keras divides its compiled losses: the replicas' gradients sum to the global batch's."""
+        count as Keras divides its compiled losses: the
+        replicas' gradients sum to the global batch's."""
         loss = pretraining_losses(x, y_pred)["loss"]
         if self.losses:
             loss += ops.sum(self.losses)

@@ -21,7 +21,8 @@ class BertSpanLabeler(BertTaskModel):
     >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=1,
     ...                       num_attention_heads=2, intermediate_size=32)
     >>> ids = keras.ops.ones((2, 8), "int32")
-    >>> outputs = BertSpanLabeler(encoder)({"input_word_ids": ids, "input_mask": ids, "input_type_ids": ids})
+    >>> inputs = {"input_word_ids": ids, "input_mask": ids, "input_type_ids": ids}
+    >>> outputs = BertSpanLabeler(encoder)(inputs)
     >>> tuple(outputs["start_logits"].shape), tuple(outputs["end_logits"].shape)
     ((2, 8), (2, 8))
     """

@@ -22,14 +22,16 @@ class BertTokenClassifier(BertTaskModel):
     ...                       num_attention_heads=2, intermediate_size=32)
     >>> ids = keras.ops.ones((2, 8), "int32")
     >>> model = BertTokenClassifier(encoder, num_classes=5)
-    >>> tuple(model({"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids})["logits"].shape)
+    >>> inputs = {"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids}
+    >>> tuple(model(inputs)["logits"].shape)
     (2, 8, 5)
     """
 
     def __init__(self, encoder, num_classes: int, dropout_rate: float = 0.1, **kwargs):
         super().__init__(encoder, dropout_rate, **kwargs)
         self.num_classes = num_classes
-        # Named apart from BertClassifier's `classifier`, so that checkpoints tell the two heads apart.
+        # Named apart from BertClassifier's `classifier`,
+        # so that checkpoints tell the two heads apart.
         self.token_classifier = self.output_layer(num_classes, "token_classifier")
 
     def call(self, inputs, training=False):

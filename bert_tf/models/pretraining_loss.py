@@ -1,4 +1,4 @@
-"""The pretraining loss: weighted-mean masked-LM cross-entropy plus mean next-sentence cross-entropy."""
+"""Pretraining loss: weighted-mean masked-LM cross-entropy plus mean next-sentence cross-entropy."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from keras import ops
 
 
 def cross_entropy(labels, logits):
-    """Float32 cross-entropy of int `labels` `[...]` against `logits` `[..., classes]`, shaped `[...]`."""
+    """Float32 cross-entropy `[...]` of int `labels` `[...]` against `logits` `[..., classes]`."""
     return keras.losses.sparse_categorical_crossentropy(labels, ops.cast(logits, "float32"), from_logits=True)
 
 

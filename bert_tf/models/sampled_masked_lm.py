@@ -1,4 +1,4 @@
-"""A sampled masked-LM softmax: each prediction scored against the batch's labels plus random vocab ids."""
+"""A sampled masked-LM softmax: each prediction against the batch's labels plus random vocab ids."""
 
 from __future__ import annotations
 
@@ -36,8 +36,9 @@ def sampled_masked_lm_scores(head, masked_states, word_embeddings, masked_lm_ids
     Example:
     >>> from bert_tf.layers.masked_lm_head import MaskedLMHead
     >>> head = MaskedLMHead(vocab_size=100, hidden_size=16)
-    >>> scores = sampled_masked_lm_scores(head, keras.ops.ones((2, 3, 16)), keras.ops.ones((100, 16)),
-    ...                                   keras.ops.ones((2, 3), "int32"), 10, keras.random.SeedGenerator(1))
+    >>> scores = sampled_masked_lm_scores(
+    ...     head, keras.ops.ones((2, 3, 16)), keras.ops.ones((100, 16)),
+    ...     keras.ops.ones((2, 3), "int32"), 10, keras.random.SeedGenerator(1))
     >>> sorted((name, tuple(value.shape)) for name, value in scores.items())[0]
     ('masked_lm_best_logits', (2, 3))
     """
