@@ -1,4 +1,4 @@
-"""run_multitask.py's own flags; it also takes the common fine-tuning flags (`bert_tf.finetuning.flags`).
+"""run_multitask.py's own flags; it also takes the fine-tuning flags (`bert_tf.finetuning.flags`).
 
 Like every flag module, this one imports no TensorFlow (see `bert_tf.script`).
 """

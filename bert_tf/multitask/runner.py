@@ -55,7 +55,7 @@ class MultiTaskModel(keras.Model):
 
 
 def build_task(spec: TaskSpec, options: FineTuningOptions, tokenizer: BertTokenizer) -> FineTuningTask:
-    """The single-task scripts' task for `spec`, reading `spec.data_dir` and writing `output_dir/<name>`."""
+    """The single-task scripts' task for `spec`, on `spec.data_dir`, into `output_dir/<name>`."""
     from bert_tf.tasks.multiple_choice import MultipleChoiceTask
     from bert_tf.tasks.question_answering import SquadTask
     from bert_tf.tasks.sentence_prediction import SentencePredictionTask
@@ -71,7 +71,8 @@ def build_task(spec: TaskSpec, options: FineTuningOptions, tokenizer: BertTokeni
 
 def run_multitask(specs: list[TaskSpec], options: FineTuningOptions, tokenizer: BertTokenizer,
                   sampling: str = "proportional", temperature: float = 1.0) -> dict[str, dict[str, float]]:
-    """Trains (`--do_train`), evaluates (`--do_eval`) and exports (`--export_dir/<task>`) every task.
+    """Trains (`--do_train`), evaluates (`--do_eval`)
+    and exports (`--export_dir/<task>`) every task.
 
     Without `--do_eval` the last weights are kept. A run killed during training and started
     again with the same flags resumes from `output_dir/backup`. Without `--do_train`, the
@@ -165,7 +166,7 @@ def _mean_main_metric(tasks: dict[str, FineTuningTask], results: dict[str, dict[
 
 
 def _train_step(task_model: keras.Model, losses: dict, optimizer, jit_compile: bool):
-    """One step on one batch of one task: its loss, and the gradients of the encoder and its head."""
+    """One step on a batch of one task: its loss, and the gradients of the encoder and its head."""
     @tf.function(jit_compile=jit_compile, autograph=False)  # no tensor-dependent Python control flow
     def step(features, labels, sample_weight):
         with tf.GradientTape() as tape:
@@ -233,11 +234,11 @@ def train_tasks(specs: list[TaskSpec], tasks: dict[str, FineTuningTask], models:
     start = backup.restore(_config_source(options))
     best = _read_best(tasks, backup.run_id) if start else None
     print(f"Multi-task fine-tuning of {', '.join(names)} (probabilities "
-          f"{', '.join(f'{p:.2f}' for p in probabilities)}): {epochs} epoch(s) of {steps_per_epoch} steps, "
-          f"batch {batch}")
+          f"{', '.join(f'{p:.2f}' for p in probabilities)}): {epochs} epoch(s) of {steps_per_epoch} "
+          f"steps, batch {batch}")
     if start:
-        print(f"Resuming the interrupted run saved in {backup.directory} at step {start} of {total_steps}; "
-              "delete that directory to start over instead")
+        print(f"Resuming the interrupted run saved in {backup.directory} at step {start} of "
+              f"{total_steps}; delete that directory to start over instead")
         if evals and start % steps_per_epoch == 0:  # an epoch's end, whose evaluation a kill may have cut short
             best = _keep_best(tasks, models, evals, options, start // steps_per_epoch, best, backup.run_id)
     for epoch in range(start // steps_per_epoch, epochs):
@@ -273,7 +274,7 @@ def _read_best(tasks: dict[str, FineTuningTask], run_id: str) -> float | None:
 
 def _keep_best(tasks, models, evals, options: FineTuningOptions, epoch: int, best: float | None,
                run_id: str) -> float | None:
-    """Evaluates every task after `epoch`; saves each task's checkpoint when the mean main metric improves."""
+    """Evaluates all tasks after `epoch`; saves checkpoints when the mean main metric improves."""
     results = _evaluate(tasks, models, evals, options)
     mean = _mean_main_metric(tasks, results)
     improved = best is None or mean > best

@@ -1,4 +1,4 @@
-"""The task list of `--tasks` (`name:kind:data_dir[:weight],...`) and the sampling of tasks per step."""
+"""The task list of `--tasks` (`name:kind:data_dir[:weight],...`) and the task drawn per step."""
 
 from __future__ import annotations
 
@@ -71,13 +71,14 @@ def sampling_probabilities(sizes: list[int], weights: list[float], sampling: str
 
 
 def task_schedule(probabilities: np.ndarray, steps: int, seed: int | None) -> np.ndarray:
-    """The task of each of `steps` steps `[steps]`, drawn with `seed`: a resumed run redraws the same."""
+    """The task of each step `[steps]`, drawn with `seed`: a resumed run redraws the same."""
     return np.random.default_rng(seed).choice(len(probabilities), size=steps, p=probabilities)
 
 
 def batch_rows(num_rows: int, batch_size: int, use: int, seed: int | None, task_index: int) -> np.ndarray:
-    """The rows of a task's `use`-th batch (0-based) `[batch_size]`: the training set shuffled afresh
-    for each pass over it, from `seed`, so that any batch can be found again without iterator state."""
+    """The rows of a task's `use`-th batch (0-based) `[batch_size]`: the
+    training set shuffled afresh for each pass over it, from `seed`, so
+    that any batch can be found again without iterator state."""
     per_pass = num_rows // batch_size
     passes, index = divmod(use, per_pass)
     order = np.random.default_rng([seed or 0, task_index, passes]).permutation(num_rows)
