@@ -1,1 +1,1 @@
-"""Masked-LM + next-sentence pretraining: the training loop, checkpoints and the run script's logic."""
+"""Masked-LM + next-sentence pretraining: the training loop, checkpoints and the run script."""

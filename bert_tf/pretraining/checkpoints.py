@@ -27,7 +27,7 @@ def pretraining_checkpoint(model: BertPretrainer, optimizer) -> tf.train.Checkpo
 
 
 def save(manager: tf.train.CheckpointManager, step: int) -> None:
-    """Saves checkpoint `step`, once `output_lock.check_claim` finds the directory still this run's."""
+    """Saves checkpoint `step` once `output_lock.check_claim` finds the directory still ours."""
     output_lock.check_claim(manager.directory)
     manager.save(checkpoint_number=step)
 
@@ -36,7 +36,8 @@ def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, 
                     training: bool = True) -> None:
     """Refuses to resume the manager's newest checkpoint with another architecture than the
     bert_config.json beside it, or, `training`, across --dtype=float16 and the other dtypes.
-    `config_source` names where the model's config comes from (`--bert_config_file=...`), for the error."""
+    `config_source` names where the model's config comes
+    from (`--bert_config_file=...`), for the error."""
     latest = manager.latest_checkpoint
     if not latest:
         return

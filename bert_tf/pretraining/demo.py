@@ -60,8 +60,8 @@ DEMO_SETTINGS = dict(
     # Each phase's steps (SHORT_SEQ_LENGTHS, below).
     learning_rate=2e-3, num_train_steps=800, num_warmup_steps=120,
     # Training scores each prediction against the batch's labels and 4,096 random vocab ids, not the
-    # whole vocab (bert_tf.models.sampled_masked_lm): a much shorter step for about the same held-out
-    # masked LM (docs/design-notes.md). --masked_lm_samples=0 scores the whole vocab.
+    # whole vocab (bert_tf.models.sampled_masked_lm): a much shorter step for about the same
+    # held-out masked LM (docs/design-notes.md). --masked_lm_samples=0 scores the whole vocab.
     masked_lm_samples=4096,
     save_checkpoints_steps=400, iterations_per_loop=100, max_eval_steps=1000,
     # The compiled step, as on TPU; on a small CPU it is also faster than the plain graph
@@ -69,12 +69,12 @@ DEMO_SETTINGS = dict(
     jit_compile=True,
 )
 
-# The paper pretrains on 128-token sequences first, then on 512-token ones. The demo trains a phase on
-# sequences of each of these lengths that is at most half --max_seq_length, then one at --max_seq_length,
-# each --num_train_steps long, with as many tokens per batch, from the weights of the phase before. At
-# the start a [MASK]'s attention averages the whole sequence, so its neighbours weigh 1/32 of it at 32
-# tokens against 1/128: the tiny model learns to read them there, where at 128 tokens alone it stays
-# on the unigram plateau (docs/design-notes.md, "Short sequences first").
+# The paper pretrains on 128-token sequences first, then on 512-token ones. The demo trains a phase
+# on sequences of each of these lengths that is at most half --max_seq_length, then one at
+# --max_seq_length, each --num_train_steps long, with as many tokens per batch, from the weights of
+# the phase before. At the start a [MASK]'s attention averages the whole sequence, so its neighbours
+# weigh 1/32 of it at 32 tokens against 1/128: the tiny model learns to read them there, where at
+# 128 tokens alone it stays on the unigram plateau (docs/design-notes.md, "Short sequences first").
 SHORT_SEQ_LENGTHS = (32, 64)
 
 
@@ -98,7 +98,8 @@ LANGUAGES = {
                        "output/pretraining_demo_zh", word_segmenter="rjieba", max_articles=1000),
 }
 
-# What the demo's job is, which no flag changes: it trains, then evaluates, on the TFRecords it writes.
+# What the demo's job is, which no flag changes: it
+# trains, then evaluates, on the TFRecords it writes.
 DEMO_JOB = dict(do_train=True, do_eval=True, dynamic_masking=False)
 
 
@@ -196,31 +197,32 @@ def run_demo(flag_values) -> dict:
     at_mask = accuracy_at_mask_inputs(model, options.eval_file, options.max_seq_length,
                                       options.max_predictions_per_seq, tokenizer.vocab.mask_id)
     print("\nHeld-out accuracy (articles never trained on):")
-    print(f"  masked LM          {results['masked_lm_accuracy']:.3f}   (always predicting the most frequent "
-          f"token: {baseline['masked_lm_accuracy']:.3f})")
-    print(f"   at [MASK] inputs  {at_mask['masked_lm_accuracy']:.3f}   (always predicting their most frequent token: "
-          f"{at_mask['majority_accuracy']:.3f})")
-    print(f"  next sentence      {results['next_sentence_accuracy']:.3f}   (always predicting the majority "
-          f"label: {baseline['next_sentence_accuracy']:.3f})")
-    print(f"  next sentence AUC  {results['next_sentence_auc']:.3f}   (ranking the pairs at random, or by a "
-          f"constant prediction: 0.500)")
+    print(f"  masked LM          {results['masked_lm_accuracy']:.3f}   (always predicting the most "
+          f"frequent token: {baseline['masked_lm_accuracy']:.3f})")
+    print(f"   at [MASK] inputs  {at_mask['masked_lm_accuracy']:.3f}   (always predicting their "
+          f"most frequent token: {at_mask['majority_accuracy']:.3f})")
+    print(f"  next sentence      {results['next_sentence_accuracy']:.3f}   (always predicting the "
+          f"majority label: {baseline['next_sentence_accuracy']:.3f})")
+    print(f"  next sentence AUC  {results['next_sentence_auc']:.3f}   (ranking the pairs at random, "
+          f"or by a constant prediction: 0.500)")
 
     export_dir = pathlib.Path(options.output_dir) / "export"
     if language.word_segmenter == "none":
         print("\n4/5 Filling in a [MASK] in held-out sentences:")
         _show_fill_mask(model, tokenizer, heldout_text, options.max_seq_length)
-        print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and querying them:")
+        print("\n5/5 Exporting the preprocessing + encoder "
+              f"SavedModels to {export_dir} and querying them:")
         _export_and_query(model, tokenizer, heldout_text, export_dir, options.max_seq_length)
     else:
         print("\n4/5 Filling in masked whole words in held-out sentences:")
         masked = _masked_chinese_words(tokenizer, heldout_text, language.word_segmenter, options.max_seq_length)
         for text, word in masked[:5]:
             _show_filled_word(model, tokenizer, text, word)
-        print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and querying them "
-              "with raw Chinese text:")
+        print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and "
+              "querying them with raw Chinese text:")
         _export_and_query_text(model, tokenizer, *masked[5], export_dir, options.max_seq_length)
-    print(f"\nDone in {time.perf_counter() - started:.0f} s. Checkpoints, bert_config.json, vocab.txt, "
-          f"TensorBoard logs and eval_results.txt are in {options.output_dir}")
+    print(f"\nDone in {time.perf_counter() - started:.0f} s. Checkpoints, bert_config.json, "
+          f"vocab.txt, TensorBoard logs and eval_results.txt are in {options.output_dir}")
     return results
 
 
@@ -239,7 +241,8 @@ def _train_short_phases(shorts: list[PretrainingOptions], options: PretrainingOp
 
 
 def _phase_line(phase: PretrainingOptions, number: int, count: int) -> str:
-    return (f"   Phase {number} of {count}: {phase.max_seq_length}-token sequences, batch {phase.train_batch_size}, "
+    return (f"   Phase {number} of {count}: {phase.max_seq_length}-token "
+            f"sequences, batch {phase.train_batch_size}, "
             f"{phase.max_predictions_per_seq} predictions each, in {phase.output_dir}")
 
 
@@ -250,20 +253,22 @@ def trained_steps(output_dir: str) -> int | None:
 
 
 def resume_note(options: PretrainingOptions) -> str:
-    """What the run does with the checkpoint an earlier demo left in `output_dir`; '' without one."""
+    """What the run does with an earlier demo's checkpoint in `output_dir`; '' without one."""
     step = trained_steps(options.output_dir)
     if step is None:
         return ""
     if step >= options.num_train_steps:
         return (f"   {options.output_dir} holds a model trained {step} steps, no fewer than "
-                f"--num_train_steps: evaluating it as it is (delete {options.output_dir} to train again)")
+                "--num_train_steps: evaluating it as it is "
+                f"(delete {options.output_dir} to train again)")
     return f"   Resuming the run in {options.output_dir} at step {step} (delete it to start over)"
 
 
 def short_phases(options: PretrainingOptions) -> list[PretrainingOptions]:
     """The phases before the last, one at each of `SHORT_SEQ_LENGTHS` that is at most half of
     --max_seq_length: as many predictions and tokens per batch as `options`, --num_train_steps of
-    them, each from the weights of the one before, under `output_dir/seq_<length>`, not evaluated."""
+    them, each from the weights of the one before,
+    under `output_dir/seq_<length>`, not evaluated."""
     phases = []
     for length in SHORT_SEQ_LENGTHS:
         ratio = options.max_seq_length // length
@@ -322,8 +327,8 @@ def _config_for_vocab(options: PretrainingOptions, vocab_file: str, data_dir: pa
 
 def _create_records(text: pathlib.Path, output: pathlib.Path, vocab_file, options: PretrainingOptions,
                     word_segmenter: str = "none") -> str:
-    """Runs bert_tf's generator on one corpus file (with a segmenter, masking its whole words); prints
-    what it wrote."""
+    """Runs bert_tf's generator on one corpus file (with a
+    segmenter, masking its whole words); prints what it wrote."""
     data_options = PretrainingDataOptions(
         vocab_file=str(vocab_file), do_lower_case=options.do_lower_case, max_seq_length=options.max_seq_length,
         max_predictions_per_seq=options.max_predictions_per_seq, dupe_factor=DUPE_FACTOR,
@@ -382,7 +387,8 @@ def _export_and_query(model, tokenizer: BertTokenizer, heldout_text: pathlib.Pat
     positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[None, :, 0]  # [1, 1]
     logits = encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][0, 0]  # [vocab]
     probabilities, best = tf.math.top_k(tf.nn.softmax(logits), k=5)
-    print(f"  tf.saved_model.load('{paths['preprocessing']}') and ('{paths['encoder']}'), then encoder.mlm:")
+    print(f"  tf.saved_model.load('{paths['preprocessing']}') "
+          f"and ('{paths['encoder']}'), then encoder.mlm:")
     _print_prediction(text, tokenizer.vocab.tokens[original],
                       [(tokenizer.vocab.tokens[i], p) for i, p in zip(best.numpy(), probabilities.numpy())])
 
@@ -413,7 +419,7 @@ def _show_filled_word(model, tokenizer: BertTokenizer, text: str, word: str) -> 
 
 def _export_and_query_text(model, tokenizer: BertTokenizer, text: str, word: str, export_dir: pathlib.Path,
                            seq_length: int) -> None:
-    """Exports the Hub-style pair, loads it back and fills in the masked word of the raw text `text`."""
+    """Exports the Hub-style pair, loads it back and fills in the masked word of raw `text`."""
     paths = export_hub_pair(model, export_dir, tokenizer=tokenizer, seq_length=seq_length)
     preprocessing, encoder = (tf.saved_model.load(paths[name]) for name in ("preprocessing", "encoder"))
     inputs = preprocessing(tf.constant([text]))
@@ -421,7 +427,8 @@ def _export_and_query_text(model, tokenizer: BertTokenizer, text: str, word: str
     positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[None, :, 0]  # [1, masks]
     probabilities = tf.nn.softmax(encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][0])
     top, best = tf.math.top_k(probabilities, k=5)  # [masks, 5]
-    print(f"  tf.saved_model.load('{paths['preprocessing']}') and ('{paths['encoder']}'), then encoder.mlm:")
+    print(f"  tf.saved_model.load('{paths['preprocessing']}') "
+          f"and ('{paths['encoder']}'), then encoder.mlm:")
     _print_word_prediction(text, word, [[(tokenizer.vocab.tokens[i], p) for i, p in zip(ids, ps)]
                                         for ids, ps in zip(best.numpy(), top.numpy())])
 

@@ -33,7 +33,8 @@ def mask_one_word(tokenizer: BertTokenizer, sentence: str, rng: np.random.Genera
 def mask_chinese_word(sentence: str, words: list[str], vocab_tokens: set[str],
                       rng: np.random.Generator) -> tuple[str, str] | None:
     """`sentence` with one of its `words` (a segmenter's) of 2 to 4 Chinese characters, all in the
-    vocab, replaced by a `[MASK]` per character: (the masked text, the word); None without such a word."""
+    vocab, replaced by a `[MASK]` per character: (the
+    masked text, the word); None without such a word."""
     starts = np.cumsum([0] + [len(w) for w in words[:-1]])
     candidates = [i for i, word in enumerate(words) if 2 <= len(word) <= 4
                   and all(unicode_tables.is_cjk_char(c) and c in vocab_tokens for c in word)]

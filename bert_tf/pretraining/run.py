@@ -1,4 +1,4 @@
-"""Pretraining driver: the data, model, optimizer, loops, logs and checkpoints of run_pretraining.py."""
+"""The driver of run_pretraining.py: data, model, optimizer, loops, logs and checkpoints."""
 
 from __future__ import annotations
 
@@ -64,8 +64,8 @@ class PretrainingOptions:
 
 def _distributed_dataset(strategy, files, global_batch_size, options, is_training, vocab_size, step=0):
     """The input of `strategy`; for eval, --max_eval_steps global batches. For training, the seed is
-    --random_seed plus the global `step` it starts at, so that a resumed run draws a new order instead
-    of replaying the first batches."""
+    --random_seed plus the global `step` it starts at, so that a resumed run draws a new order
+    instead of replaying the first batches."""
     seed = None if options.random_seed is None else options.random_seed + (step if is_training else 0)
 
     def dataset_fn(context):
@@ -105,9 +105,9 @@ def build_model(config: BertConfig, options: PretrainingOptions, strategy):
 
 
 def resolve_config(options: PretrainingOptions) -> tuple[BertConfig, str]:
-    """(config, where it comes from, for errors): --bert_config_file; without it, the bert_config.json
-    of the --output_dir being resumed, else the config stored with --init_checkpoint (as the
-    fine-tuning scripts do)."""
+    """(config, where it comes from, for errors): --bert_config_file; without it, the
+    bert_config.json of the --output_dir being resumed, else the config stored with
+    --init_checkpoint (as the fine-tuning scripts do)."""
     if options.bert_config_file:
         return BertConfig.from_json_file(options.bert_config_file), f"--bert_config_file={options.bert_config_file}"
     saved = os.path.join(options.output_dir, CONFIG_FILE)
@@ -161,7 +161,7 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
 
 
 def _check_whole_word_mask(options: PretrainingOptions) -> None:
-    """Raises UserInputError for --do_whole_word_mask or --word_segmenter where they cannot apply."""
+    """Raises UserInputError for --do_whole_word_mask or --word_segmenter where they can't apply."""
     if options.do_whole_word_mask and not options.dynamic_masking:
         raise UserInputError("--do_whole_word_mask needs --dynamic_masking: TFRecords are masked when "
                              "create_pretraining_data.py writes them (pass it there)")
@@ -246,7 +246,9 @@ def _train_and_evaluate(config: BertConfig, config_source: str, options: Pretrai
     checkpoints.check_resumable(manager, model, config_source, options.do_train)
     checkpoints.restore_or_initialize(manager, model, options.init_checkpoint, config_source, options.do_train)
     workers.check_same_resume_step(strategy, int(optimizer.iterations.numpy()), options.output_dir)
-    if chief:  # beside the checkpoints, so that they load with no --bert_config_file (export_model.py, convert)
+    if chief:
+        # beside the checkpoints, so that they load with no --bert_config_file (export_model.py,
+        # convert)
         config.to_json_file(os.path.join(options.output_dir, CONFIG_FILE))
     runner = PretrainingRunner(strategy, model, optimizer, options.train_batch_size,
                                jit_compile=options.jit_compile)
@@ -309,7 +311,8 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
         num_steps = min(options.num_train_steps, log_at, save_at, step + options.iterations_per_loop) - step
         pretraining_dataset.input_errors_named(lambda: runner.train(iterator, num_steps), "input_file",
                                                options.input_file)
-        # The optimizer's count, not num_steps: a step the loss scaler skips (--dtype=float16) updates nothing.
+        # The optimizer's count, not num_steps: a step the
+        # loss scaler skips (--dtype=float16) updates nothing.
         updated = int(optimizer.iterations.numpy())
         skipped = 0 if updated > step else skipped + num_steps
         if skipped >= _MAX_SKIPPED_STEPS:

@@ -10,7 +10,8 @@ from bert_tf.training.gradients import CLIP_NORM, apply_global_gradients
 
 
 class PretrainingRunner:
-    """Runs `num_steps` train steps per `train` call, in one `tf.function`, over a distributed iterator.
+    """Runs `num_steps` train steps per `train` call,
+    in one `tf.function`, over a distributed iterator.
 
     This loop works under every strategy (Model Garden's orbit does the same), where
     `model.fit(steps_per_execution>1)` fails under MirroredStrategy. Each replica divides
