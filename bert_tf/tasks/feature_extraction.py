@@ -1,10 +1,11 @@
-"""The paper's feature-based approach (section 5.4): per-token activations of chosen layers as JSON lines.
+"""The paper's feature-based approach (5.4): per-token activations of chosen layers, JSON lines.
 
 `extract_features.py` runs `main`. The output matches google-research/bert's
 `extract_features.py`, one JSON object per input line:
 
-    {"linex_index": 0, "features": [{"token": "[CLS]", "layers": [{"index": -1, "values": [...]}, ...]},
-                                    ...],
+    {"linex_index": 0,
+     "features": [{"token": "[CLS]", "layers": [{"index": -1, "values": [...]}, ...]},
+                  ...],
      "pooled": [...]}   # only with --pooling=cls or --pooling=mean
 
 `layers` indexes the Transformer blocks' outputs (-1 is the last block), values are
@@ -110,7 +111,7 @@ class FeatureExtractor:
         self.layers, self.max_seq_length, self.pooling = list(layers), max_seq_length, pooling
 
     def pack(self, texts: list[tuple[str, str | None]]) -> dict[str, np.ndarray]:
-        """`[CLS] a [SEP]` for single texts, `[CLS] a [SEP] b [SEP]` for pairs; int32 `[batch, seq]`."""
+        """`[CLS] a [SEP]` for texts, `[CLS] a [SEP] b [SEP]` for pairs; int32 `[batch, seq]`."""
         is_pair = np.array([b is not None for _, b in texts])
         packed = {name: np.zeros((len(texts), self.max_seq_length), np.int32)
                   for name in ENCODER_INPUTS}
@@ -168,7 +169,7 @@ def extract_features(extractor: FeatureExtractor, texts: list[tuple[str, str | N
 
 
 def _flag_file(flag_values: flags.FlagValues, flag: str) -> str:
-    """The file `--flag` names; else FileNotFoundError `--flag=<path>: no such file` (or a directory)."""
+    """The file `--flag` names; FileNotFoundError `--flag=<path>: ...` if missing or a directory."""
     try:
         return io_utils.require_file(flag_values[flag].value)
     except FileNotFoundError as e:

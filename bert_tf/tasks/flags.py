@@ -12,7 +12,7 @@ POOLINGS = ("none", "cls", "mean")  # extract_features.py's --pooling
 
 
 def define_classifier_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
-    """run_classifier.py's own flags: the task, the columns of a `--task_name=csv|tsv` file, XNLI's language."""
+    """run_classifier.py's flags: task, a `--task_name=csv|tsv` file's columns, XNLI's language."""
     define = dict(flag_values=flag_values)
     flags.DEFINE_string("task_name", None, "The task: a GLUE task (e.g. MRPC, SST-2, MNLI), XNLI, or csv/tsv.",
                         **define)

@@ -8,7 +8,8 @@ trained with cross-entropy (label smoothing optional). The metric is accuracy on
 Example:
 >>> from bert_tf.finetuning import FineTuningOptions
 >>> from bert_tf.tokenization import BertTokenizer
->>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out", max_seq_length=16)
+>>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out",
+...                             max_seq_length=16)
 >>> task = MultipleChoiceTask(options, BertTokenizer(options.vocab_file))  # data_dir holds val.csv
 >>> task.encode("val").features["input_word_ids"].shape
 (1, 4, 16)

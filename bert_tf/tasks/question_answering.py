@@ -1,4 +1,4 @@
-"""Extractive question answering (SQuAD v1.1 / v2.0) for the fine-tuning driver; `run_squad.py` runs it.
+"""Extractive question answering (SQuAD v1.1 / v2.0) for the fine-tuning driver; see run_squad.py.
 
 Data: `--train_file` and `--predict_file`, by default `train-v1.1.json` and
 `dev-v1.1.json` (`-v2.0` with `--version_2_with_negative`) in `--data_dir`, which is
@@ -12,8 +12,10 @@ CMRC 2018's character-level EM/F1.
 Example:
 >>> from bert_tf.finetuning import FineTuningOptions
 >>> from bert_tf.tokenization import BertTokenizer
->>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out", max_seq_length=16)
->>> task = SquadTask(options, BertTokenizer(options.vocab_file), max_query_length=8)  # reads dev-v1.1.json
+>>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out",
+...                             max_seq_length=16)
+>>> task = SquadTask(options, BertTokenizer(options.vocab_file),
+...                  max_query_length=8)  # reads dev-v1.1.json
 >>> task.encode("dev").features["input_word_ids"].shape
 (1, 16)
 """
@@ -112,9 +114,9 @@ class SquadTask(FineTuningTask):
                                       self.version_2_with_negative)
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
-        """`predictions.json`, `nbest_predictions.json` and, for SQuAD 2.0, `null_odds.json`, as a set:
-        a kill leaves a reused output_dir's older files beside new ones only between their renames.
-        SQuAD 1.1 removes a `null_odds.json` that an earlier SQuAD 2.0 run left there."""
+        """`predictions.json`, `nbest_predictions.json` and, for SQuAD 2.0, `null_odds.json`, as a
+        set: a kill leaves a reused output_dir's older files beside new ones only between their
+        renames. SQuAD 1.1 removes a `null_odds.json` that an earlier SQuAD 2.0 run left there."""
         result = self._postprocess(encoded, outputs)
         files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
         if self.version_2_with_negative:
@@ -134,7 +136,7 @@ class SquadTask(FineTuningTask):
                 "null_score_diff_threshold": self.null_score_diff_threshold, "n_best_size": self.n_best_size}
 
     def _postprocess(self, encoded, outputs) -> squad_metrics.SquadPredictions:
-        """The answers for `outputs`; computed once when the same outputs are scored, then written."""
+        """The answers for `outputs`; computed once when the outputs are scored, then written."""
         if self._postprocessed is None or self._postprocessed[0] is not outputs:
             examples, features = encoded.metadata
             self._postprocessed = (outputs, squad_metrics.postprocess(

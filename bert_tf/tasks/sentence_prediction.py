@@ -1,4 +1,4 @@
-"""Sentence(-pair) classification and regression (GLUE, XNLI, users' CSV/TSV) for the fine-tuning driver.
+"""Sentence(-pair) classification and regression (GLUE, XNLI, CSV/TSV) for the fine-tuning driver.
 
 `run_classifier.py` runs it. The model is `BertClassifier` (K = 1 for STS-B);
 the loss is cross-entropy with optional label smoothing, or mean squared error
@@ -7,8 +7,10 @@ for regression; the metrics are each GLUE task's official ones.
 Example:
 >>> from bert_tf.finetuning import FineTuningOptions
 >>> from bert_tf.tokenization import BertTokenizer
->>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out", max_seq_length=16)
->>> task = SentencePredictionTask(options, BertTokenizer(options.vocab_file), "SST-2")  # reads dev.tsv
+>>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out",
+...                             max_seq_length=16)
+>>> task = SentencePredictionTask(options, BertTokenizer(options.vocab_file),
+...                               "SST-2")  # reads dev.tsv
 >>> task.label_list, task.encode("dev").features["input_word_ids"].shape
 (('0', '1'), (2, 16))
 """
@@ -122,7 +124,7 @@ class SentencePredictionTask(FineTuningTask):
         return paths
 
     def _results_rows(self, logits: np.ndarray, predictions: np.ndarray) -> list[tuple]:
-        """`<split>_results.tsv`'s rows, header first, for `[n, num_classes]` logits and their `[n]` predictions."""
+        """Rows of `<split>_results.tsv`, header first: logits `[n, classes]`, predictions `[n]`."""
         if self.processor.is_regression:
             return [("index", "prediction"), *((i, f"{score:.6f}") for i, score in enumerate(predictions))]
         probabilities = special.softmax(logits.astype(np.float64), axis=-1)  # [n, num_classes]
@@ -131,8 +133,8 @@ class SentencePredictionTask(FineTuningTask):
                   for i, (p, probs) in enumerate(zip(predictions, probabilities)))]
 
     def _submission_rows(self, examples: list[glue.InputExample], predictions: np.ndarray) -> list[tuple]:
-        """A GLUE submission file's rows, header first: each example's index and predicted label (STS-B:
-        its score, 3 decimals)."""
+        """A GLUE submission file's rows, header first: each example's index and predicted label
+        (STS-B: its score, 3 decimals)."""
         values = ([f"{score:.3f}" for score in predictions] if self.processor.is_regression
                   else [self.label_list[i] for i in predictions])
         return [("index", "prediction"), *((e.guid, v) for e, v in zip(examples, values))]

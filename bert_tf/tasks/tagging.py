@@ -1,5 +1,5 @@
-"""Token tagging (CoNLL-2003 NER with BIO/BIOES/BMES/BILOU tags, Chinese word segmentation with B/M/E/S
-tags, or plain tags such as part of speech) for the driver.
+"""Token tagging (CoNLL-2003 NER with BIO/BIOES/BMES/BILOU tags, Chinese word segmentation with
+B/M/E/S tags, or plain tags such as part of speech) for the driver.
 
 `run_ner.py` runs it. `data_dir` holds `train.txt`, `dev.txt` and `test.txt` in
 CoNLL format (`bert_tf.data.conll`; Chinese corpora such as MSRA have one
@@ -13,7 +13,8 @@ their spans; plain tags report token accuracy.
 Example:
 >>> from bert_tf.finetuning import FineTuningOptions
 >>> from bert_tf.tokenization import BertTokenizer
->>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out", max_seq_length=16)
+>>> options = FineTuningOptions(data_dir=".", vocab_file="vocab.txt", output_dir="out",
+...                             max_seq_length=16)
 >>> task = TaggingTask(options, BertTokenizer(options.vocab_file))  # reads train.txt
 >>> task.label_list, task.main_metric
 (['B-LOC', 'B-PER', 'I-PER', 'O'], 'f1')
@@ -45,7 +46,7 @@ main = finetuning_main(build_task)  # run_ner.py's absl main
 
 
 class TaggingTask(FineTuningTask):
-    """Words -> one tag each, read from the first sub-token; long sentences in overlapping windows."""
+    """Words -> one tag each, from the first sub-token; long sentences in overlapping windows."""
 
     def __init__(self, options, tokenizer):
         super().__init__(options, tokenizer)
@@ -84,8 +85,8 @@ class TaggingTask(FineTuningTask):
         return {LOGITS: SparseCrossEntropy(label_smoothing)}  # mean over the weighted first sub-tokens
 
     def encode(self, split: str) -> EncodedSplit:
-        """Windows of the split; a tag of dev/test outside the training tags is an error naming its line.
-        A test file may hold words alone (text to tag)."""
+        """Windows of the split; a tag of dev/test outside the training tags is an error naming its
+        line. A test file may hold words alone (text to tag)."""
         sentences = conll.read_conll(self._path(split), labels=None if split == "train" else self.label_list,
                                      untagged_ok=split in self.predict_splits)
         windows = conll.encode_sentences(sentences, self.tokenizer, self.label_list,
@@ -98,8 +99,8 @@ class TaggingTask(FineTuningTask):
         return tagging_metrics.tagging_scores(gold, predicted, self.scheme)
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
-        """`<split>_predictions.txt`: `word gold predicted` per line (`word predicted` for words without
-        tags), a blank line between sentences."""
+        """`<split>_predictions.txt`: `word gold predicted` per line (`word predicted` for words
+        without tags), a blank line between sentences."""
         gold, predicted = self._gold_and_predicted(encoded, outputs)
         path = os.path.join(output_dir, f"{split}_predictions.txt")
         tagging_metrics.write_conll_predictions(path, [s.words for s in encoded.metadata.sentences],
