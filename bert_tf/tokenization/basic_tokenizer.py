@@ -63,7 +63,8 @@ class BasicTokenizer(tf.Module):
 
     def _split_codepoints(self, texts) -> tf.RaggedTensor:
         """The regex split on code points, for text without special tokens: a word is a run of
-        characters that are neither spaces nor isolated (punctuation, CJK), or one isolated character."""
+        characters that are neither spaces nor isolated
+        (punctuation, CJK), or one isolated character."""
         chars = self.normalizer.normalize_to_codepoints(texts)  # [batch, (chars)]
         values = chars.flat_values
         if self.lower_case:  # the normalizer leaves ASCII A-Z to the caller
@@ -94,7 +95,7 @@ class BasicTokenizer(tf.Module):
         return self._lower(words), starts, ends, offsets_map
 
     def _lower(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
-        """Lower-cases ASCII letters (the normalizer left them for now), but not in the special tokens."""
+        """Lower-cases ASCII letters (the normalizer left them), but not in the special tokens."""
         if not self.lower_case:
             return words
         flat = words.flat_values

@@ -73,7 +73,8 @@ class BertNormalizer(tf.Module):
     >>> text.numpy()[0].decode()
     'ca Va'
     >>> starts, ends = normalizer.find_source_offsets(
-    ...     offsets_map, tf.ragged.constant([[0, 3]], tf.int64), tf.ragged.constant([[2, 5]], tf.int64))
+    ...     offsets_map, tf.ragged.constant([[0, 3]], tf.int64),
+    ...     tf.ragged.constant([[2, 5]], tf.int64))
     >>> starts.to_list(), ends.to_list()
     ([[0, 5]], [[3, 7]])
     """
@@ -94,7 +95,7 @@ class BertNormalizer(tf.Module):
         return _encode(codepoints.flat_values, codepoints.row_splits)
 
     def normalize_to_codepoints(self, texts) -> tf.RaggedTensor:
-        """UTF-8 strings `[batch]` -> normalized code points, int32 ragged `[batch, (code points)]`."""
+        """UTF-8 strings `[batch]` -> normalized code points, int32 `[batch, (code points)]`."""
         chars = tf.strings.unicode_decode(texts, "UTF-8", errors="replace")
         values, lengths = self._replace(chars)
         return tf.RaggedTensor.from_row_splits(values, tf.gather(_exclusive_cumsum(lengths), chars.row_splits),

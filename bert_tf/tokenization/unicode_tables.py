@@ -4,9 +4,9 @@ BasicTokenizer (Model Garden's `FullTokenizer` too) decides everything one
 character at a time with Python's `unicodedata` and `str.lower`. The functions
 here make the same calls once per process, in bulk over every code point where
 they can change the answer, and return the answers as arrays and RE2 character
-classes for the graph ops of `BertNormalizer` and `BertTokenizer`. So the graph follows the reference for the
-Unicode version of the Python that builds it, which is the one the reference
-tokenizer runs on.
+classes for the graph ops of `BertNormalizer` and `BertTokenizer`. So
+the graph follows the reference for the Unicode version of the Python
+that builds it, which is the one the reference tokenizer runs on.
 
 Example:
 >>> keys, replacements = normalization_table(lower_case=True)
@@ -32,7 +32,7 @@ CAPITAL_SIGMA, FINAL_SIGMA = 0x3A3, 0x3C2
 
 
 def is_cjk_char(token: str) -> bool:
-    """Whether `token` is one character of the `CJK_RANGES`: BasicTokenizer makes each a word of its own."""
+    """Whether `token` is one `CJK_RANGES` character: BasicTokenizer makes each a word."""
     return len(token) == 1 and any(first <= ord(token) <= last for first, last in CJK_RANGES)
 
 
@@ -162,7 +162,7 @@ def isolated_ranges() -> tuple[tuple[int, int], ...]:
 
 @functools.cache
 def whitespace_ranges() -> tuple[tuple[int, int], ...]:
-    """Python's `str.isspace` characters, which `str.strip` strips (U+3000 and U+00A0 among them)."""
+    """Python's `str.isspace` characters, which `str.strip` strips (U+3000, U+00A0 among them)."""
     return to_ranges([cp for cp in range(sys.maxunicode + 1) if chr(cp).isspace()])
 
 

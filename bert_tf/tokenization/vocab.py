@@ -83,7 +83,8 @@ class Vocab:
     @property
     def accented_share(self) -> float:
         """The share of tokens with accents (nonspacing marks once decomposed), which lower-casing
-        strips: none in bert-base-uncased, many in a vocab learned from lower-cased text that kept them."""
+        strips: none in bert-base-uncased, many in a vocab
+        learned from lower-cased text that kept them."""
         return self._share_changed_by(_strip_accents)
 
     def check_casing(self, do_lower_case: bool) -> None:
@@ -92,9 +93,9 @@ class Vocab:
         uncased one without it (capitalised words would be `[UNK]` or split into pieces).
         google-research/bert's `validate_case_matches_checkpoint` catches the mismatch only by
         name, for the released checkpoints whose directory `--init_checkpoint` names; this looks
-        at the vocab's tokens. A vocab without cased letters (Chinese, say) takes either, and so does
-        an uncased vocab that keeps accents: lower-casing would strip them, so such a vocab is for
-        text lower-cased beforehand."""
+        at the vocab's tokens. A vocab without cased letters (Chinese, say) takes either, and so
+        does an uncased vocab that keeps accents: lower-casing would strip them, so such a vocab is
+        for text lower-cased beforehand."""
         capitalized = self.capitalized_share
         if do_lower_case and capitalized > CASED_VOCAB_SHARE:
             raise VocabError(f"{self.path}: a cased vocab ({capitalized:.0%} of its tokens have "
