@@ -1,1 +1,1 @@
-"""Optimizers, schedules, distribution and precision set-up shared by pretraining and fine-tuning."""
+"""Optimizers, schedules, distribution and precision set-up for pretraining and fine-tuning."""

@@ -12,5 +12,5 @@ def on_terminal() -> bool:
 
 
 def keras_verbose() -> int:
-    """`verbose` for Keras's `fit` and `predict`: 1 (the bar) on a terminal, else 2 (a line an epoch)."""
+    """Keras's `fit`/`predict` `verbose`: 1 (a bar) on a terminal, else 2 (a line an epoch)."""
     return 1 if on_terminal() else 2

@@ -58,8 +58,8 @@ class FusedAdamW(KeepsNoDecayPatterns, keras.optimizers.AdamW):
 
 
 def decay_weights(variable, weight_decay, learning_rate) -> None:
-    """Decoupled weight decay, `w <- w * (1 - learning_rate * weight_decay)`: one pass over `w`, where
-    Keras's `w - w * weight_decay * learning_rate` makes three (docs/design-notes.md)."""
+    """Decoupled weight decay, `w <- w * (1 - learning_rate * weight_decay)`: one pass over `w`,
+    where Keras's `w - w * weight_decay * learning_rate` makes three (docs/design-notes.md)."""
     factor = 1 - ops.cast(learning_rate, variable.dtype) * ops.cast(weight_decay, variable.dtype)
     variable.assign(variable * factor)
 

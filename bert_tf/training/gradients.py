@@ -99,7 +99,8 @@ class _AppliedAsSummed:
 
 
 class GlobalClippingTrainStep:
-    """A `keras.Model` mixin: `fit` clips the global batch's gradients, through `apply_global_gradients`.
+    """A `keras.Model` mixin: `fit` clips the global
+    batch's gradients, through `apply_global_gradients`.
 
     Keras's own step lets the optimizer clip, which it does on each replica's
     gradients. This `train_step` is Keras's, with the update made by

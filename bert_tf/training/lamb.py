@@ -10,7 +10,8 @@ from bert_tf.training.no_decay_patterns import KeepsNoDecayPatterns
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class Lamb(KeepsNoDecayPatterns, keras.optimizers.Lamb):
-    """LAMB with the weight decay inside the trust ratio, and no trust ratio where there is no decay.
+    """LAMB with the weight decay inside the trust
+    ratio, and no trust ratio where there is no decay.
 
     For a variable `w` with gradient moments `m̂`, `v̂` (bias-corrected, as Adam):
 

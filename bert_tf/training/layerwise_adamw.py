@@ -1,4 +1,4 @@
-"""`LayerwiseAdamW`: AdamW with a learning rate per layer, for layer-wise decay and gradual unfreezing."""
+"""`LayerwiseAdamW`: AdamW with a learning rate per layer, for layer-wise decay and unfreezing."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ class LayerwiseAdamW(FusedAdamW):
         num_layers: the encoder's `num_hidden_layers`.
         layerwise_lr_decay: factor per layer below the top, in (0, 1].
         unfreeze_every_steps: steps between unfreezing one more layer; 0 trains all from the start.
-        **kwargs: `keras.optimizers.AdamW`'s arguments, and `no_decay_patterns` (`KeepsNoDecayPatterns`).
+        **kwargs: `keras.optimizers.AdamW`'s arguments, and `no_decay_patterns`
+            (`KeepsNoDecayPatterns`).
 
     Example:
     >>> optimizer = LayerwiseAdamW({"encoder/embeddings/word": 0}, num_layers=2,

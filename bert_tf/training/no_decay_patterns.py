@@ -5,7 +5,8 @@ from __future__ import annotations
 
 class KeepsNoDecayPatterns:
     """Mixin for a Keras optimizer: the `var_names` patterns of `exclude_from_weight_decay` are its
-    `no_decay_patterns` argument and in its `get_config`, so `from_config` spares the same variables.
+    `no_decay_patterns` argument and in its `get_config`,
+    so `from_config` spares the same variables.
 
     (Keras's optimizers drop them from their config; `var_list`'s variables cannot be serialised.)
     """

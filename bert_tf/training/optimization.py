@@ -56,7 +56,7 @@ class LinearWarmup(keras.optimizers.schedules.LearningRateSchedule):
 
 
 def warmup_linear_decay(learning_rate: float, num_train_steps: int, num_warmup_steps: int):
-    """google-research/bert's schedule: linear warmup, then linear decay to 0 at `num_train_steps`."""
+    """google-research/bert's schedule: linear warmup, linear decay to 0 at `num_train_steps`."""
     decay = keras.optimizers.schedules.PolynomialDecay(
         learning_rate, decay_steps=max(num_train_steps, 1), end_learning_rate=0.0, power=1.0)
     return LinearWarmup(decay, num_warmup_steps, learning_rate) if num_warmup_steps else decay
@@ -94,7 +94,8 @@ def create_finetuning_optimizer(learning_rate: float, num_train_steps: int, num_
                                 layerwise_lr_decay: float = 1.0, unfreeze_every_steps: int = 0,
                                 weight_decay: float = 0.01,
                                 loss_scale: bool = False) -> keras.optimizers.Optimizer:
-    """google-research/bert's fine-tuning AdamW (`bert_optimizer`), with optional per-layer learning rates.
+    """google-research/bert's fine-tuning AdamW
+    (`bert_optimizer`), with optional per-layer learning rates.
 
     `LayerwiseAdamW`'s layer-wise decay and gradual unfreezing are both off by default.
     """

@@ -1,4 +1,4 @@
-"""absl flags shared by every run script (distribution, TPU, precision), and flags read into options.
+"""absl flags shared by every run script (distribution, TPU, precision), and flags read as options.
 
 Like every flag module, this one imports no TensorFlow (see `bert_tf.script`).
 """
@@ -16,8 +16,8 @@ DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16":
 
 
 def define_runtime_flags() -> None:
-    """Defines google-research/bert's TPU flags (--use_tpu, --tpu_name, --master, --num_tpu_cores...)
-    plus --distribution_strategy, --dtype, --jit_compile."""
+    """Defines google-research/bert's TPU flags (--use_tpu, --tpu_name, --master,
+    --num_tpu_cores...) plus --distribution_strategy, --dtype, --jit_compile."""
     flags.DEFINE_enum("distribution_strategy", "default", STRATEGIES,
                       "tf.distribute strategy. --tpu implies tpu.")
     flags.DEFINE_bool("use_tpu", False,

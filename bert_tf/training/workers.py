@@ -1,5 +1,5 @@
-"""Runs on several workers (MultiWorkerMirroredStrategy): which one writes the outputs, where the others write,
-and Keras's `fit` made to train there."""
+"""Runs on several workers (MultiWorkerMirroredStrategy): which one writes the outputs, where the
+others write, and Keras's `fit` made to train there."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
 
 @contextlib.contextmanager
 def writing_directory(strategy: tf.distribute.Strategy, output_dir: str):
-    """The directory this worker writes its outputs to: `output_dir` on the chief; on each other worker,
-    a temporary directory of its own, removed afterwards.
+    """The directory this worker writes its outputs to: `output_dir` on the chief; on each other
+    worker, a temporary directory of its own, removed afterwards.
 
     Every worker must save its checkpoints (saving may run collective ops), so the others save
     where nobody reads (TensorFlow's guidance), and `output_dir` holds the chief's files only.
@@ -36,7 +36,8 @@ def writing_directory(strategy: tf.distribute.Strategy, output_dir: str):
 
 
 def check_same_resume_step(strategy: tf.distribute.Strategy, step: int, resumed_from: str) -> None:
-    """Raises `UserInputError` on every worker unless every worker resumes from the same global `step`.
+    """Raises `UserInputError` on every worker unless
+    every worker resumes from the same global `step`.
 
     Every worker resumes from the chief's checkpoints in `resumed_from`; a worker that sees another
     directory under that path (a local disk, not a shared one) would train other steps, and the
@@ -44,11 +45,13 @@ def check_same_resume_step(strategy: tf.distribute.Strategy, step: int, resumed_
     """
     if not _several_workers(strategy):
         return
-    # Σ [step, step²] over the n replicas is n [step, step²] only if every replica's step is this one (variance 0).
+    # Σ [step, step²] over the n replicas is n [step, step²]
+    # only if every replica's step is this one (variance 0).
     values = tf.constant([step, step * step], tf.float64)
     sums = strategy.reduce("SUM", strategy.run(lambda: values), axis=None).numpy()
     if not (sums == strategy.num_replicas_in_sync * values.numpy()).all():
-        raise UserInputError(f"{resumed_from}: this worker resumes from step {step}, but not every worker does; every "
+        raise UserInputError(f"{resumed_from}: this worker resumes from step "
+                             f"{step}, but not every worker does; every "
                              "worker must read the chief's output directory at that path (a shared one, such as gs://)")
 
 
@@ -85,6 +88,6 @@ def fit_across_workers(model: keras.Model, strategy: tf.distribute.Strategy) -> 
 
 
 def _several_workers(strategy: tf.distribute.Strategy) -> bool:
-    """Whether `strategy` is a MultiWorkerMirroredStrategy with more replicas than this worker's devices."""
+    """Whether `strategy` is multi-worker mirrored with more replicas than this worker's devices."""
     return (isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
             and strategy.num_replicas_in_sync > len(strategy.extended.worker_devices))
