@@ -90,7 +90,8 @@ class BertConfig:
 
     def check_vocab_size(self, num_tokens: int, vocab_file: str) -> None:
         """Raises `ConfigError` if `vocab_file` has ids the model has no embedding for; warns if it
-        has fewer tokens than `vocab_size` (another model's vocab, unless the model pads its table)."""
+        has fewer tokens than `vocab_size` (another model's
+        vocab, unless the model pads its table)."""
         if num_tokens > self.vocab_size:
             raise ConfigError(f"--vocab_file={vocab_file} has {num_tokens} tokens, more than the model's "
                               f"vocab_size {self.vocab_size}: is it the vocab the model was trained with?")

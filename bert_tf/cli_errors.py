@@ -40,9 +40,9 @@ def reject_arguments(argv) -> None:
 
 @contextlib.contextmanager
 def naming_output_flag(flag: str, value: str):
-    """Within the block, an error writing the hidden temporary of an output (`io_utils.atomic_output`,
-    `.name.tmp-…`) becomes a `UserInputError` that names `--flag=value` and the directory, which the
-    user chose, rather than the temporary, which they never named."""
+    """Within the block, an error writing the hidden temporary of an output
+    (`io_utils.atomic_output`, `.name.tmp-…`) becomes a `UserInputError` that names `--flag=value`
+    and the directory, which the user chose, rather than the temporary, which they never named."""
     try:
         yield
     except (OSError, tf.errors.OpError) as error:
@@ -58,7 +58,7 @@ def naming_output_flag(flag: str, value: str):
 
 
 class Terminated(BaseException):
-    """SIGTERM, raised inside `sigterm_unwinds`: like Ctrl-C, it unwinds the run and its cleanups."""
+    """SIGTERM, raised in `sigterm_unwinds`: like Ctrl-C, it unwinds the run and its cleanups."""
 
 
 @contextlib.contextmanager
@@ -98,16 +98,16 @@ def run_reporting_user_errors(main, argv) -> None:
         print(f"{program}: terminated", file=sys.stderr, flush=True)
         sys.exit(EXIT_TERMINATED)
     except Exception:  # pylint: disable=broad-except
-        print(f"{program}: internal error: this is a bug in bert_tf, not a problem with your input; please "
-              f"report it with the command line and the traceback below", file=sys.stderr, flush=True)
+        print(f"{program}: internal error: this is a bug in bert_tf, not a problem with your input; "
+              f"please report it with the command line and the traceback below", file=sys.stderr, flush=True)
         traceback.print_exc()
         sys.stderr.flush()
         sys.exit(EXIT_BUG)
 
 
 def _first_line(error: Exception) -> str:
-    """The first line of `error`'s message, or of the message Keras wrapped in a layer's call context;
-    the error's type where that is empty."""
+    """The first line of `error`'s message, or of the message Keras wrapped in a layer's call
+    context; the error's type where that is empty."""
     text = _ANSI_CODES.sub("", str(error)).strip()
     wrapped = _KERAS_CALL_CONTEXT.match(text)
     line = next(iter((wrapped.group(1) if wrapped else text).splitlines()), "").strip()

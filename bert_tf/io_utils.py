@@ -104,36 +104,36 @@ def _scheme(path: str) -> str:
 
 
 def is_local(path: str | os.PathLike) -> bool:
-    """Whether `path` is on the local file system (no `scheme://`, or `file://`), where a rename is atomic."""
+    """Whether `path` is local (no `scheme://`, or `file://`), where a rename is atomic."""
     return _scheme(os.fspath(path)) in ("", "file")
 
 
 def is_process_local(path: str | os.PathLike) -> bool:
-    """Whether `path` is on TensorFlow's in-memory `ram://` file system, which other processes cannot see."""
+    """Whether `path` is on TensorFlow's in-memory `ram://`, which other processes cannot see."""
     return os.fspath(path).startswith("ram://")
 
 
 def canonical_path(path: str | os.PathLike) -> str:
-    """`path` with symbolic links, `..` and the working directory resolved (a plain local path), else as it is."""
+    """A local `path` with links, `..` and the working directory resolved; others as they are."""
     path = os.fspath(path)
     return path if _scheme(path) else os.path.realpath(path)
 
 
 def is_within(path: str | os.PathLike, directory: str | os.PathLike) -> bool:
-    """Whether `path` is `directory` or lies under it, on any file system (`canonical_path`s compared)."""
+    """Whether `path` is `directory` or under it, on any file system (by `canonical_path`)."""
     path, directory = canonical_path(path).rstrip("/"), canonical_path(directory).rstrip("/")
     return path == directory or path.startswith(directory + "/")
 
 
 def _completion_rank(name: str) -> int:
-    """How late a file named `name` goes into a directory that is written file by file: readers take a
-    TF checkpoint's `.index`, a SavedModel's `saved_model.pb` and a checkpoint directory's `checkpoint`
-    state file (in this order) as the sign that what they refer to is complete."""
+    """How late a file named `name` goes into a directory that is written file by file: readers take
+    a TF checkpoint's `.index`, a SavedModel's `saved_model.pb` and a checkpoint directory's
+    `checkpoint` state file (in this order) as the sign that what they refer to is complete."""
     return {"saved_model.pb": 2, "checkpoint": 3}.get(name, 1 if name.endswith(".index") else 0)
 
 
 def _tree(directory: str) -> tuple[list[str], list[str]]:
-    """(subdirectories, files) under `directory`, as paths relative to it; files in completion order."""
+    """(subdirectories, files) under `directory`, relative to it; files in completion order."""
     subdirectories, files = [], []
     for root, _, names in tf.io.gfile.walk(directory):
         relative = root[len(directory):].strip("/")
@@ -143,7 +143,7 @@ def _tree(directory: str) -> tuple[list[str], list[str]]:
 
 
 def _delete_in_completion_order(directory: str) -> None:
-    """Deletes `directory`, its completion markers first, so that no reader takes what is left as complete."""
+    """Deletes `directory`, completion markers first: no reader takes what is left as complete."""
     for name in reversed(_tree(directory)[1]):
         tf.io.gfile.remove(f"{directory}/{name}")
     tf.io.gfile.rmtree(directory)
@@ -166,8 +166,8 @@ def replace_directory(tmp_dir: str | os.PathLike, final_dir: str | os.PathLike) 
     deleted: `final_dir` always holds a complete copy, except for the instant between the two
     renames. On a failure the old directory is put back and `tmp_dir` is removed.
 
-    Elsewhere (`is_local` is False) renames are copies: the old directory is deleted and the new one's
-    files are moved in one by one, completion markers (`_completion_rank`) last. Readers that
+    Elsewhere (`is_local` is False) renames are copies: the old directory is deleted and the new
+    one's files are moved in one by one, completion markers (`_completion_rank`) last. Readers that
     require the markers find the old directory, none, or the complete new one; a failure midway
     leaves none, and removes `tmp_dir`.
     """
@@ -198,9 +198,9 @@ def replace_directory(tmp_dir: str | os.PathLike, final_dir: str | os.PathLike) 
 
 
 def remove_directory(path: str | os.PathLike) -> None:
-    """Deletes the directory `path`, if there is one, in one step as its readers see it: a local one is
-    renamed aside first, so a kill mid-deletion never leaves part of it under its name; elsewhere its
-    completion markers are deleted first (`replace_directory`)."""
+    """Deletes the directory `path`, if there is one, in one step as its readers see it: a local one
+    is renamed aside first, so a kill mid-deletion never leaves part of it under its name; elsewhere
+    its completion markers are deleted first (`replace_directory`)."""
     path = os.fspath(path).rstrip("/")
     _remove_leftovers(path)
     if not tf.io.gfile.exists(path):
@@ -215,7 +215,8 @@ def remove_directory(path: str | os.PathLike) -> None:
 
 @contextlib.contextmanager
 def atomic_directory(path: str | os.PathLike):
-    """Yields a hidden temporary directory path beside `path`; `replace_directory` moves it onto `path` on success.
+    """Yields a hidden temporary directory path beside `path`;
+    `replace_directory` moves it onto `path` on success.
 
     On an exception the temporary directory is removed and `path` keeps its old content; what a
     killed write of `path` left is removed first.
@@ -241,7 +242,8 @@ def atomic_directory(path: str | os.PathLike):
 
 def require_file(path: str | os.PathLike, error: type[Exception] = FileNotFoundError,
                  what: str = "file") -> str:
-    """`path` as a string, if it names a file; else raises `error` with a one-line message naming it.
+    """`path` as a string, if it names a file; else
+    raises `error` with a one-line message naming it.
 
     Works for local paths and for the remote file systems `tf.io.gfile` knows.
     `what` names the kind of file in the message: `<path>: no such vocab file`.
@@ -279,9 +281,9 @@ def make_directory(directory: str, flag: str, error: type[Exception] = ValueErro
 @contextlib.contextmanager
 def created_directories(directories: Iterable[str | os.PathLike], flag: str,
                         keep: Callable[[], bool] = lambda: False, error: type[Exception] = ValueError):
-    """Creates `directories` (and their missing parents) for the block; if the block fails (Ctrl-C too),
-    removes the outermost directory each one created, unless `keep()` says the run left something
-    worth keeping. A directory that cannot be created raises `error`, naming `--flag`:
+    """Creates `directories` (and their missing parents) for the block; if the block fails (Ctrl-C
+    too), removes the outermost directory each one created, unless `keep()` says the run left
+    something worth keeping. A directory that cannot be created raises `error`, naming `--flag`:
     `--output_dir: cannot create the directory out (out is not a directory)`.
 
     Example:
@@ -313,7 +315,8 @@ _INTERRUPTED_CHECKPOINT_SAVE = re.compile(r"ckpt-\d+_temp|checkpoint\.tmp[0-9a-f
 def remove_interrupted_checkpoint_saves(directory: str | os.PathLike) -> list[str]:
     """Removes from a `tf.train.CheckpointManager`'s `directory` the temporaries that a save killed
     midway left (nothing else removes them, and `tf.io.gfile.glob('dir/*')` lists them); returns
-    their paths. Only for the run that alone saves there: it removes another run's save in progress."""
+    their paths. Only for the run that alone saves
+    there: it removes another run's save in progress."""
     directory = os.fspath(directory)
     leftovers = [os.path.join(directory, name) for name in tf.io.gfile.listdir(directory)
                  if _INTERRUPTED_CHECKPOINT_SAVE.fullmatch(name.rstrip("/"))]
@@ -323,8 +326,8 @@ def remove_interrupted_checkpoint_saves(directory: str | os.PathLike) -> list[st
 
 
 def atomic_write_texts(texts: dict[str | os.PathLike, str]) -> None:
-    """Writes each `{path: text}` (UTF-8) atomically, as a set: every temporary is written before the
-    first rename, so a kill pairs old files with new ones only between the renames.
+    """Writes each `{path: text}` (UTF-8) atomically, as a set: every temporary is written before
+    the first rename, so a kill pairs old files with new ones only between the renames.
 
     Example:
     >>> atomic_write_texts({"predictions.json": "{}", "nbest_predictions.json": "{}"})

@@ -25,11 +25,11 @@ FINE_TUNING = "fine-tuning"
 
 
 class OutputDirOfAnotherKind(UserInputError):
-    """The output directory holds another kind of run's outputs, which this run would mix with its own."""
+    """The output directory holds another kind of run's outputs, which this run would mix in."""
 
 
 def _pretraining_outputs(directory: str) -> str | None:
-    """The newest checkpoint's name, where `directory` holds a pretraining run's (as it resumes them)."""
+    """The newest checkpoint's name where `directory` holds a pretraining run's (as it resumes)."""
     latest = tf.train.latest_checkpoint(directory)
     return os.path.basename(latest) if latest else None
 
@@ -47,7 +47,8 @@ _OUTPUTS: dict[str, Callable[[str], str | None]] = {PRETRAINING: _pretraining_ou
 
 
 def check_kind(directory: str, flag: str, kind: str) -> None:
-    """Raises `OutputDirOfAnotherKind` if `directory` holds another kind's outputs and none of `kind`'s.
+    """Raises `OutputDirOfAnotherKind` if `directory`
+    holds another kind's outputs and none of `kind`'s.
 
     Args:
         directory: the output directory.
@@ -60,14 +61,15 @@ def check_kind(directory: str, flag: str, kind: str) -> None:
         found = other != kind and outputs(directory)
         if found:
             raise OutputDirOfAnotherKind(
-                f"--{flag}={directory} holds a {other} run's outputs ({found}); a {kind} run writes to a new or "
+                f"--{flag}={directory} holds a {other} run's outputs "
+                f"({found}); a {kind} run writes to a new or "
                 f"empty directory, or to an earlier {kind} run's: choose another --{flag}")
 
 
 @contextlib.contextmanager
 def claimed(directory: str, flag: str, kind: str, keep: Callable[[], bool] | None = None):
-    """`output_lock.claimed(directory, flag, keep=keep)`, refusing a directory of another kind (`check_kind`)
-    once the lock is held."""
+    """`output_lock.claimed(directory, flag, keep=keep)`, refusing a directory of another kind
+    (`check_kind`) once the lock is held."""
     directory = os.fspath(directory).rstrip("/")
     with output_lock.claimed(directory, flag, keep=keep) as claim:
         check_kind(directory, flag, kind)

@@ -1,4 +1,4 @@
-"""One writer per output directory: a lock that a second run finds, and that names the run holding it.
+"""One writer per output directory: a lock that a second run finds, naming the run that holds it.
 
 A local directory is locked with `fcntl.flock` on its `.bert_tf.lock` file, which the kernel
 releases when the process ends, however it ends: a killed run never blocks its resume. The
@@ -30,7 +30,8 @@ from absl import logging
 from bert_tf import io_utils
 from bert_tf.errors import UserInputError
 
-LOCK_FILE = ".bert_tf.lock"  # in the output directory; `.<name>.lock` beside a directory replaced as a whole
+# in the output directory; `.<name>.lock` beside a directory replaced as a whole
+LOCK_FILE = ".bert_tf.lock"
 HEARTBEAT_SECONDS = 60
 STALE_AFTER_SECONDS = 300
 _RECORD_WAIT_SECONDS = 2.0  # how long a refused run waits for the holder, which locks first, to write its record
@@ -75,7 +76,8 @@ def claimed(directory: str, flag: str, beside: bool = False, keep: Callable[[], 
         directory: the output directory, local or on an object store.
         flag: the flag that names it, for errors (`output_dir`).
         beside: lock a file beside `directory` instead of one inside it.
-        keep: after a failure, whether what the run created is worth keeping; None: whether it holds anything.
+        keep: after a failure, whether what the run created is
+            worth keeping; None: whether it holds anything.
 
     Yields:
         The claim: `check()` raises `OutputDirTakenOver` once another run replaced it.
@@ -98,8 +100,8 @@ def _holds_anything(directory: str) -> bool:
 
 
 def check_claim(path: str) -> None:
-    """Raises `OutputDirTakenOver` if this process's claim on `path`, or on a directory above it, was
-    replaced by another run's (object stores; a local lock cannot be). Call it before each
+    """Raises `OutputDirTakenOver` if this process's claim on `path`, or on a directory above it,
+    was replaced by another run's (object stores; a local lock cannot be). Call it before each
     checkpoint save; it does nothing where this process holds no claim."""
     path = os.fspath(path).rstrip("/")
     for directory, claim in list(_claims.items()):
@@ -197,7 +199,8 @@ class _ObjectStoreClaim:
                             directory, found["pid"], found["host"], _utc(found["heartbeat"]))
         self.record = _new_record()
         self._write()
-        self.check()  # two runs that wrote at the same moment: the later write wins, the other stops
+        # two runs that wrote at the same moment: the later write wins, the other stops
+        self.check()
         self._stop = threading.Event()
         self._heartbeat = threading.Thread(target=self._beat, daemon=True, name="bert_tf-output-lock")
         self._heartbeat.start()

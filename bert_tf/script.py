@@ -1,6 +1,6 @@
-"""`run`: a script's absl main, with `--help` listing bert_tf's flags and answering before TensorFlow loads,
-TensorFlow's C++ INFO logging off by default, and TensorFlow's objects kept out of the garbage
-collector's way."""
+"""`run`: a script's absl main, with `--help` listing bert_tf's flags and answering before
+TensorFlow loads, TensorFlow's C++ INFO logging off by default, and TensorFlow's objects kept out of
+the garbage collector's way."""
 
 from __future__ import annotations
 
