@@ -1,4 +1,4 @@
-"""Pretraining step time on two replicas: one gradient all-reduce a step against two, in one process.
+"""Pretraining step time on two replicas: one gradient all-reduce a step against two, one process.
 
     python benchmarks/bench_allreduce.py                        # small config, global batch 4
     python benchmarks/bench_allreduce.py --config=tiny --batch_size=32
@@ -37,7 +37,7 @@ FLAGS = flags.FLAGS
 
 
 class TwoAllReducesRunner(PretrainingRunner):
-    """The peer: the runner with the former update, whose optimizer all-reduces the summed gradients again."""
+    """The peer: the former update, whose optimizer all-reduces the summed gradients again."""
 
     def _train_step(self, features):
         variables = self.model.trainable_variables
@@ -57,7 +57,7 @@ class TwoAllReducesRunner(PretrainingRunner):
 
 
 def peer(runner_class, strategy, config: BertConfig, batch: dict, initial):
-    """A callable running n train steps of `runner_class` from the weights `initial`; and the model."""
+    """A callable running n train steps of `runner_class` from weights `initial`; and the model."""
     from bert_tf.pretraining.run import PretrainingOptions, build_model
 
     options = PretrainingOptions(bert_config_file="", input_file="", output_dir="", learning_rate=1e-4,
@@ -95,10 +95,10 @@ def main(argv):
             best[name] = min(best[name], _timed(lambda: run(FLAGS.steps)) / FLAGS.steps)
     parameters = sum(int(np.prod(v.shape)) for v in model.trainable_variables)
     print(f"machine: {os.cpu_count()} CPUs, 2 logical CPU devices; config {FLAGS.config} "
-          f"({parameters / 1e6:.1f}M parameters, {parameters * 4 / 1e6:.0f} MB of float32 gradients), "
-          f"global batch {FLAGS.batch_size}, seq {SEQ}")
-    print(f"step time, best of {FLAGS.rounds} rounds of {FLAGS.steps} steps: before (two all-reduces) "
-          f"{best['before'] * 1e3:.0f} ms, after (one) {best['after'] * 1e3:.0f} ms, "
+          f"({parameters / 1e6:.1f}M parameters, {parameters * 4 / 1e6:.0f} MB of float32 "
+          f"gradients), global batch {FLAGS.batch_size}, seq {SEQ}")
+    print(f"step time, best of {FLAGS.rounds} rounds of {FLAGS.steps} steps: before (two "
+          f"all-reduces) {best['before'] * 1e3:.0f} ms, after (one) {best['after'] * 1e3:.0f} ms, "
           f"before/after {best['before'] / best['after']:.2f}x")
 
 

@@ -132,7 +132,8 @@ def main():
             commands[name] = [sys.executable, "create_pretraining_data.py", f"--output_file={tmp}/{name}.tfrecord",
                               f"--num_workers={args.num_workers}", *common, *extra]
         print(f"corpus: {described}, {corpus.stat().st_size / 2**20:.1f} MB; {os.cpu_count()} cores;"
-              f" flags {' '.join(FLAGS)}; bert_tf wwm adds {' '.join(variants.get('bert_tf wwm', []))}", flush=True)
+              f" flags {' '.join(FLAGS)}; bert_tf wwm adds "
+              f"{' '.join(variants.get('bert_tf wwm', []))}", flush=True)
         runs = {name: [] for name in commands}
         for name in [*variants, "model_garden", *variants]:
             runs[name].append(run_command(commands[name]))
@@ -145,8 +146,8 @@ def main():
         seconds = float(np.mean([s for s, _ in runs[name]]))
         speed[name] = stats[name]["examples"] / seconds
         peak = max(p for _, p in runs[name]) / 2**20
-        print(f"{name:14}{stats[name]['examples']:>10,}{seconds:>9.1f}{speed[name]:>12,.0f}{peak:>8,.0f} MB"
-              f"{speed[name] / speed['model_garden']:>7.1f}x")
+        print(f"{name:14}{stats[name]['examples']:>10,}{seconds:>9.1f}"
+              f"{speed[name]:>12,.0f}{peak:>8,.0f} MB{speed[name] / speed['model_garden']:>7.1f}x")
     ratios = {name: speed[name] / speed["model_garden"] for name in variants}
     print(f"target: each ratio >= {args.min_ratio:g}x\n")
 

@@ -1,6 +1,6 @@
 """Serving latency and throughput of the exported classifier (BERT-base, seq 128), next to peers.
 
-    python benchmarks/bench_serving.py                  # base config, random weights, float32 + bfloat16
+    python benchmarks/bench_serving.py    # base config, random weights, float32 + bfloat16
     python benchmarks/bench_serving.py --config=tiny --calls=50
 
 One process, one run. Exported SavedModel (`tf.saved_model.load`): the ids signature at
@@ -45,8 +45,8 @@ flags.DEFINE_integer("calls", 200, "Timed batch-1 calls per peer (after warm-up)
 flags.DEFINE_integer("batch_calls", 5, "Timed batch-32 calls per peer.")
 flags.DEFINE_bool("overhead_only", False, "Only the text signature's paired overhead over the ids signature.")
 flags.DEFINE_string("onnx_file", None, "Where tf2onnx's conversion of the float32 export is kept: reused if it exists "
-                    "(converting BERT-base takes tens of minutes; the weights are seeded, and the printed probability "
-                    "difference checks that the file matches), written there otherwise.")
+                    "(converting BERT-base takes tens of minutes; the weights are seeded, and the printed "
+                    "probability difference checks that the file matches), written there otherwise.")
 FLAGS = flags.FLAGS
 SEQ = 128
 SHORT = "The movie was a pleasant surprise."  # ~30 characters
@@ -103,7 +103,7 @@ def report(name, fn1, fn32) -> tuple[float, float]:
 
 
 def print_ratios(ours: dict, peers: dict) -> None:
-    """Each of our ids-signature rows against the best peer: its latency over ours, our throughput over its."""
+    """Our ids-signature rows against the best peer: its latency / ours, our throughput / its."""
     best_latency = min(peers.items(), key=lambda item: item[1][0])
     best_throughput = max(peers.items(), key=lambda item: item[1][1])
     print(f"\nAgainst the best peer (batch 1: {best_latency[0]}; batch 32: {best_throughput[0]}), "
@@ -114,7 +114,7 @@ def print_ratios(ours: dict, peers: dict) -> None:
 
 
 def export(config, vocab, directory, dtype, jit_compile=False):
-    """The seeded classifier, its weights stored in `dtype` (as `export_model.py --dtype`), exported and loaded."""
+    """The seeded classifier, weights in `dtype` (`export_model.py --dtype`), exported, loaded."""
     keras.utils.set_random_seed(0)
     model = BertClassifier(BertEncoder.from_bert_config(config), num_classes=2)
     model.build_with_dummy_inputs()
@@ -150,8 +150,8 @@ def model_garden_peer(config, jit_compile):
                        jit_compile=jit_compile)
 
 
-# tf2onnx 1.16 in a child process: it needs TF Text's ops registered to load the SavedModel (the text
-# signatures use them), and it still calls numpy<2's `np.cast[dtype](x)`.
+# tf2onnx 1.16 in a child process: it needs TF Text's ops registered to load the SavedModel (the
+# text signatures use them), and it still calls numpy<2's `np.cast[dtype](x)`.
 ONNX_CONVERT = """
 import sys
 import numpy as np
@@ -165,7 +165,8 @@ class _Cast(dict):
 
 np.cast = _Cast()
 from tf2onnx import convert  # noqa: E402
-sys.argv = ["tf2onnx", "--saved-model", sys.argv[1], "--signature_def", "serving_default", "--output", sys.argv[2]]
+sys.argv = ["tf2onnx", "--saved-model", sys.argv[1], "--signature_def", "serving_default",
+            "--output", sys.argv[2]]
 convert.main()
 """
 
@@ -181,7 +182,8 @@ def onnx_peer(path, onnx_path):
         start = time.perf_counter()
         result = subprocess.run([sys.executable, "-c", ONNX_CONVERT, path, onnx_path], capture_output=True, text=True)
         if result.returncode or not os.path.exists(onnx_path):
-            return f"not run: tf2onnx could not convert the SavedModel ({result.stderr.strip().splitlines()[-1]})"
+            return ("not run: tf2onnx could not convert the SavedModel "
+                    f"({result.stderr.strip().splitlines()[-1]})")
         print(f"\ntf2onnx converted the export in {time.perf_counter() - start:.0f} s", flush=True)
     session = onnxruntime.InferenceSession(onnx_path)
     return lambda batch: session.run(["probabilities"], batch)[0]
@@ -210,8 +212,10 @@ def main(argv):
         overhead = paired_overhead(lambda: serve(**one), lambda: text(text_a=long_one), FLAGS.calls)
         medians = np.median(np.random.default_rng(0).choice(overhead, (1000, overhead.size)), axis=1)
         print(f"Text signature's overhead over the ids signature, 128 tokens, batch 1, median of "
-              f"{FLAGS.calls} back-to-back pairs: {1e3 * np.median(overhead):.2f} ms (bootstrap 95% interval "
-              f"{1e3 * np.percentile(medians, 2.5):.2f} to {1e3 * np.percentile(medians, 97.5):.2f} ms)\n")
+              f"{FLAGS.calls} back-to-back pairs: "
+              f"{1e3 * np.median(overhead):.2f} ms (bootstrap 95% interval "
+              f"{1e3 * np.percentile(medians, 2.5):.2f} to "
+              f"{1e3 * np.percentile(medians, 97.5):.2f} ms)\n")
         tokenizer, text_spec = BertTokenizer(vocab), [tf.TensorSpec([None], tf.string)]
         pack = tf.function(lambda t: tokenizer.pack_inputs([tokenizer.tokenize(t)], SEQ, pad_to_seq_length=False),
                            input_signature=text_spec)
@@ -234,8 +238,8 @@ def main(argv):
             results[dtype] = serve(**many)["probabilities"].numpy()
         rows = int(tf.size(tokenizer.tokenize(SHORT))) + 2
         chain, read = short_request_floor(config, rows)
-        print(f"\nThe 30-character sentence's floor: the encoder's dense matmuls alone on its {rows} tokens "
-              f"{chain:.1f} ms; reading their weights once {read:.1f} ms\n")
+        print("\nThe 30-character sentence's floor: the encoder's dense matmuls alone on its "
+              f"{rows} tokens {chain:.1f} ms; reading their weights once {read:.1f} ms\n")
         _, loaded = export(config, vocab, os.path.join(directory, "xla"), "float32", jit_compile=True)
         serve = loaded.signatures["serving_default"]
         name = "bert_tf export --jit_compile, ids signature (float32)"

@@ -1,6 +1,7 @@
 """The embedded default's pretraining job: bert_tf against Model Garden, in one process.
 
-    python benchmarks/bench_tiny_job.py                # the demo's last phase, 800 steps (~11 minutes; 7 with --nofull_vocab)
+    # the demo's last phase, 800 steps (~11 minutes; 7 with --nofull_vocab)
+    python benchmarks/bench_tiny_job.py
     python benchmarks/bench_tiny_job.py --steps=100    # a quick look
     python benchmarks/bench_tiny_job.py --random_seed=7 --nofull_vocab   # another draw, two peers
 
@@ -67,7 +68,7 @@ def train_ours(config: BertConfig, options: PretrainingOptions, features: tf.dat
 
 
 def train_model_garden(config: BertConfig, options: PretrainingOptions, features: tf.data.Dataset):
-    """Trains Model Garden's pretrainer; returns (seconds, a function from features to both logits)."""
+    """Trains Model Garden's pretrainer; returns (seconds, a function: features -> both logits)."""
     schedule = model_garden_peer.warmup_linear_decay(options.learning_rate, options.num_train_steps,
                                                      options.num_warmup_steps)
     keras.utils.set_random_seed(options.random_seed)  # as build_model seeds ours
@@ -113,7 +114,7 @@ def main(argv):
 
 
 def compare(work_dir: str) -> None:
-    """Writes the demo's records under `work_dir`, trains and scores both peers, prints the table."""
+    """Writes the demo's records in `work_dir`, trains and scores both peers, prints the table."""
     options = PretrainingOptions(input_file="", **{**demo.DEMO_SETTINGS, "output_dir": work_dir,
                                                    "num_train_steps": FLAGS.steps,
                                                    "random_seed": FLAGS.random_seed})
@@ -139,7 +140,8 @@ def compare(work_dir: str) -> None:
     baseline = demo.majority_baselines(options.eval_file, options.max_seq_length, options.max_predictions_per_seq)
     print(f"\nmachine: {os.cpu_count()} CPUs; tiny config, batch {options.train_batch_size}, "
           f"{options.num_train_steps} steps, learning rate {options.learning_rate}, "
-          f"XLA {options.jit_compile}, seed {options.random_seed}, TF_CPU_ALLOCATOR_USE_BFC={os.environ.get('TF_CPU_ALLOCATOR_USE_BFC')}; "
+          f"XLA {options.jit_compile}, seed {options.random_seed}, "
+          f"TF_CPU_ALLOCATOR_USE_BFC={os.environ.get('TF_CPU_ALLOCATOR_USE_BFC')}; "
           f"bert_tf's masked-LM softmax over the labels and {options.masked_lm_samples} sampled ids, "
           f"'bert_tf, full' over the whole vocab")
     print(f"{'':<14}{'s/step':>8}{'held-out MLM':>14}{'held-out NSP':>14}{'NSP AUC':>9}")

@@ -83,7 +83,8 @@ def main(argv):
             best[name] = min(best[name], time.perf_counter() - start)
 
     print(f"{len(lines):,} lines, {n_tokens:,} tokens (FullTokenizer), {vocab_file}, "
-          f"do_lower_case={FLAGS.do_lower_case}, batches of {FLAGS.batch_size}, best of {FLAGS.rounds}")
+          f"do_lower_case={FLAGS.do_lower_case}, batches "
+          f"of {FLAGS.batch_size}, best of {FLAGS.rounds}")
     print(f"{'peer':30} {'seconds':>8} {'tokens/s':>12} {'mismatching lines':>18}")
     for name, seconds in best.items():
         mismatches = sum(a != b for a, b in zip(outputs[name], expected))

@@ -126,8 +126,8 @@ def main(argv):
     peak = matmul_peak(FLAGS.dtype)
     print(f"machine: {os.cpu_count()} CPUs; {FLAGS.dtype} matmul peak {peak / 1e9:.0f} GFLOP/s; "
           f"TF_CPU_ALLOCATOR_USE_BFC={os.environ.get('TF_CPU_ALLOCATOR_USE_BFC')} (both peers)")
-    print(f"{'config':<8}{'batch':>6}{'xla':>5}{'Model Garden':>14}{'bert_tf':>10}{'ratio':>7}{'MFU':>7}"
-          f"{'executed':>10}")
+    print(f"{'config':<8}{'batch':>6}{'xla':>5}{'Model Garden':>14}{'bert_tf':>10}"
+          f"{'ratio':>7}{'MFU':>7}{'executed':>10}")
     for name, batch_size in zip(FLAGS.configs, map(int, FLAGS.batch_sizes)):
         config = BertConfig.from_json_file(f"configs/{name}/bert_config.json")
         batch = random_batch(config, batch_size)

@@ -37,7 +37,7 @@ def build(config: BertConfig, learning_rate, dtype: str = "float32"):
 
 
 def warmup_linear_decay(learning_rate: float, num_train_steps: int, num_warmup_steps: int):
-    """Model Garden's form of google-research/bert's schedule (ours: bert_tf.training.optimization)."""
+    """Model Garden's google-research/bert schedule (ours: bert_tf.training.optimization)."""
     import tf_keras
     from official.modeling.optimization import lr_schedule
 
@@ -51,7 +51,7 @@ def model_inputs(features):
 
 
 def logits(pretrainer, features, training: bool = False):
-    """(masked-LM logits `[batch, predictions, vocab]`, next-sentence logits `[batch, 2]`), float32."""
+    """float32 (masked-LM logits `[batch, predictions, vocab]`, next-sentence `[batch, 2]`)."""
     outputs = pretrainer(model_inputs(features), training=training)
     return tf.cast(outputs["mlm_logits"], tf.float32), tf.cast(outputs["next_sentence"], tf.float32)
 

@@ -1,4 +1,4 @@
-"""A fixed random pretraining batch for the train-step benchmarks: every feature of the TFRecord schema."""
+"""A fixed random pretraining batch for the train-step benchmarks, with every schema feature."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ SEQ, PREDICTIONS = 128, 20
 
 
 def random_batch(config: BertConfig, batch: int) -> dict[str, np.ndarray]:
-    """`batch` rows of `SEQ` tokens with `PREDICTIONS` masked positions each, the same on every call."""
+    """`batch` rows of `SEQ` tokens, `PREDICTIONS` masked positions each; the same on every call."""
     rng = np.random.default_rng(0)
     return {
         "input_ids": rng.integers(1000, config.vocab_size, (batch, SEQ)).astype("int32"),
