@@ -66,7 +66,7 @@ def write_pretraining_records(path, num_examples: int, seq: int, predictions: in
 
 
 def write_pretraining_batch(path, batch: dict) -> str:
-    """Writes a `random_pretraining_batch`-style batch as records, one per row (through the schema module)."""
+    """Writes a `random_pretraining_batch` batch as records, one per row, via the schema module."""
     import tensorflow as tf
 
     from bert_tf.data import pretraining_features
@@ -156,15 +156,17 @@ def write_word_vocab(path, texts, do_lower_case: bool = True) -> str:
 
 
 def run_without_bert_tf(script: str, cwd) -> str:
-    """Runs `script` in a fresh Python that has only TensorFlow and tensorflow-text; returns its stdout.
+    """Runs `script` in a fresh Python that has only
+    TensorFlow and tensorflow-text; returns its stdout.
 
     bert_tf is installed with `pip install -e`, so the script starts by making any
     import of it fail; `tf` and `tensorflow_text` (its ops registered) are imported for it,
-    then frozen out of the garbage collector's way as `bert_tf.script.import_out_of_the_collectors_way`
-    does (which the script cannot import).
+    then frozen out of the garbage collector's way as
+    `bert_tf.script.import_out_of_the_collectors_way` does (which the script cannot import).
     """
     prologue = ('import atexit, gc, sys\nsys.modules["bert_tf"] = None  # any import of bert_tf now fails\n'
-                'gc.disable()\nimport tensorflow as tf\nimport tensorflow_text  # registers the TF Text ops\n'
+                'gc.disable()\nimport tensorflow as tf\n'
+                'import tensorflow_text  # registers the TF Text ops\n'
                 'gc.freeze()\ngc.enable()\natexit.register(gc.freeze)\n')
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     result = subprocess.run([sys.executable, "-c", prologue + textwrap.dedent(script)], cwd=cwd, env=env,
@@ -191,11 +193,11 @@ def assert_fails_with_line(result, line: str) -> None:
 
 
 def script_failures(script: str, *argvs: list[str], timeout: float = 300) -> list[tuple[int, str]]:
-    """(exit status, last line of stderr) of `script` run on each of `argvs`, all in one fresh process:
-    the script defines its flags as when it runs, and its `app.run(main)` becomes a loop calling `main`
-    on each argv's flags (one TensorFlow start, not one a run). A failing run must print nothing to
-    stdout. Each argv must pass absl's parsing (an unknown flag's error is absl's own: check it with
-    `run_script`)."""
+    """(exit status, last line of stderr) of `script` run on each of `argvs`, all in one fresh
+    process: the script defines its flags as when it runs, and its `app.run(main)` becomes a loop
+    calling `main` on each argv's flags (one TensorFlow start, not one a run). A failing run must
+    print nothing to stdout. Each argv must pass absl's parsing (an unknown flag's error is absl's
+    own: check it with `run_script`)."""
     runner = f"""
         import contextlib, io, json, runpy
         from absl import app, flags
@@ -206,10 +208,12 @@ def script_failures(script: str, *argvs: list[str], timeout: float = 300) -> lis
                 stdout, stderr, status = io.StringIO(), io.StringIO(), 0
                 try:
                     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-                        main(flags.FLAGS([{script!r}, *argv]))  # as app.run: the arguments left after the flags
+                        # as app.run: the arguments left after the flags
+                        main(flags.FLAGS([{script!r}, *argv]))
                 except SystemExit as exit:
                     status = exit.code
-                print(json.dumps([status, (stderr.getvalue().strip().splitlines() or [""])[-1], stdout.getvalue()]))
+                last = (stderr.getvalue().strip().splitlines() or [""])[-1]
+                print(json.dumps([status, last, stdout.getvalue()]))
 
         app.run = run_each
         runpy.run_path({str(REPO / script)!r}, run_name="__main__")

@@ -74,8 +74,8 @@ def randomize_weights(model, seed: int = 0) -> None:
 
 
 def write_google_tf1_checkpoint(directory, tensors, config=None, vocab=True) -> str:
-    """Saves `tensors` as google-research/bert does: TF1 graph mode, named variables, AdamWeightDecay
-    slots (`adam_m`, `adam_v`), `global_step`, a `tf.compat.v1.train.Saver`. Writes
+    """Saves `tensors` as google-research/bert does: TF1 graph mode, named variables,
+    AdamWeightDecay slots (`adam_m`, `adam_v`), `global_step`, a `tf.compat.v1.train.Saver`. Writes
     `bert_config.json` and `vocab.txt` beside it unless told not to. Returns the prefix."""
     v1 = tf.compat.v1
     os.makedirs(directory, exist_ok=True)

@@ -1,4 +1,4 @@
-"""bert_tf's own checkpoints: training checkpoints (`model=`, `optimizer=`, `step=`), `encoder=` and `.keras` files."""
+"""bert_tf's checkpoints: training (`model=`, `optimizer=`, `step=`), `encoder=`, `.keras` files."""
 
 import keras
 import numpy as np
@@ -68,7 +68,7 @@ def test_encoder_checkpoint_and_keras_file_load(kind, tmp_path):
 
 
 def test_a_keras_files_config_keeps_the_extra_keys_of_bert_config_json(tmp_path):
-    """Keys bert_tf does not use (google-research/bert's `directionality`, say) travel with the encoder."""
+    """Keys bert_tf does not use (such as `directionality`) travel with the encoder."""
     source = tiny_encoder(extra={"directionality": "bidi", "pooler_type": "first_token_transform"})
     source.save(tmp_path / "encoder.keras")
     config = checkpoint_config(tmp_path / "encoder.keras")

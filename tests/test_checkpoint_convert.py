@@ -1,5 +1,5 @@
-"""`convert_checkpoint.py` (`bert_tf.checkpoints.convert`): TF1 -> bert_tf -> TF1 is lossless, and its output
-directory is ready to use."""
+"""`convert_checkpoint.py` (`bert_tf.checkpoints.convert`): TF1 -> bert_tf -> TF1 is lossless, and
+its output directory is ready to use."""
 
 import json
 import logging
@@ -27,7 +27,7 @@ def run_convert(*flags):
 
 
 def converted(*flags) -> str:
-    """What a successful convert_checkpoint.py run on `flags` printed: the flags to run on its output."""
+    """What convert_checkpoint.py printed on success with `flags`: flags to run on its output."""
     result = run_convert(*flags)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
@@ -110,7 +110,8 @@ def test_a_fine_tuned_head_goes_to_tf1_under_googles_names(tmp_path, model_class
 
 @pytest.mark.parametrize("hidden_act, googles, exact_in_bert_tf", [
     ("gelu", "gelu", True), ("relu", "relu", True), ("tanh", "tanh", True), ("linear", "linear", True),
-    # The tanh approximation: google-research/bert's "gelu", which bert_tf reads as the exact erf form.
+    # The tanh approximation: google-research/bert's
+    # "gelu", which bert_tf reads as the exact erf form.
     ("gelu_new", "gelu", False), ("gelu_pytorch_tanh", "gelu", False),
 ])
 def test_tf1_output_names_hidden_act_as_google_research_bert_does(hidden_act, googles, exact_in_bert_tf,
@@ -134,7 +135,7 @@ def test_tf1_output_names_hidden_act_as_google_research_bert_does(hidden_act, go
 
 
 def test_bert_tf_output_of_a_google_gelu_warns_that_bert_tf_computes_it_exactly(tmp_path, caplog):
-    """A TF1 "gelu" is the tanh approximation; bert_tf's the exact erf form. Another format's is not warned."""
+    """A TF1 "gelu" is the tanh form, bert_tf's the exact erf; no warning for other formats."""
     source = tmp_path / "source"
     source.mkdir()
     write_tiny_config(source)
@@ -155,8 +156,8 @@ def test_tf1_output_refuses_an_activation_google_research_bert_cannot_compute(tm
     tf.train.Checkpoint(encoder=tiny_encoder(hidden_act="silu")).write(str(source / "ckpt"))
     result = run_convert(f"--input_checkpoint={source}", f"--output_dir={tmp_path / 'tf1'}")
     assert_fails_with_line(result,
-        "convert_checkpoint.py: error: --to=tf1: hidden_act 'silu' has no google-research/bert name "
-        "(its modeling.get_activation knows linear, relu, gelu, tanh): use --to bert_tf")
+        "convert_checkpoint.py: error: --to=tf1: hidden_act 'silu' has no google-research/bert "
+        "name (its modeling.get_activation knows linear, relu, gelu, tanh): use --to bert_tf")
     assert not (tmp_path / "tf1").exists()
 
 
@@ -176,8 +177,8 @@ def test_tf1_output_leaves_out_a_head_google_has_no_names_for_with_a_warning(tmp
     save_model_checkpoint(model, str(tmp_path / "best"), {})
     with caplog.at_level(logging.WARNING, logger="absl"):
         convert(str(tmp_path / "best"), str(tmp_path / "tf1"))
-    assert (f"{tmp_path / 'best' / 'ckpt'}: its {model_type} head is left out: google-research/bert has no names "
-            f"for it; export the model with export_model.py --model_type={model_type}") in caplog.messages
+    assert (f"{tmp_path / 'best' / 'ckpt'}: its {model_type} head is left out: google-research/bert "
+            f"has no names for it; export the model with export_model.py --model_type={model_type}") in caplog.messages
     assert not any(name.startswith(("output_", "cls/")) for name in read_all(tmp_path / "tf1" / "bert_model.ckpt"))
 
 
@@ -213,9 +214,10 @@ def test_an_output_dir_the_conversion_would_wrongly_replace_is_refused(tmp_path)
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("keep me\n")
     before = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
-    cases = [("source", "holds the input checkpoint, which the conversion would replace; choose another directory"),
-             ("other", "holds files a conversion does not write (notes.txt), which it would replace; choose an "
-                       "empty or new directory")]
+    cases = [("source", "holds the input checkpoint, which the conversion "
+                        "would replace; choose another directory"),
+             ("other", "holds files a conversion does not write (notes.txt), which it would replace; choose "
+                       "an empty or new directory")]
     assert script_failures("convert_checkpoint.py", *([f"--input_checkpoint={source}",
                                                        f"--output_dir={tmp_path / output}", "--to=bert_tf"]
                                                       for output, _ in cases)) == [

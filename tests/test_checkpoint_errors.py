@@ -61,8 +61,10 @@ def test_layer_count_mismatch_lists_the_variables(google_dir):
                                                "bert/encoder/layer_2/attention/output/LayerNorm/gamma",
                                                "bert/encoder/layer_2/attention/output/LayerNorm/beta"]
     assert error_of(google_dir, tiny_encoder(num_hidden_layers=3)) == (
-        f"{google_dir}/bert_model.ckpt: checkpoint does not fit the model: num_hidden_layers is 2 in "
-        f"the checkpoint and 3 in the model; missing from the checkpoint: {', '.join(missing)} and 6 more")
+        f"{google_dir}/bert_model.ckpt: checkpoint does "
+        "not fit the model: num_hidden_layers is 2 in "
+        "the checkpoint and 3 in the model; missing from "
+        f"the checkpoint: {', '.join(missing)} and 6 more")
 
 
 def test_bert_tf_checkpoint_with_more_layers_than_the_model(tmp_path):
@@ -90,7 +92,8 @@ def test_shape_mismatch_names_the_variable(tmp_path):
      "cannot read variable bert/encoder/layer_1/attention/output/LayerNorm/beta "
      "(data file truncated or corrupt: Read less bytes than requested)"),
     ("bert_model.ckpt.index",
-     "cannot read the checkpoint index (truncated or not a checkpoint: not an sstable (bad magic number))"),
+     "cannot read the checkpoint index (truncated or not "
+     "a checkpoint: not an sstable (bad magic number))"),
 ])
 def test_truncated_checkpoint(file, expected, google_dir, tmp_path):
     directory = copy_of(google_dir, tmp_path)
@@ -104,7 +107,8 @@ def test_missing_index_file(given, google_dir, tmp_path):
     prefix = f"{directory}/bert_model.ckpt"
     os.remove(prefix + ".index")
     assert error_of(prefix if given == "prefix" else directory, tiny_encoder()) == (
-        f"{prefix}: index file {prefix}.index is missing (the .data files cannot be read without it)")
+        f"{prefix}: index file {prefix}.index is missing "
+        "(the .data files cannot be read without it)")
 
 
 def test_a_meta_file_names_its_checkpoint(google_dir):
@@ -117,8 +121,8 @@ def test_a_directory_of_several_checkpoints_without_a_checkpoint_file(google_dir
     os.remove(directory / "checkpoint")  # the state file tf.compat.v1.train.Saver writes
     tf.train.Checkpoint(encoder=tiny_encoder()).write(str(directory / "ckpt"))
     assert error_of(directory, tiny_encoder()) == (
-        f"{directory}: 2 checkpoints (bert_model.ckpt, ckpt) and no 'checkpoint' file naming the latest: "
-        "pass the prefix of the one to read")
+        f"{directory}: 2 checkpoints (bert_model.ckpt, ckpt) and no 'checkpoint' file naming the "
+        "latest: pass the prefix of the one to read")
 
 
 def test_a_directory_of_several_keras_files(tmp_path):
@@ -153,7 +157,8 @@ def test_convert_fails_with_one_line_and_nonzero_exit(tmp_path):
     output_dir = f"--output_dir={tmp_path / 'out'}"
     assert script_failures("convert_checkpoint.py", [f"--input_checkpoint={missing}", output_dir],
                            [f"--input_checkpoint={tmp_path / 'ckpt'}", output_dir, "extra", "words"]) == [
-        (1, f"convert_checkpoint.py: error: --input_checkpoint={missing}: no such checkpoint (no {missing}.index)"),
+        (1, f"convert_checkpoint.py: error: --input_checkpoint={missing}: "
+            f"no such checkpoint (no {missing}.index)"),
         (1, "convert_checkpoint.py: error: unexpected arguments: extra words")]
     assert not (tmp_path / "out").exists()  # a failed conversion leaves no output behind
 

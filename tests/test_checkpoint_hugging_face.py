@@ -1,4 +1,4 @@
-"""Hugging Face checkpoints (safetensors and pytorch_model.bin) match an independent numpy BERT to 1e-5."""
+"""Hugging Face checkpoints (safetensors, pytorch_model.bin) match a numpy BERT to 1e-5."""
 
 import dataclasses
 import json

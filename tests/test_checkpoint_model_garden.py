@@ -1,4 +1,4 @@
-"""Model Garden TF2 encoder checkpoints (`tf.train.Checkpoint(encoder=tfm BertEncoder)`) load with identical outputs."""
+"""Model Garden TF2 checkpoints (`tf.train.Checkpoint(encoder=...)`) load with equal outputs."""
 
 import numpy as np
 import pytest

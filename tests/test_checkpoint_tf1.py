@@ -1,4 +1,4 @@
-"""google-research/bert TF1 checkpoints: read like Model Garden's converter does, and written back losslessly."""
+"""google-research/bert TF1 checkpoints: read as Model Garden's converter does; lossless writes."""
 
 import os
 

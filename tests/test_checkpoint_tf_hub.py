@@ -1,4 +1,4 @@
-"""TF Hub encoder SavedModels (Model Garden's export_tfhub and bert_tf's hub export) as checkpoints."""
+"""TF Hub encoder SavedModels (Model Garden's export_tfhub, bert_tf's hub export) as checkpoints."""
 
 import numpy as np
 import pytest
@@ -42,7 +42,7 @@ def model_garden_export(tmp_path_factory, vocab):
 
 @pytest.fixture(scope="module")
 def bert_tf_export(tmp_path_factory, vocab):
-    """A tiny pretrainer's encoder SavedModel, as export_hub_pair writes it (without the preprocessing)."""
+    """A tiny pretrainer's encoder SavedModel, as export_hub_pair writes it (no preprocessing)."""
     directory = str(tmp_path_factory.mktemp("bert_tf") / "encoder")
     model = BertPretrainer(tiny_encoder())
     model.build_with_dummy_inputs()
@@ -136,7 +136,7 @@ def test_a_hub_init_checkpoint_gives_the_vocab_and_do_lower_case_not_given(model
 
 
 def assert_pretrainer_matches_saved_model(model, saved) -> None:
-    """The encoder outputs and masked-LM logits of `model` equal those of the hub SavedModel `saved`."""
+    """The encoder outputs and masked-LM logits of `model` equal those of the SavedModel `saved`."""
     assert_encoder_outputs_close(model.encoder(INPUTS), saved(INPUTS, training=False))
     positions = np.array([[1, 2], [3, 5], [1, 3]], "int32")
     features = {"input_ids": INPUTS["input_word_ids"], "input_mask": INPUTS["input_mask"],

@@ -1,4 +1,4 @@
-"""Chinese news pickles read without running pickled code; sentences split at 。！？; repeats dropped."""
+"""Chinese news pickles read without running their code; sentences split at 。！？; no repeats."""
 
 import os
 import pickle

@@ -1,5 +1,5 @@
-"""Whole-word masking of Chinese: words from a segmenter, `##` pieces elsewhere, the same records for any
-number of workers."""
+"""Whole-word masking of Chinese: words from a segmenter, `##`
+pieces elsewhere, the same records for any number of workers."""
 
 import numpy as np
 import pytest
@@ -43,7 +43,8 @@ def test_without_a_segmenter_only_word_pieces_group(tokenizer):
 
 
 def test_characters_outside_the_vocab_and_line_ends_break_words(tokenizer):
-    # 龘 and 好 are not in the fixture vocab: [UNK], each a word; 市民 still groups, and no word spans lines.
+    # 龘 and 好 are not in the fixture vocab: [UNK], each
+    # a word; 市民 still groups, and no word spans lines.
     assert grouped(tokenizer, ["龘市民说“好”", "计划", "计划"], "rjieba") == (
         " [UNK] 市民 说 [UNK] [UNK] [UNK] 计划 计划")
 
@@ -71,7 +72,8 @@ def test_whole_words_masked_together_and_reported(tmp_path):
         lambda s: pretraining_features.parse_examples(s, SEQ, PREDICTIONS))))
     weights = features["masked_lm_weights"].numpy() > 0
     assert abs(weights.sum() / features["input_mask"].numpy().sum() - 0.15) < 0.03
-    # A word is masked with one draw: adjacent predictions are [MASK] together more often than apart.
+    # A word is masked with one draw: adjacent predictions
+    # are [MASK] together more often than apart.
     positions = features["masked_lm_positions"].numpy()
     at = np.take_along_axis(features["input_ids"].numpy(), positions, 1) == BertTokenizer(VOCAB).vocab.mask_id
     adjacent = weights[:, 1:] & weights[:, :-1] & (positions[:, 1:] == positions[:, :-1] + 1)
@@ -103,8 +105,8 @@ def test_a_segmenter_needs_whole_word_masking(tmp_path):
 
 
 def test_dynamic_masking_masks_whole_words(tokenizer):
-    """run_pretraining.py --dynamic_masking: every predicted token's word (a segmented Chinese word, or a
-    token and its ## pieces) is predicted whole, with one [MASK]/random/unchanged draw."""
+    """run_pretraining.py --dynamic_masking: every predicted token's word (a segmented Chinese word,
+    or a token and its ## pieces) is predicted whole, with one [MASK]/random/unchanged draw."""
     lines = NEWS.read_text(encoding="utf-8").splitlines()
     stream = tokenizer.tokenize(lines).flat_values.numpy()  # the corpus's tokens, in order
     continues = WordGrouper(tokenizer.vocab.tokens, True, "rjieba").continues(lines, stream)
@@ -125,7 +127,8 @@ def test_dynamic_masking_masks_whole_words(tokenizer):
             separators = np.flatnonzero(original == vocab.sep_id)
             for start, end in [(1, separators[0]), (separators[0] + 1, separators[1])]:  # segments A and B
                 segment = original[start:end]
-                # A segment is a run of the corpus's tokens; theirs say which tokens continue a word.
+                # A segment is a run of the corpus's tokens;
+                # theirs say which tokens continue a word.
                 at = next(i for i in range(len(stream)) if np.array_equal(stream[i:i + len(segment)], segment))
                 within = np.flatnonzero(continues[at + 1:at + len(segment)]) + start + 1  # [continuations]
                 np.testing.assert_array_equal(predicted[within], predicted[within - 1])
@@ -152,7 +155,7 @@ def test_run_pretraining_refuses_whole_word_flags_where_they_cannot_apply(tmp_pa
               "--bert_config_file=configs/tiny/bert_config.json", "--do_train"]
     assert script_failures("run_pretraining.py", common + ["--do_whole_word_mask"],
                            common + ["--dynamic_masking", f"--vocab_file={VOCAB}", "--word_segmenter=rjieba"]) == [
-        (1, "run_pretraining.py: error: --do_whole_word_mask needs --dynamic_masking: TFRecords are masked when "
-            "create_pretraining_data.py writes them (pass it there)"),
+        (1, "run_pretraining.py: error: --do_whole_word_mask needs --dynamic_masking: TFRecords "
+            "are masked when create_pretraining_data.py writes them (pass it there)"),
         (1, "run_pretraining.py: error: --word_segmenter=rjieba needs --do_whole_word_mask")]
     assert not (tmp_path / "out").exists()

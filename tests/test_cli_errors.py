@@ -1,5 +1,5 @@
-"""run_reporting_user_errors: one line and a non-zero exit for a user error, Ctrl-C or SIGTERM; a bug keeps its
-traceback and exits 70."""
+"""run_reporting_user_errors: one line and a non-zero exit for a user error, Ctrl-C or SIGTERM; a
+bug keeps its traceback and exits 70."""
 
 import os
 import signal

@@ -42,7 +42,8 @@ def test_reads_four_columns_skipping_docstart(tmp_path):
 
 
 def test_a_document_start_ends_the_sentence_before_it(tmp_path):
-    text = "EU B-ORG\nrejects O\n-DOCSTART- -X- -X- O\nPeter B-PER\n"  # no blank line before -DOCSTART-
+    text = ("EU B-ORG\nrejects O\n-DOCSTART- "
+            "-X- -X- O\nPeter B-PER\n")  # no blank line before -DOCSTART-
     assert [s.words for s in conll.read_conll(write_file(tmp_path / "train.txt", text))] == [("EU", "rejects"),
                                                                                            ("Peter",)]
 
@@ -122,7 +123,8 @@ def test_long_sentences_split_into_windows_and_every_word_decodes_once(tmp_path)
     pieces = len(tokenizer.tokenize([" ".join(sentences[long].words)]).flat_values)
     assert len(rows) == -(-(pieces - (seq - 2)) // ((seq - 2) // 2)) + 1  # windows half a window apart
     assert windows.features["input_word_ids"].shape[1] == seq
-    # Each (sentence, word) is read from exactly one position, and decoding gets every word back in order.
+    # Each (sentence, word) is read from exactly one
+    # position, and decoding gets every word back in order.
     assert windows.best.sum() == sum(len(s.words) for s in sentences)
     assert windows.decode(windows.word_index) == [list(range(len(s.words))) for s in sentences]
     assert windows.decode(windows.label_ids) == [

@@ -1,5 +1,6 @@
-"""Hostile corpora: a file that is not text fails at once, and an enormous line is split with one warning, in
-bounded memory (peak RSS of a child process measured against the same script on a tiny corpus)."""
+"""Hostile corpora: a file that is not text fails at once, and an
+enormous line is split with one warning, in bounded memory (peak RSS of
+a child process measured against the same script on a tiny corpus)."""
 
 import os
 import pathlib
@@ -79,7 +80,7 @@ def test_the_dynamic_masking_stream_reads_a_long_line_as_several_sentences(tmp_p
 
 
 def peak_rss_mb(tmp_path, *flags: str) -> tuple[int, str, float]:
-    """(exit status, stderr, peak resident memory in MB) of create_pretraining_data.py run on `flags`."""
+    """(exit status, stderr, peak resident MB) of create_pretraining_data.py run on `flags`."""
     with open(tmp_path / "stderr.txt", "w+") as stderr:
         process = subprocess.Popen([sys.executable, str(REPO / "create_pretraining_data.py"), *flags], cwd=REPO,
                                    stdout=subprocess.DEVNULL, stderr=stderr,
@@ -120,9 +121,10 @@ def test_a_50_mb_line_is_split_in_bounded_memory(tmp_path, vocab_file, baseline_
                                      f"--output_file={tmp_path / 'out.tfrecord'}", "--num_workers=1",
                                      "--dupe_factor=1")
     assert code == 0, stderr[-2000:]
-    assert (f"1 input lines are longer than {CAP} bytes (first: {path} line 1): each is read as several lines, "
-            "split at a space or a sentence end") in stderr
-    # Without the split: one sentence of 12M tokens, one example per dupe and 1.3 GB more than the baseline.
+    assert (f"1 input lines are longer than {CAP} bytes (first: {path} line 1): each is read as "
+            "several lines, split at a space or a sentence end") in stderr
+    # Without the split: one sentence of 12M tokens, one
+    # example per dupe and 1.3 GB more than the baseline.
     examples = sum(1 for _ in tf.data.TFRecordDataset(str(tmp_path / "out.tfrecord")))
     assert examples > 500
     assert peak < baseline_mb + 600, (peak, baseline_mb)

@@ -1,4 +1,4 @@
-"""create_pretraining_data.py end to end: determinism, Model Garden interop, bad input, killed runs."""
+"""create_pretraining_data.py: determinism, Model Garden interop, bad input, killed runs."""
 
 import itertools
 import os
@@ -127,7 +127,7 @@ def test_input_globs_expand_in_flag_order_without_repeats(tmp_path):
 
 
 def test_wildcards_skip_hidden_names_as_a_shell_does(tmp_path):
-    """A killed run's hidden temporary (`.a.txt.tmp-…`) is no input of `dir/*`; a pattern naming it is."""
+    """A killed run's hidden temporary (`.a.txt.tmp-…`) is no input of `dir/*`, but can be named."""
     a, hidden = str(write_file(tmp_path / "a.txt", b"x\n")), str(write_file(tmp_path / ".a.txt.tmp-1a2b3c4d", b"x"))
     assert corpus.expand_input_files(f"{tmp_path}/*") == [a]
     assert corpus.expand_input_files(f"{tmp_path}/.a.txt.tmp-*") == [hidden]
@@ -147,7 +147,8 @@ def test_chunks_span_files_and_never_split_a_document(tmp_path):
     c = str(write_file(tmp_path / "c.txt", b"c one.\nc two.\n\nc three.\n"))
     every_document = [["a one.", "a two."], ["a three."], ["b one."], ["c one.", "c two."], ["c three."]]
 
-    # a (24 bytes) does not fill 26 bytes: the chunk goes on into b; c, less than 26 bytes, joins it.
+    # a (24 bytes) does not fill 26 bytes: the chunk
+    # goes on into b; c, less than 26 bytes, joins it.
     (chunk,) = corpus.plan_chunks([a, b, c], 26)
     assert chunk.spans == (corpus.FileSpan(a, 0, 24), corpus.FileSpan(b, 0, 6), corpus.FileSpan(c, 0, 24))
     assert chunk_documents(chunk) == every_document
@@ -188,8 +189,8 @@ def test_chunks_of_a_single_document_are_reported(tmp_path, uncased_vocab_file, 
     options = generator.PretrainingDataOptions(vocab_file=uncased_vocab_file, dupe_factor=1)
     generator.create_pretraining_data(files, [str(tmp_path / "out.tfrecord")], options, chunk_bytes=200,
                                       progress=False)
-    assert ("1 of the 2 chunks hold a single document, longer than --chunk_mb: their random next sentences "
-            "come from that same document (raise --chunk_mb)") in caplog.text
+    assert ("1 of the 2 chunks hold a single document, longer than --chunk_mb: their random next "
+            "sentences come from that same document (raise --chunk_mb)") in caplog.text
 
 
 def test_missing_vocab_and_vocab_without_special_tokens(tmp_path, small_corpus):
@@ -290,7 +291,7 @@ def test_bad_num_output_shards(shards, message):
 
 
 def main_error(capsys, *argv):
-    """Runs the script's main in this process on `argv`; returns its one-line error after exit status 1."""
+    """Runs the script's main here on `argv`; returns its one-line error after exit status 1."""
     flag_values = flags.FlagValues()
     define_create_pretraining_data_flags(flag_values)
     with pytest.raises(SystemExit) as exit_:
@@ -370,14 +371,15 @@ def test_shards_without_examples_are_written_empty_with_a_warning(tmp_path, unca
     stats = generator.create_pretraining_data([data], paths, options, progress=False)
     counts = [sum(1 for _ in tf.data.TFRecordDataset(p)) for p in paths]
     assert 0 < stats.examples < 8 and counts == [1] * stats.examples + [0] * (8 - stats.examples)
-    assert f"{8 - stats.examples} of the 8 output shards are empty (run_pretraining.py refuses them; use " \
-           f"fewer --num_output_shards): the corpus gave only {stats.examples} examples" in caplog.text
+    assert f"{8 - stats.examples} of the 8 output shards are empty (run_pretraining.py refuses them; " \
+           f"use fewer --num_output_shards): the corpus gave only {stats.examples} examples" in caplog.text
 
 
-# A killed run ends with a one-line message and leaves no output, partial shard or scratch directory.
+# A killed run ends with a one-line message and leaves
+# no output, partial shard or scratch directory.
 
 def start_script(tmp_path, small_corpus, vocab_file):
-    """Starts the script with 2 workers, its scratch directories in `tmp_path/tmp`; returns the process."""
+    """Starts the script with 2 workers, scratch in `tmp_path/tmp`; returns the process."""
     (tmp_path / "tmp").mkdir(exist_ok=True)
     return subprocess.Popen(
         [sys.executable, str(REPO / "create_pretraining_data.py"), f"--input_file={small_corpus}",
@@ -427,7 +429,7 @@ def test_sigterm_cleans_up_as_ctrl_c_does(tmp_path, small_corpus, uncased_vocab_
 
 
 def running(pid):
-    """Whether process `pid` exists and is not a zombie (a dead process its new parent has not reaped)."""
+    """Whether process `pid` exists and is no zombie (dead, not yet reaped by its new parent)."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
@@ -455,7 +457,7 @@ def test_workers_die_with_a_killed_main_process(tmp_path, small_corpus, uncased_
 
 
 def test_a_rerun_removes_what_a_killed_run_left(tmp_path, small_corpus, uncased_vocab_file):
-    """Its scratch directory, and its partial shard, which `tf.io.gfile.glob('out/*')` would match."""
+    """Its scratch directory and partial shard, which `tf.io.gfile.glob('out/*')` would match."""
     process = start_script(tmp_path, small_corpus, uncased_vocab_file)
     poll(process, lambda: list((tmp_path / "out").glob(".data.tfrecord.tmp-*")))  # the run has started
     process.kill()  # no clean-up runs

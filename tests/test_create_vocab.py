@@ -92,8 +92,8 @@ def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
     with pytest.raises(ValueError, match=r"^--vocab_size=6 leaves no room after the 6 reserved tokens$"):
         vocab_learner.create_vocab(str(corpus), output, 6, num_unused=1)
     with pytest.raises(ValueError, match=r"^--vocab_size=20 is too small for this corpus: the smallest vocab "
-                       r"it can learn has (1\d\d) tokens \(its (\d+) characters, those but CJK also as a ## piece, and 5 "
-                       r"reserved tokens\); use --vocab_size=\1 or more$") as error:
+                       r"it can learn has (1\d\d) tokens \(its (\d+) characters, those but CJK also as a ## "
+                       r"piece, and 5 reserved tokens\); use --vocab_size=\1 or more$") as error:
         vocab_learner.create_vocab(str(corpus), output, 20)
     smallest, chars = map(int, re.search(r"has (\d+) tokens \(its (\d+)", str(error.value)).groups())
     assert smallest == 2 * chars + 5

@@ -22,8 +22,8 @@ def numpy_windows(num_tokens: int, max_tokens: int, stride: int) -> list[tuple[l
 
 
 def tensorflow_windows(cases: list[tuple[int, int]], stride: int) -> list[list[tuple[list, list]]]:
-    """For each (context length, window size) of `cases`, in one batch: (tokens, is_max_context) of each
-    window, tokens counted from the context's start."""
+    """For each (context length, window size) of `cases`, in one batch: (tokens, is_max_context) of
+    each window, tokens counted from the context's start."""
     context_lengths, max_doc_tokens = (tf.constant(column, tf.int64) for column in zip(*cases))
     windows = doc_stride_windows(context_lengths, max_doc_tokens, stride)
     offset = np.cumsum(context_lengths.numpy()) - context_lengths.numpy()  # where each context starts

@@ -29,7 +29,8 @@ FILES = {
                                    num_attention_heads=2, intermediate_size=32,
                                    max_position_embeddings=32).to_json_string(),
     # One tiny file in each task's format: CoNLL, SQuAD 1.1, SWAG, GLUE SST-2.
-    "train.txt": "John B-PER\nlives O\nin O\nParis B-LOC\n. O\n\nAnn B-PER\nLee I-PER\nwrote O\nit O\n. O\n",
+    "train.txt": "John B-PER\nlives O\nin O\nParis B-LOC\n. "
+                 "O\n\nAnn B-PER\nLee I-PER\nwrote O\nit O\n. O\n",
     "dev-v1.1.json": json.dumps(SQUAD),
     "val.csv": ",sent1,sent2,ending0,ending1,ending2,ending3,label\n"
                "0,She opened the door.,She,walked in.,ate the door.,sat down.,wrote it.,0\n",

@@ -12,8 +12,8 @@ SHAPE = (2048, 1024)  # 2M elements: the dropped fraction's standard deviation i
 
 @pytest.mark.parametrize("dtype", ["float32", "mixed_bfloat16", "mixed_float16"])
 def test_rate_is_exact_and_the_kept_are_scaled(dtype):
-    """Keras's dropout drops 10.16% in bfloat16 and 10.06% in float16 at rate 0.1 (a uniform float of 7 or
-    10 random bits); this one drops 0.1 +- 1e-3 (5 standard deviations) in every dtype."""
+    """Keras's dropout drops 10.16% in bfloat16 and 10.06% in float16 at rate 0.1 (a uniform float
+    of 7 or 10 random bits); this one drops 0.1 +- 1e-3 (5 standard deviations) in every dtype."""
     layer = Dropout(0.1, seed=3, dtype=dtype)
     outputs = keras.ops.convert_to_numpy(layer(keras.ops.ones(SHAPE), training=True)).astype(np.float64)
     assert abs((outputs == 0).mean() - 0.1) < 1e-3

@@ -1,4 +1,4 @@
-"""Dynamic masking: static shapes, the TFRecord path's statistics, fresh masks every epoch, seeded masks."""
+"""Dynamic masking: static shapes, TFRecord statistics, fresh masks every epoch, seeded masks."""
 
 import os
 import subprocess
@@ -68,12 +68,13 @@ def assert_same_batches(batches, others):
 
 
 def batches_in_a_new_process(corpus_file, vocab, count, tmp_path):
-    """The first `count` batches of `dataset(corpus_file, vocab)`, built and read in a fresh Python."""
+    """The first `count` batches of `dataset(corpus_file, vocab)`, read in a fresh Python."""
     path = tmp_path / "batches.npz"
     script = (f"import numpy as np\nfrom bert_tf.data.dynamic_masking import dynamic_masking_dataset\n"
-              f"batches = dynamic_masking_dataset([{corpus_file!r}], {vocab.path!r}, seed=7, **{OPTIONS!r})\n"
-              f"np.savez({str(path)!r}, **{{f'{{i}}/{{name}}': value for i, batch in "
-              f"enumerate(batches.take({count}).as_numpy_iterator()) for name, value in batch.items()}})\n")
+              f"batches = dynamic_masking_dataset([{corpus_file!r}], {vocab.path!r}, seed=7, "
+              f"**{OPTIONS!r})\nnp.savez({str(path)!r}, **{{f'{{i}}/{{name}}': value for i, batch in "
+              f"enumerate(batches.take({count}).as_numpy_iterator()) "
+              "for name, value in batch.items()})\n")
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True,
                             timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert result.returncode == 0, result.stderr[-2000:]

@@ -35,7 +35,7 @@ def with_random_weights(model):
 
 
 def fine_tuned(directory, model) -> str:
-    """`model` saved as a fine-tuning run keeps its best weights (`best/ckpt`); returns the prefix."""
+    """`model` saved as fine-tuning keeps its best weights (`best/ckpt`); returns the prefix."""
     save_model_checkpoint(model, str(directory), {})
     return str(directory / "ckpt")
 
@@ -48,12 +48,14 @@ def assert_same_outputs(got, expected, leading_shape=(2,)):
 
 
 def no_head(checkpoint, model_type, looked_for, holds=None):
-    """The error for a checkpoint without a `model_type` head, holding a head of type `holds` (or none,
-    or "masked_lm": a pretraining checkpoint)."""
+    """The error for a checkpoint without a `model_type` head, holding a head of type `holds` (or
+    none, or "masked_lm": a pretraining checkpoint)."""
     advice = {None: "export it with the --model_type it was fine-tuned for",
-              "masked_lm": "it is a pretraining checkpoint: export it with --model_type=hub, or fine-tune it first"
+              "masked_lm": "it is a pretraining checkpoint: export it "
+                           "with --model_type=hub, or fine-tune it first"
               }.get(holds, f"it holds a {holds} head: export it with --model_type={holds}")
-    return rf"^{re.escape(str(checkpoint))}: no {model_type} head \({re.escape(looked_for)}\); {re.escape(advice)}$"
+    return (rf"^{re.escape(str(checkpoint))}: no {model_type} head "
+            rf"\({re.escape(looked_for)}\); {re.escape(advice)}$")
 
 
 def test_a_fine_tuned_classifier_gives_its_head_and_its_width(tmp_path):
@@ -125,8 +127,9 @@ def test_a_tf1_sentence_classifier_is_not_a_token_classifier(tmp_path):
 
 
 def write_hugging_face(directory, model, architecture):
-    """`model` (a sentence, token or multiple-choice classifier) as transformers saves it, `classifier`
-    head included; a multiple-choice head gets the bias that transformers gives it (ours has none)."""
+    """`model` (a sentence, token or multiple-choice classifier) as
+    transformers saves it, `classifier` head included; a multiple-choice
+    head gets the bias that transformers gives it (ours has none)."""
     head = getattr(model, HEAD_LAYERS[task_model_type(model)])
     bias = head.bias.numpy() if head.use_bias else np.full([1], 0.7, np.float32)
     state = {"classifier.weight": head.kernel.numpy().T, "classifier.bias": bias}
@@ -180,7 +183,7 @@ def test_a_hugging_face_multiple_choice_head_is_a_multiple_choice_head(tmp_path)
 
 
 def test_a_corrupt_hugging_face_config_is_a_one_line_error_naming_it(tmp_path):
-    """Telling a Hugging Face token head from a sentence head reads config.json: a broken one is named."""
+    """A Hugging Face token or sentence head is told by config.json: a broken one is named."""
     (tmp_path / "config.json").write_text('{"architectures": ["BertForTokenClassification"]')
     head = {"kernel": np.zeros([64, 3], np.float32), "bias": np.zeros([3], np.float32)}
     report = LoadReport(str(tmp_path / "model.safetensors"), "hf_safetensors", [], [], [], [],
@@ -240,7 +243,8 @@ def test_an_export_replaces_an_earlier_export_but_nothing_else(tmp_path, tokeniz
 
 def test_a_vocab_beyond_the_model_is_refused(tmp_path):
     big = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", [f"w{i}" for i in range(TINY["vocab_size"])]))
-    message = rf"^--vocab_file=.*vocab.txt has {len(big.vocab)} tokens, more than the model's vocab_size 97"
+    message = (rf"^--vocab_file=.*vocab.txt has {len(big.vocab)} "
+               r"tokens, more than the model's vocab_size 97")
     with pytest.raises(ValueError, match=message):
         export_task_model(BertClassifier(tiny_encoder(), 2), tmp_path / "task", tokenizer=big, seq_length=16)
     with pytest.raises(ValueError, match=message):
@@ -265,7 +269,8 @@ def test_a_checkpoint_without_masked_lm_weights_exports_no_mlm(tmp_path, tokeniz
     encoder, checkpoint = write(tmp_path)
     with caplog.at_level(logging.WARNING, logger="absl"):
         model = model_from_checkpoint(checkpoint, "hub", tiny_config())
-    assert f"{checkpoint} has no masked-LM weights (cls/predictions/...): exporting the encoder without mlm" \
+    assert (f"{checkpoint} has no masked-LM weights "
+            "(cls/predictions/...): exporting the encoder without mlm") \
         in caplog.messages
     loaded = tf.saved_model.load(export_hub_pair(model, tmp_path / "hub", tokenizer=tokenizer,
                                                  seq_length=16)["encoder"])
@@ -277,7 +282,8 @@ def test_a_checkpoint_without_masked_lm_weights_exports_no_mlm(tmp_path, tokeniz
 def test_a_hub_export_refused_for_one_part_writes_neither(tmp_path, tokenizer):
     (tmp_path / "export" / "encoder").mkdir(parents=True)
     (tmp_path / "export" / "encoder" / "notes.txt").write_text("not an export\n")
-    message = (rf"^--export_dir={re.escape(str(tmp_path / 'export'))}: its encoder/ holds files that are not "
+    message = (rf"^--export_dir={re.escape(str(tmp_path / 'export'))}: "
+               r"its encoder/ holds files that are not "
                "a SavedModel, which the export would replace; choose an empty or new directory$")
     with pytest.raises(ValueError, match=message):
         export_hub_pair(tiny_encoder(), tmp_path / "export", tokenizer=tokenizer, seq_length=16)
@@ -285,7 +291,8 @@ def test_a_hub_export_refused_for_one_part_writes_neither(tmp_path, tokenizer):
 
 
 def test_a_hub_export_dir_holding_other_files_is_refused(tmp_path, tokenizer):
-    message = (rf"^--export_dir={re.escape(str(tmp_path))}: holds files other than preprocessing/ and encoder/ "
+    message = (rf"^--export_dir={re.escape(str(tmp_path))}: holds "
+               r"files other than preprocessing/ and encoder/ "
                r"\(vocab.txt\), which the export would replace; choose an empty or new directory$")
     with pytest.raises(ValueError, match=message):  # the pair replaces the directory as a whole
         export_hub_pair(tiny_encoder(), tmp_path, tokenizer=tokenizer, seq_length=16)
@@ -323,8 +330,8 @@ def test_a_hub_export_that_fails_midway_leaves_the_earlier_pair_whole(tmp_path, 
 ])
 def test_a_seq_length_too_short_for_two_texts_names_the_flag(tmp_path, tokenizer, model_type, make):
     export = export_hub_pair if model_type == "hub" else export_task_model
-    message = (rf"^--max_seq_length=3 is too short for --model_type={model_type}: it packs two texts into a "
-               r"sequence, which needs at least 4 \(\[CLS\], a \[SEP\] per text and one token\)$")
+    message = (rf"^--max_seq_length=3 is too short for --model_type={model_type}: it packs two texts "
+               r"into a sequence, which needs at least 4 \(\[CLS\], a \[SEP\] per text and one token\)$")
     with pytest.raises(ValueError, match=message):
         export(make(), tmp_path / "export", tokenizer=tokenizer, seq_length=3)
     assert not (tmp_path / "export").exists()

@@ -1,4 +1,4 @@
-"""export_task_model on a BertClassifier: ids, text and tf.Example signatures, fresh-process load, saved_model_cli."""
+"""BertClassifier export: ids, text, tf.Example signatures, fresh-process load, saved_model_cli."""
 
 import json
 import pathlib
@@ -158,9 +158,11 @@ def test_fresh_process_without_bert_tf(exported, tmp_path):
     stdout = run_without_bert_tf(f"""
         import json
         loaded = tf.saved_model.load({str(path)!r})
-        ids = {{k: tf.constant(v, tf.int32) for k, v in {json.dumps({k: v.tolist() for k, v in inputs.items()})}.items()}}
+        values = {json.dumps({k: v.tolist() for k, v in inputs.items()})}
+        ids = {{k: tf.constant(v, tf.int32) for k, v in values.items()}}
         text = loaded.signatures["text"](text_a=tf.constant({TEXTS!r}))
-        print(json.dumps({{"logits": loaded.signatures["serving_default"](**ids)["logits"].numpy().tolist(),
+        logits = loaded.signatures["serving_default"](**ids)["logits"]
+        print(json.dumps({{"logits": logits.numpy().tolist(),
                           "probabilities": text["probabilities"].numpy().tolist()}}))
     """, tmp_path)
     got = json.loads(stdout.strip().splitlines()[-1])
@@ -217,7 +219,8 @@ def test_weights_stored_in_half_precision_compute_what_mixed_precision_does(tmp_
         name for name in stored if "layer_norm" in name}, stored
     assert {stored[name] for name in stored if "layer_norm" in name} == {"float32"}
 
-    # The same computation as the mixed-precision model's export, which casts float32 weights on every call.
+    # The same computation as the mixed-precision model's
+    # export, which casts float32 weights on every call.
     mixed = BertClassifier(BertEncoder(**{**model.encoder.get_config(), "dtype": f"mixed_{dtype}"}), num_classes=3)
     mixed.build_with_dummy_inputs()
     mixed.set_weights(model.get_weights())

@@ -1,4 +1,4 @@
-"""export_hub_pair: TF-Hub-style preprocessing + encoder (with mlm) SavedModels, loaded without bert_tf."""
+"""export_hub_pair: TF-Hub-style preprocessing + encoder (with mlm), loaded without bert_tf."""
 
 import os
 

@@ -1,4 +1,4 @@
-"""export_model.py: a google-research/bert TF1 classifier checkpoint, head included, to a SavedModel."""
+"""export_model.py: a google-research/bert TF1 classifier checkpoint, with head, to a SavedModel."""
 
 import json
 import os
@@ -27,7 +27,7 @@ def assert_one_line_error(result, message):
 
 
 def write_tf1_classifier(directory):
-    """A google-research/bert run_classifier.py checkpoint, 2 classes, config beside; returns (model, vocab)."""
+    """A google-research/bert classifier checkpoint, 2 classes, config beside; (model, vocab)."""
     vocab = write_word_vocab(directory / "vocab.txt", ["a fine day", "a bad day"])
     vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
     write_tiny_config(directory, vocab_size=vocab_size)
@@ -104,8 +104,8 @@ def test_the_checkpoint_is_read_once(tmp_path, caplog):
 
 
 def test_a_fine_tuned_checkpoint_exports_with_its_saved_labels(tmp_path):
-    """bert_tf's best/labels.json names the classes in the export; a --labels of the same names reorders
-    the head, one of other names renames them (checked on the model the script exports)."""
+    """bert_tf's best/labels.json names the classes in the export; a --labels of the same names
+    reorders the head, one of other names renames them (checked on the model the script exports)."""
     vocab = write_word_vocab(tmp_path / "vocab.txt", ["a fine day"])
     config = tiny_config(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8")))
     model = BertClassifier(tiny_encoder(vocab_size=config.vocab_size), num_classes=2)
@@ -125,16 +125,19 @@ def test_a_fine_tuned_checkpoint_exports_with_its_saved_labels(tmp_path):
         np.testing.assert_allclose(exported(inputs)["logits"], expected, atol=1e-5, err_msg=str(labels))
 
 
-# Flags given for a --model_type that does not use it, and export_model.py's one-line error for each.
+# Flags given for a --model_type that does not use
+# it, and export_model.py's one-line error for each.
 UNUSED_FLAGS = [
     (("--model_type=span", "--labels=a,b"), "--labels applies to --model_type=classifier or token, not "
                                             "--model_type=span"),
     (("--model_type=hub", "--labels=a,b", "--num_classes=2"), "--labels, --num_classes apply to "
                                                              "--model_type=classifier or token, not --model_type=hub"),
     (("--model_type=classifier", "--doc_stride=64", "--noversion_2_with_negative"),
-     "--doc_stride, --version_2_with_negative apply to --model_type=span, not --model_type=classifier"),
+     "--doc_stride, --version_2_with_negative apply to "
+     "--model_type=span, not --model_type=classifier"),
     (("--model_type=token", "--null_score_diff_threshold=-3", "--n_best_size=5"),
-     "--null_score_diff_threshold, --n_best_size apply to --model_type=span, not --model_type=token"),
+     "--null_score_diff_threshold, --n_best_size apply "
+     "to --model_type=span, not --model_type=token"),
     (("--model_type=span", "--null_score_diff_threshold=-3"), "--null_score_diff_threshold applies with "
                                                              "--version_2_with_negative (SQuAD 2.0) only"),
     (("--model_type=hub", "--jit_compile"), "--jit_compile applies to task models (their serving_default), "
@@ -154,8 +157,8 @@ def test_bad_flags_and_checkpoints_are_one_line_errors(tmp_path):
     classifier = [f"--init_checkpoint={tmp_path / 'tf1' / 'bert_model.ckpt'}", f"--vocab_file={vocab}", export]
     cases += [
         (["--model_type=classifier", "--num_classes=3", "--max_seq_length=16", *classifier],
-         f"--num_classes=3 (or the number of --labels) does not fit {tmp_path / 'tf1' / 'bert_model.ckpt'}: "
-         "its classifier head has 2 classes"),
+         "--num_classes=3 (or the number of --labels) does not fit "
+         f"{tmp_path / 'tf1' / 'bert_model.ckpt'}: its classifier head has 2 classes"),
         (["--model_type=classifier", "--max_seq_length=65", *classifier],
          "--max_seq_length=65 exceeds the model's max_position_embeddings 64"),
     ]
@@ -174,9 +177,10 @@ def test_bad_flags_and_checkpoints_are_one_line_errors(tmp_path):
     with output_lock.claimed(str(busy), "export_dir", beside=True):
         since = time.gmtime(json.loads((tmp_path / ".busy.lock").read_text())["started"])
         cases.append((["--model_type=classifier", *classifier[:2], f"--export_dir={busy}"],
-                      f"--export_dir={busy} is in use by another run: pid {os.getpid()} on {socket.gethostname()} "
-                      f"since {time.strftime('%Y-%m-%d %H:%M:%S UTC', since)}; wait for it to end, or choose another "
-                      "--export_dir"))
+                      f"--export_dir={busy} is in use by another run: "
+                      f"pid {os.getpid()} on {socket.gethostname()} "
+                      f"since {time.strftime('%Y-%m-%d %H:%M:%S UTC', since)}; wait for it to end, or "
+                      "choose another --export_dir"))
         assert script_failures("export_model.py", *(argv for argv, _ in cases)) == [
             (1, f"export_model.py: error: {message}") for _, message in cases]
     assert not (tmp_path / "export").exists()

@@ -56,7 +56,7 @@ def library_ops(path: str) -> set[str]:
 
 
 def running_core_ops() -> set[str]:
-    """The ops this process registers, less those of the installed tensorflow-text's op libraries."""
+    """The ops this process registers, less those of the installed tensorflow-text's libraries."""
     buffer = c_api.TF_GetAllOpList()
     try:
         registered = {op.name for op in op_def_pb2.OpList.FromString(c_api.TF_GetBuffer(buffer)).op}
@@ -68,8 +68,8 @@ def running_core_ops() -> set[str]:
 
 
 def signature_ops(export_dir) -> dict[str, set[str]]:
-    """Signature name (and `LOAD`) -> the op types it runs: the graph nodes its outputs depend on and
-    every node of every function they call, transitively."""
+    """Signature name (and `LOAD`) -> the op types it runs: the graph nodes its outputs depend on
+    and every node of every function they call, transitively."""
     meta_graph = saved_model_pb2.SavedModel.FromString(
         (pathlib.Path(export_dir) / "saved_model.pb").read_bytes()).meta_graphs[0]
     nodes = {node.name: node for node in meta_graph.graph_def.node}
@@ -137,13 +137,13 @@ def available_ops() -> dict[str, set[str]]:
 
 
 def oldest_release(needed: set[str], available: dict[str, set[str]]) -> tuple[str, dict[str, list[str]]]:
-    """The oldest release that has all of `needed` ("none" if none has), and what each release lacks."""
+    """The oldest release with all of `needed` ("none" if none has), and what each one lacks."""
     missing = {release: sorted(needed - available[release]) for release in RELEASES}
     return next((release for release in RELEASES if not missing[release]), "none"), missing
 
 
 def test_a_signature_on_newer_ops_needs_a_newer_release(tmp_path):
-    """tensorflow-text's RoundRobinTrimmer, inside a function that the signature calls, needs 2.20."""
+    """tensorflow-text's RoundRobinTrimmer, in a function the signature calls, needs 2.20."""
     module = tf.Module()
     module.trim = tf.function(lambda ids: tensorflow_text.RoundRobinTrimmer(4).trim([ids, ids])[0].to_tensor(),
                               input_signature=[tf.RaggedTensorSpec([None, None], tf.int32)])
@@ -155,8 +155,8 @@ def test_a_signature_on_newer_ops_needs_a_newer_release(tmp_path):
 
 
 def test_every_export_runs_on_stock_tf_serving(exports):
-    """Each signature of each export kind: its ops are all in a stock TF Serving release, and the oldest
-    such release is the documented one (`EXPECTED`)."""
+    """Each signature of each export kind: its ops are all in a stock TF Serving release, and the
+    oldest such release is the documented one (`EXPECTED`)."""
     available = available_ops()
     text_ops = fixture_ops("tensorflow_text-2.12.1.txt") | fixture_ops("tensorflow_text-2.20.0.txt")
     oldest, report = {}, []

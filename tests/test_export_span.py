@@ -1,4 +1,4 @@
-"""export_task_model on a BertSpanLabeler: a quickly trained model answers from a two-window context."""
+"""BertSpanLabeler export: a quickly trained model answers from a two-window context."""
 
 from types import SimpleNamespace
 
@@ -167,7 +167,7 @@ def run_squad_predictions(model, tokenizer, question, context, **options):
 
 
 def test_n_best_size_limits_the_spans_as_run_squad(trained):
-    """run_squad.py pairs each window's top --n_best_size starts and ends only; the export does the same."""
+    """run_squad.py pairs only each window's top --n_best_size starts and ends; so does export."""
     model, tokenizer, _, _ = trained
     pairs = [("who built it ?", "Ada built the bridge ."), ("who ?", "the old town sits by a slow river ."),
              (QUESTION, "many small boats pass under its arches every day .")]

@@ -12,7 +12,8 @@ from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import random_encoder_inputs, tiny_encoder, write_word_vocab
 
 TEXTS = ["John lives in Paris", "unbelievably , Zoë léft", ""]
-# Past SEQ_LENGTH - 2 = 10 tokens: a word of 12 pieces cut after 2; a word ending on the last token kept.
+# Past SEQ_LENGTH - 2 = 10 tokens: a word of 12 pieces
+# cut after 2; a word ending on the last token kept.
 LONG_TEXTS = ["John " * 8 + "unbelievably", "John " * 9 + "lives in"]
 LABELS = ["O", "B-PER", "B-LOC"]
 SEQ_LENGTH = 12
@@ -150,7 +151,8 @@ def test_multiple_choice_of_unequal_batches_is_refused(chooser, contexts, choice
 
 def test_tagger_text_labels_each_chinese_character_of_unsegmented_text(tagger, tokenizer):
     """Chinese needs no spaces: each CJK character is a word (as in one-character-a-line NER files),
-    with its own label and character offsets; other words still end at whitespace or a CJK character."""
+    with its own label and character offsets; other
+    words still end at whitespace or a CJK character."""
     model, loaded = tagger
     text = "南京市BERT模型"
     out = loaded.signatures["text"](text=tf.constant([text]))

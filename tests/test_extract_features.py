@@ -201,7 +201,7 @@ def test_google_research_bert_tpu_flags_are_accepted(model, tmp_path):
 
 
 def test_empty_input_gives_an_empty_output(model, tmp_path):
-    """As google-research/bert's extract_features.py, which opens the output before any prediction."""
+    """As google-research/bert's extract_features.py, which opens the output before predicting."""
     (tmp_path / "empty.txt").write_bytes(b"")
     flag_values = parsed_flags(f"--input_file={tmp_path / 'empty.txt'}", f"--output_file={tmp_path / 'out.jsonl'}",
                                f"--vocab_file={model['vocab']}", f"--bert_config_file={model['config']}",

@@ -99,7 +99,8 @@ def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
     # And the output_dir itself is enough: its best/ holds the weights and their bert_config.json.
     options = _options(tmp_path, do_train=False, bert_config_file=None)
     assert run_finetuning(KeywordTask(options, task.tokenizer), options)["accuracy"] == results["accuracy"]
-    # A --bert_config_file of another architecture is named, not left to a shape error in the restore.
+    # A --bert_config_file of another architecture is
+    # named, not left to a shape error in the restore.
     (tmp_path / "deeper").mkdir()
     deeper = write_tiny_config(tmp_path / "deeper", vocab_size=_vocab_size(tmp_path), num_hidden_layers=3)
     options = _options(tmp_path, do_train=False, bert_config_file=deeper)
@@ -152,7 +153,7 @@ def test_a_worse_later_epoch_leaves_the_best_epochs_weights(tmp_path):
 
 
 class TracedClassifier(BertClassifier):
-    """BertClassifier that counts the traces of its train step (each runs `train_step` in Python)."""
+    """BertClassifier counting its train step's traces (each runs `train_step` in Python)."""
 
     traces = 0
 
@@ -300,8 +301,8 @@ def test_an_eval_only_run_refuses_a_checkpoint_without_the_tasks_head(tmp_path, 
                                          rf"use {re.escape(str(fine_tuned / 'best'))}$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
 
-    # Fine-tuning from it starts the head fresh: with a warning for a head that does not fit, while no head
-    # at all (a pretrained checkpoint, the usual start) is only noted.
+    # Fine-tuning from it starts the head fresh: with a warning for a head that does not fit, while
+    # no head at all (a pretrained checkpoint, the usual start) is only noted.
     for checkpoint, level, problem in ((three_way, logging.WARNING, "its classifier head has shapes [(64, 3), "
                                                                     "(3,)], the model needs [(64, 2), (2,)]"),
                                        (pretrained, logging.INFO, "no classifier head")):
@@ -346,7 +347,8 @@ def test_layerwise_adamw_without_options_is_keras_adamw():
     for _ in range(3):
         ours.apply(grads, encoder.trainable_variables)
         keras_adamw.apply(grads, reference.trainable_variables)
-    # Within float32 rounding: the fused kernel (FusedAdamW) takes 1 - beta_2 in float32, Keras in float64.
+    # Within float32 rounding: the fused kernel (FusedAdamW)
+    # takes 1 - beta_2 in float32, Keras in float64.
     for a, b in zip(encoder.trainable_variables, reference.trainable_variables):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-6)
 
@@ -396,7 +398,8 @@ def test_masked_lm_auxiliary_loss_only_in_training_and_loads_the_pretrained_head
     outputs = model(inputs, training=True)
     task_loss = float(model.compute_loss(inputs, labels, outputs, training=False))
     loss = float(model.compute_loss(inputs, labels, outputs, training=True)) - task_loss
-    # A pretrained-vocab-sized cross-entropy, scaled by the weight: positive, finite, around 0.5 * ln(V).
+    # A pretrained-vocab-sized cross-entropy, scaled by
+    # the weight: positive, finite, around 0.5 * ln(V).
     assert 0.1 < loss < 0.5 * np.log(len(tokenizer.vocab)) * 3
     np.testing.assert_allclose(outputs["logits"], model.task_model(inputs)["logits"], atol=1e-5)  # task unchanged
 
@@ -424,7 +427,8 @@ def test_finetuning_with_every_option_learns_and_applies_each(tmp_path):
     options = _options(tmp_path, layerwise_lr_decay=0.9, gradual_unfreezing=True, mlm_aux_weight=0.01)
     task = WatchedKeywordTask(options, BertTokenizer(options.vocab_file))
     results = run_finetuning(task, options)
-    # The majority label gives 0.625. (With mlm_aux_weight=0.1 this randomly initialized model stays there.)
+    # The majority label gives 0.625. (With mlm_aux_weight=0.1
+    # this randomly initialized model stays there.)
     assert results["accuracy"] > 0.9
     built, trained = task.tables[0], task.tables[3]  # as built, and after the third (last) epoch
 
@@ -495,9 +499,9 @@ def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert worker.returncode == 0, worker.stderr[-3000:]
     results = json.loads(worker.stdout.strip().splitlines()[-1])
-    # A classifier in `MaskedLMAuxiliary`: its loss is Keras's compiled loss, as a bare classifier's,
-    # plus the masked-LM term, for which each replica masks its rows as one device masks them and
-    # takes the mean over the global batch's predictions.
+    # A classifier in `MaskedLMAuxiliary`: its loss is Keras's compiled loss, as a bare
+    # classifier's, plus the masked-LM term, for which each replica masks its rows as one device
+    # masks them and takes the mean over the global batch's predictions.
     np.testing.assert_allclose(results["mirrored"], results["one_device"], rtol=1e-5)
     one, mirrored, initial = (np.load(tmp_path / f"{name}.npz") for name in ("one_device", "mirrored", "initial"))
     for name in one.files:
@@ -538,7 +542,8 @@ def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:
 def _fit_on_two_devices_and_one(workdir: pathlib.Path, vocab,
                                 strategies: dict[str, tf.distribute.Strategy]) -> dict[str, list[float]]:
     """Fits a classifier in `MaskedLMAuxiliary` from the same weights on each strategy; its losses.
-    One encoder layer: tracing the optimizer's per-variable updates, on each replica, takes most of the time."""
+    One encoder layer: tracing the optimizer's per-variable
+    updates, on each replica, takes most of the time."""
     inputs = random_encoder_inputs(16, 8, len(vocab))
     dataset = tf.data.Dataset.from_tensor_slices((inputs, {"logits": np.arange(16) % 2})).batch(8)
     initial, losses = None, {}

@@ -46,7 +46,7 @@ def csv_task(options) -> SentencePredictionTask:
 
 @pytest.fixture(scope="module")
 def csv_run(tmp_path_factory):
-    """A csv classifier fine-tuned with per-epoch evaluation (BestCheckpoint); (vocab, output_dir)."""
+    """A csv classifier fine-tuned, evaluated each epoch (BestCheckpoint); (vocab, output_dir)."""
     root = tmp_path_factory.mktemp("csv")
     vocab = write_word_vocab(root / "vocab.txt", [text for texts in REVIEWS.values() for text in texts])
     vocab_size = len(pathlib.Path(vocab).read_text().splitlines())
@@ -87,8 +87,8 @@ def test_a_training_file_with_other_labels_is_refused(csv_run, tmp_path):
     write_csv(tmp_path / "other" / "dev.csv", labeled_reviews(names=("bad", "good"), n=8))
     options = csv_options(tmp_path / "other", vocab, tmp_path / "out", init_checkpoint=str(out / "best" / "ckpt"),
                           do_eval=True)
-    message = (f"{tmp_path}/other/train.csv has the labels bad, good, but the checkpoint was fine-tuned on "
-               f"neg, pos ({out}/best/ckpt)")
+    message = (f"{tmp_path}/other/train.csv has the labels bad, good, but the checkpoint was fine-tuned "
+               f"on neg, pos ({out}/best/ckpt)")
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         run_finetuning(csv_task(options), options)
 

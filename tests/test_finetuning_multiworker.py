@@ -5,7 +5,6 @@ the other's must not exist, and both workers must end with the same weights. Thi
 also the worker script of those processes.
 """
 
-import importlib
 import json
 import os
 import pathlib
@@ -67,13 +66,15 @@ def test_classifier_trains_on_two_workers_and_only_the_chief_writes(tmp_path):
     assert (tmp_path / "export0" / "saved_model.pb").exists()
     assert not other.exists() and not (tmp_path / "export1").exists()
     _assert_same_weights(tmp_path / "weights0.npz", tmp_path / "weights1.npz")
-    # Both evaluated every example (2 global batches of 8 and one of the rest) with the same weights.
+    # Both evaluated every example (2 global batches
+    # of 8 and one of the rest) with the same weights.
     for out in outputs:
         assert "Fine-tuning on 64 examples: 2 epoch(s) of 4 steps, batch 16" in out
         assert out.count(" eval: accuracy ") == 2
     assert outputs[0].split("Eval results: ")[1].splitlines()[0] == \
         outputs[1].split("Eval results: ")[1].splitlines()[0]
-    # The predictions each worker gathered from both are in the rows' order: those of the weights alone.
+    # The predictions each worker gathered from both are
+    # in the rows' order: those of the weights alone.
     rows = [row.split("\t") for row in (chief / "test_results.tsv").read_text().splitlines()[1:]]
     assert [row[0] for row in rows] == [str(i) for i in range(10)]
     logits = np.load(tmp_path / "logits0.npy")
@@ -90,7 +91,8 @@ def test_ner_squad_and_multiple_choice_train_on_two_workers(tmp_path):
         "ner": ["test_predictions.txt"], "squad": ["nbest_predictions.json", "predictions.json"],
         "multiple_choice": ["test_predictions.csv"]}
     assert {task: other[task] for task in TASKS} == {task: None for task in TASKS}  # no --output_dir at all
-    # Workers that would resume from different steps (each saw another directory) are refused, on every worker.
+    # Workers that would resume from different steps (each
+    # saw another directory) are refused, on every worker.
     for index, errors in enumerate([chief["errors"], other["errors"]]):
         assert errors == [None, f"out: this worker resumes from step {index}, but not every worker does; every "
                                 "worker must read the chief's output directory at that path (a shared one, such as gs://)"]
@@ -108,7 +110,7 @@ def _weights(model) -> dict:
 
 
 def _keeping(task, kept: dict):
-    """`task`, keeping itself and the task model it builds in `kept` ("task", "model"); returns `task`."""
+    """`task`, keeping itself and its task model in `kept` ("task", "model"); returns `task`."""
     build_model = task.build_model
 
     def build(encoder):
@@ -120,8 +122,9 @@ def _keeping(task, kept: dict):
 
 
 def _classifier(workdir: pathlib.Path, index: int, argv: list[str]):
-    """run_classifier.py's flags and main, into --output_dir out<index> and --export_dir export<index>;
-    saves the task model's final weights, and its logits on the test split, computed in this worker alone."""
+    """run_classifier.py's flags and main, into --output_dir out<index>
+    and --export_dir export<index>; saves the task model's final weights,
+    and its logits on the test split, computed in this worker alone."""
     from absl import flags
 
     from bert_tf.finetuning.cli import finetuning_main
@@ -143,9 +146,10 @@ TASKS = ("ner", "squad", "multiple_choice")
 
 
 def _tasks(workdir: pathlib.Path, index: int):
-    """Fine-tunes and predicts each of TASKS in turn, one short epoch each, into --output_dir <task><index>;
-    saves each task model's final weights; prints the files of each --output_dir (None: there is none), and
-    the errors of `check_same_resume_step` for a step every worker has and for one each has its own."""
+    """Fine-tunes and predicts each of TASKS in turn, one short epoch each, into --output_dir
+    <task><index>; saves each task model's final weights; prints the files of each --output_dir
+    (None: there is none), and the errors of `check_same_resume_step` for a step every worker has
+    and for one each has its own."""
     from bert_tf.finetuning.driver import run_finetuning
     from bert_tf.training import distribution
 

@@ -28,7 +28,7 @@ STEPS_PER_EPOCH = 8
 
 
 class CrashingClassifier(BertClassifier):
-    """BertClassifier whose training stops with an error once `crash_at` steps are done, as a killed run."""
+    """BertClassifier whose training fails after `crash_at` steps, as a killed run."""
 
     crash_at = None
 
@@ -93,11 +93,11 @@ def test_a_run_killed_mid_epoch_resumes_at_its_last_saved_step(tmp_path, capsys)
     capsys.readouterr()
     _run(options)
     backup = tmp_path / "out" / "backup"
-    assert (f"Resuming the interrupted run saved in {backup} at step 6 of 16 (epoch 1); delete that directory "
-            "to start over instead" in capsys.readouterr().out)
+    assert (f"Resuming the interrupted run saved in {backup} at step 6 of 16 (epoch 1); delete that "
+            "directory to start over instead" in capsys.readouterr().out)
     assert not backup.exists()
-    # The same 16 steps on the same batches, learning rates and dropout masks, one or 3 steps per call:
-    # the same weights.
+    # The same 16 steps on the same batches, learning rates and
+    # dropout masks, one or 3 steps per call: the same weights.
     expected = _weights(str(tmp_path / "uninterrupted" / "best" / "ckpt"))
     got = _weights(str(tmp_path / "out" / "best" / "ckpt"))
     assert got.keys() == expected.keys()
@@ -106,7 +106,7 @@ def test_a_run_killed_mid_epoch_resumes_at_its_last_saved_step(tmp_path, capsys)
 
 
 class OverflowingTask(CrashingTask):
-    """CrashingTask with its loss scaled up, so that float16's first steps overflow and are skipped."""
+    """CrashingTask with its loss scaled up, so float16's first steps overflow and are skipped."""
 
     def loss(self, label_smoothing=0.0):
         cross_entropy = super().loss(label_smoothing)
@@ -139,7 +139,8 @@ CHANGED_SCHEDULES = [
 
 def test_a_backup_that_cannot_be_resumed_is_a_one_line_error_and_kept(tmp_path):
     """A resume on other batches or learning rates would mix two schedules in one model; another
-    architecture cannot be restored. Each is refused, the backup kept for a resume with the right flags."""
+    architecture cannot be restored. Each is refused, the
+    backup kept for a resume with the right flags."""
     options = _resume_options(tmp_path)
     _crash(options, crash_at=10)  # backed up at the end of epoch 1, step 8
     backup = tmp_path / "out" / "backup"
@@ -203,7 +204,7 @@ def test_a_corrupt_backup_falls_back_to_the_one_before_it_or_says_how_to_start_o
 
 
 def test_corrupt_settings_and_best_metrics_are_one_line_errors_naming_them(tmp_path):
-    """A resume reads settings.json and best/metrics.json: a broken one is named, where its JSON breaks."""
+    """A resume reads settings.json and best/metrics.json: a broken one is named, at its break."""
     model = BertClassifier(tiny_encoder(), num_classes=2)
     model.build_with_dummy_inputs()
     model.compile(optimizer="adam")
@@ -242,8 +243,9 @@ class KilledTask(CrashingTask):
 
 
 def test_a_run_killed_after_training_resumes_with_its_own_best_and_trains_nothing(tmp_path, capsys):
-    """Killed in its last epoch's evaluation, a run leaves its backup at the final step beside an earlier
-    run's best/; killed in its predictions, beside its own best/. Each time, its rerun writes what is missing."""
+    """Killed in its last epoch's evaluation, a run leaves its backup at the
+    final step beside an earlier run's best/; killed in its predictions,
+    beside its own best/. Each time, its rerun writes what is missing."""
     options = _resume_options(tmp_path, num_train_epochs=1, do_eval=True, do_predict=True)
     tokenizer = BertTokenizer(options.vocab_file)
     earlier = BertClassifier(tiny_encoder(vocab_size=len(tokenizer.vocab)), num_classes=2)
@@ -270,7 +272,7 @@ def test_a_run_killed_after_training_resumes_with_its_own_best_and_trains_nothin
 
 
 def test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from(tmp_path, capsys):
-    """SIGKILL the moment the backup directory changes after its first backup, i.e. during the second."""
+    """SIGKILL as the backup directory changes after its first backup, i.e. during the second."""
     repo = pathlib.Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]), TF_CPP_MIN_LOG_LEVEL="3")
     backup = tmp_path / "out" / "backup"

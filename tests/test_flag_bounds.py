@@ -29,8 +29,8 @@ DEFINES = {
 
 
 def test_each_numeric_flag_refuses_values_out_of_range():
-    """Each define function's flags, defined alone in turn in one fresh process (their names overlap):
-    the flags that refuse their bad value, printed as `function: flag...`."""
+    """Each define function's flags, defined alone in turn in one fresh process (their names
+    overlap): the flags that refuse their bad value, printed as `function: flag...`."""
     script = f"""
         import importlib
         from absl import flags
@@ -45,7 +45,8 @@ def test_each_numeric_flag_refuses_values_out_of_range():
                 except flags.IllegalFlagValueError:
                     refused.append(name)
             print(define + ": " + " ".join(refused))
-            for name in set(flags.FLAGS) - defined_before:  # the next define function's may share names
+            # the next define function's may share names
+            for name in set(flags.FLAGS) - defined_before:
                 delattr(flags.FLAGS, name)
     """
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=REPO, capture_output=True,

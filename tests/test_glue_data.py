@@ -1,4 +1,4 @@
-"""GLUE and XNLI processors on the official layouts, the csv/tsv task, bad-data errors and the encoding."""
+"""GLUE and XNLI processors on official layouts, the csv/tsv task, bad-data errors, encoding."""
 
 import pathlib
 import re
@@ -104,7 +104,8 @@ def test_label_sets_regression_and_submission_names():
 
 
 def test_quotes_are_text_in_glue_files():
-    # QUOTE_NONE: an unbalanced double quote is part of the sentence, not the start of a quoted field.
+    # QUOTE_NONE: an unbalanced double quote is part of
+    # the sentence, not the start of a quoted field.
     examples = get_processor("sst2").read(str(FIXTURES / "SST-2"), "test")
     assert examples[1].text_a == 'it \'s a "mess'
     assert get_processor("cola").read(str(FIXTURES / "CoLA"), "train")[2].text_a == 'She said "hello" and left.'
@@ -181,7 +182,8 @@ def test_user_rows_must_match_the_header(tmp_path, task, text, error):
     ("cola", "src\t1\t\tfine\nsrc\t1\n", "train",
      "{dir}/train.tsv:2: malformed TSV row: 2 tab-separated columns, CoLA needs at least 4"),
     ("mnli", "header\n0\t1\t2\tg\tp\tp\tp\tp\tA.\tB.\tmaybe\n", "train",
-     "{dir}/train.tsv:2: label 'maybe' is not in the label set contradiction, entailment, neutral"),
+     "{dir}/train.tsv:2: label 'maybe' is not in the "
+     "label set contradiction, entailment, neutral"),
     ("stsb", "header\n0\tg\tf\ty\to\ts\ts\tA.\tB.\thigh\n", "dev",
      "{dir}/dev.tsv:2: score 'high' is not a number"),
     ("stsb", "header\n0\tg\tf\ty\to\ts\ts\tA.\tB.\t4.0\n1\tg\tf\ty\to\ts\ts\tC.\tD.\tnan\n", "train",
@@ -333,13 +335,17 @@ def test_xnli_task_name_language_and_labels():
      "{dir}/multinli/multinli.train.de.tsv:3: label 'contradicts' is not in the label set "
      "contradiction, entailment, neutral"),
     ("train", dict(train_rows=["A .\tB ."]),
-     "{dir}/multinli/multinli.train.de.tsv:2: malformed TSV row: 2 tab-separated columns, XNLI needs at least 3"),
+     "{dir}/multinli/multinli.train.de.tsv:2: malformed TSV "
+     "row: 2 tab-separated columns, XNLI needs at least 3"),
     ("dev", dict(dev_rows=[xnli_row("fr", "maybe", "A .", "B ."), xnli_row("de", "maybe", "A .", "B .")]),
-     "{dir}/xnli.dev.tsv:3: label 'maybe' is not in the label set contradiction, entailment, neutral"),
+     "{dir}/xnli.dev.tsv:3: label 'maybe' is not in "
+     "the label set contradiction, entailment, neutral"),
     ("test", dict(test_rows=["de\tentailment\t( a )"]),
-     "{dir}/xnli.test.tsv:2: malformed TSV row: 3 tab-separated columns, XNLI needs at least 8"),
+     "{dir}/xnli.test.tsv:2: malformed TSV row: 3 "
+     "tab-separated columns, XNLI needs at least 8"),
     ("test", dict(test_rows=[xnli_row("fr", "neutral", "A .", "B ."), xnli_row("en", "neutral", "A .", "B .")]),
-     "{dir}/xnli.test.tsv: no rows in the language 'de' (--xnli_language); the file has en, fr"),
+     "{dir}/xnli.test.tsv: no rows in the language "
+     "'de' (--xnli_language); the file has en, fr"),
 ])
 def test_bad_xnli_rows_name_file_and_line(tmp_path, split, files, error):
     write_xnli(tmp_path, **files)
@@ -357,7 +363,7 @@ CHINESE = FIXTURES.parent / "chinese"
     ("xnli", dict(xnli_language="zh"), "xnli", True, ("contradiction", "entailment", "neutral")),
 ])
 def test_chinese_classification_data(task, options, data, pairs, labels):
-    """Unsegmented Chinese sentences and pairs: one token a character, the pair's segment ids, XNLI's zh rows."""
+    """Chinese sentences and pairs: a token a character, the pair's segment ids, XNLI's zh rows."""
     tokenizer = BertTokenizer(str(CHINESE / "vocab.txt"))
     processor = get_processor(task, **options)
     data_dir = str(CHINESE / data)

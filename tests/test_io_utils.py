@@ -1,4 +1,4 @@
-"""Atomic outputs: a file or a directory is replaced whole, and a failure leaves no temporary behind."""
+"""Atomic outputs: a file or directory is replaced whole; a failure leaves no temporary behind."""
 
 import glob
 import re
@@ -22,7 +22,8 @@ def test_atomic_output_failure_keeps_the_old_file(tmp_path):
 
 
 def test_temporary_names_match_no_glob_of_the_output(tmp_path):
-    # A killed run leaves its temporary behind: a later `--input_file='out/x.tfrecord*'` must not read it.
+    # A killed run leaves its temporary behind: a later
+    # `--input_file='out/x.tfrecord*'` must not read it.
     path = str(tmp_path / "x.tfrecord")
     with io_utils.atomic_output(path) as tmp, io_utils.atomic_directory(f"{path}-dir") as tmp_dir:
         open(tmp, "w").close()
@@ -79,8 +80,9 @@ def test_atomic_directory_replaces_the_old_directory(tmp_path):
 
 
 def test_the_next_write_removes_what_a_killed_write_left(tmp_path):
-    # `tf.io.gfile.glob('out/*')`, as google-research/bert's and Model Garden's readers expand --input_file,
-    # matches hidden names: a killed run's truncated temporary would be read as a record file.
+    # `tf.io.gfile.glob('out/*')`, as google-research/bert's and Model
+    # Garden's readers expand --input_file, matches hidden names: a
+    # killed run's truncated temporary would be read as a record file.
     write_file(tmp_path / ".x.tmp-1a2b3c4d", "half")
     write_file(tmp_path / ".best.tmp-1a2b3c4d" / "half.txt", "half")
     write_file(tmp_path / ".best.old-0f0f0f0f" / "old.txt", "old")
@@ -92,7 +94,8 @@ def test_the_next_write_removes_what_a_killed_write_left(tmp_path):
     with io_utils.atomic_directory(tmp_path / "best") as tmp:
         io_utils.atomic_write_text(f"{tmp}/new.txt", "new")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["x", "best", *others])
-    # Killed between replace_directory's two renames: the old copy is the only one, and a failed write keeps it.
+    # Killed between replace_directory's two renames: the
+    # old copy is the only one, and a failed write keeps it.
     write_file(tmp_path / ".kept.old-0f0f0f0f" / "old.txt", "old")
     with pytest.raises(RuntimeError), io_utils.atomic_directory(tmp_path / "kept"):
         raise RuntimeError("the write fails")

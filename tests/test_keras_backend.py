@@ -34,7 +34,7 @@ def test_another_backend_is_refused_in_one_line():
 
 
 def test_keras_imported_first_on_another_backend_is_refused():
-    """Keras imported before bert_tf has chosen its backend already: the variable no longer tells it."""
+    """Keras imported before bert_tf has chosen its backend: the variable no longer tells it."""
     code = ("import os; os.environ['KERAS_BACKEND'] = 'torch'; import keras; "
             "del os.environ['KERAS_BACKEND']; import bert_tf")
     result = run_python(code)

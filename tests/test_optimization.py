@@ -1,4 +1,4 @@
-"""The pretraining optimizers take the steps their papers define, on a Dense layer and a LayerNorm."""
+"""The pretraining optimizers take their papers' steps, on a Dense layer and a LayerNorm."""
 
 import keras
 import numpy as np
@@ -13,7 +13,7 @@ LEARNING_RATE, WEIGHT_DECAY, EPSILON = 1e-2, 0.1, 1e-6
 
 
 def _layers_and_gradients(seed: int = 0):
-    """A built Dense (kernel, bias) and LayerNorm (gamma, beta) with random weights, and random gradients."""
+    """A built Dense (kernel, bias) and LayerNorm (gamma, beta), random weights and gradients."""
     rng = np.random.default_rng(seed)
     dense, norm = keras.layers.Dense(3), keras.layers.LayerNormalization()
     dense.build((None, 4))
@@ -37,8 +37,9 @@ def _adam_direction(moments, gradient, step, epsilon_hat: bool):
 
 
 def _reference_steps(name, weights, gradients, steps):
-    """The weights after `steps` updates by the paper's AdamW (decoupled decay) or LAMB (decay inside the
-    trust ratio, Model Garden's layer adaptation only for decayed weights); kernels decay, the rest not."""
+    """The weights after `steps` updates by the paper's AdamW (decoupled
+    decay) or LAMB (decay inside the trust ratio, Model Garden's layer
+    adaptation only for decayed weights); kernels decay, the rest not."""
     weights = [w.copy() for w in weights]
     moments = [(np.zeros_like(w), np.zeros_like(w)) for w in weights]
     for step in range(1, steps + 1):
@@ -97,7 +98,7 @@ def test_lamb_round_trips_through_its_config():
 
 
 def _bert_optimizer(name):
-    """BERT's pretraining AdamW or LAMB, or its fine-tuning LayerwiseAdamW, decaying by 3e-9 in 3 steps."""
+    """BERT's pretraining AdamW or LAMB, or fine-tuning LayerwiseAdamW, decaying 3e-9 in 3 steps."""
     if name in optimization.OPTIMIZER_CLASSES:
         return optimization.create_optimizer(name, LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0,
                                              weight_decay=WEIGHT_DECAY)

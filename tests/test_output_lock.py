@@ -48,7 +48,8 @@ def record(directory) -> dict:
 def in_use(flag: str, directory, pid: int, host: str = HOST, lapses: str = "") -> str:
     """The refusal of a run that finds `directory` held by `pid` (whose record says since when)."""
     return (f"--{flag}={directory} is in use by another run: pid {pid} on {host} since "
-            f"{utc(record(directory)['started'])}{lapses}; wait for it to end, or choose another --{flag}")
+            f"{utc(record(directory)['started'])}{lapses}; "
+            f"wait for it to end, or choose another --{flag}")
 
 
 def exactly(message: str) -> str:
@@ -67,8 +68,8 @@ def test_a_second_claim_is_refused_naming_the_holder_and_the_lock_goes_with_the_
 
 
 def test_a_second_pretraining_run_is_refused_and_the_killed_first_one_resumes(tmp_path):
-    """Two real processes: the second refuses while the first trains; SIGKILL the first, and its resume
-    is not blocked by the lock it held."""
+    """Two real processes: the second refuses while the first trains; SIGKILL the first, and its
+    resume is not blocked by the lock it held."""
     opts = pretraining_options(tmp_path, num_train_steps=100000, save_checkpoints_steps=2, iterations_per_loop=2,
                                log_every=2)
     flags = [f"--{name}={getattr(opts, name)}" for name in (
@@ -123,7 +124,8 @@ def test_on_an_object_store_a_live_runs_record_refuses_and_a_killed_runs_is_repl
     directory = ram_directory()
     heartbeat = time.time() - 40
     write_record(directory, heartbeat=heartbeat)
-    lapses = f" (if it was killed, its lock lapses at {utc(heartbeat + output_lock.STALE_AFTER_SECONDS)})"
+    lapses = (" (if it was killed, its lock lapses at "
+              f"{utc(heartbeat + output_lock.STALE_AFTER_SECONDS)})")
     with pytest.raises(OutputDirInUse, match=exactly(in_use("output_dir", directory, 4321, "elsewhere", lapses))):
         with output_lock.claimed(directory, "output_dir"):
             pass
@@ -161,7 +163,8 @@ def test_on_an_object_store_a_run_whose_record_was_replaced_stops_before_its_nex
         checkpoints.save(manager, 1)
         write_record(directory)
         taken = exactly(f"--output_dir={directory} was taken over by another run: pid 4321 on elsewhere since "
-                        f"{utc(record(directory)['started'])}; this run stops so that the two do not mix their outputs")
+                        f"{utc(record(directory)['started'])}; this run "
+                        "stops so that the two do not mix their outputs")
         backup.step = 1
         with pytest.raises(OutputDirTakenOver, match=taken):
             backup.on_epoch_end(1)
@@ -176,7 +179,8 @@ def test_on_an_object_store_a_run_whose_record_was_replaced_stops_before_its_nex
 
 
 def another_kind(directory, found: str, other: str, kind: str) -> str:
-    return exactly(f"--output_dir={directory} holds a {other} run's outputs ({found}); a {kind} run writes to a "
+    return exactly(f"--output_dir={directory} holds a {other} run's "
+                   f"outputs ({found}); a {kind} run writes to a "
                      f"new or empty directory, or to an earlier {kind} run's: choose another --output_dir")
 
 

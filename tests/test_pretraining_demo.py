@@ -78,13 +78,13 @@ def test_demo_runs_the_whole_job(tmp_path):
                      r"prediction: 0\.500\)", out), out
     assert len(re.findall(r"answer: \S+ +top 5: ", out)) == 6, out  # 5 from the checkpoint, 1 from the export
     assert "encoder.mlm" in out
-    assert ("3/5 Pretraining tiny BERT for 4 steps on each of 32, 64 and 128-token sequences in turn, then "
-            "evaluating on held-out articles...") in out, out
+    assert ("3/5 Pretraining tiny BERT for 4 steps on each of 32, 64 and 128-token sequences in turn, "
+            "then evaluating on held-out articles...") in out, out
     for number, (length, batch, predictions, directory) in enumerate(
             [(32, 128, 5, "output/pretraining_demo/seq_32"), (64, 64, 10, "output/pretraining_demo/seq_64"),
              (128, 32, 20, "output/pretraining_demo")], start=1):
-        assert (f"   Phase {number} of 3: {length}-token sequences, batch {batch}, {predictions} predictions "
-                f"each, in {directory}\n") in out, out
+        assert (f"   Phase {number} of 3: {length}-token sequences, batch {batch}, {predictions} "
+                f"predictions each, in {directory}\n") in out, out
     for length in (32, 64):
         assert tf.train.latest_checkpoint(str(output_dir / f"seq_{length}")).endswith("ckpt-4")
     assert "global_step = 4\n" in (output_dir / "eval_results.txt").read_text()  # the last phase's steps
@@ -100,8 +100,8 @@ def test_a_second_demo_says_what_it_does_with_the_first_ones_checkpoint(tmp_path
     tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1)), str(tmp_path), 1).save(checkpoint_number=400)
     assert demo.resume_note(options) == f"   Resuming the run in {tmp_path} at step 400 (delete it to start over)"
     assert demo.resume_note(dataclasses.replace(options, num_train_steps=300)) == (
-        f"   {tmp_path} holds a model trained 400 steps, no fewer than --num_train_steps: evaluating it as it "
-        f"is (delete {tmp_path} to train again)")
+        f"   {tmp_path} holds a model trained 400 steps, no fewer than --num_train_steps: "
+        f"evaluating it as it is (delete {tmp_path} to train again)")
 
 
 def test_the_short_phases_keep_the_tokens_and_predictions_of_a_batch(tmp_path):
@@ -124,7 +124,8 @@ def test_a_short_phase_is_skipped_once_done_or_once_a_later_phase_has_begun(tmp_
     shorts = [dataclasses.replace(short, input_file=str(tmp_path / f"no-such-records-{short.max_seq_length}"))
               for short in demo.short_phases(options)]
 
-    def first_phase_trained():  # the phase that _train_short_phases starts, read from its missing records
+    def first_phase_trained():
+        """The phase that _train_short_phases starts, read from its missing records."""
         with pytest.raises(ValueError, match="no-such-records-(32|64)") as error:
             demo._train_short_phases(shorts, options, tf.distribute.get_strategy())
         return int(error.value.args[0].split("no-such-records-")[1][:2])
@@ -148,11 +149,12 @@ def test_flags_the_demo_cannot_use_are_refused(tmp_path):
     """A real run that forgot --input_file must not train its --output_dir on the demo's data; the
     demo evaluates on its own held-out articles, not an --eval_file."""
     cases = [([f"--output_dir={tmp_path / 'run'}", "--do_train", "--bert_config_file=configs/tiny/bert_config.json"],
-              "--input_file is required with --output_dir (without both, run_pretraining.py runs the demo)"),
+              "--input_file is required with --output_dir "
+              "(without both, run_pretraining.py runs the demo)"),
              ([f"--eval_file={tmp_path / 'eval.tfrecord'}"],
               "--eval_file needs --output_dir (the demo evaluates on its own held-out articles)"),
-             *[([flag], f"--{name}={value}: the demo always trains, then evaluates, on TFRecords it writes; give "
-                        "--input_file and --output_dir for another job")
+             *[([flag], f"--{name}={value}: the demo always trains, then evaluates, on TFRecords it "
+                        "writes; give --input_file and --output_dir for another job")
                for flag, name, value in (("--nodo_eval", "do_eval", False), ("--nodo_train", "do_train", False),
                                          ("--dynamic_masking", "dynamic_masking", True))]]
     assert script_failures("run_pretraining.py", *(argv for argv, _ in cases)) == [
@@ -207,8 +209,8 @@ def test_demo_exports_at_max_seq_length(tmp_path):
 
 
 def test_chinese_demo_pieces(tmp_path):
-    """--demo_language=zh: the first articles only, whole Chinese words masked for filling in, and the
-    config sized for bert-base-chinese's vocab (here its committed subset)."""
+    """--demo_language=zh: the first articles only, whole Chinese words masked for filling in, and
+    the config sized for bert-base-chinese's vocab (here its committed subset)."""
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join(f"第{i}篇。\n结束。" for i in range(30)) + "\n", encoding="utf-8")
     train, heldout = split_corpus(corpus, tmp_path / "split", max_articles=20)

@@ -49,13 +49,15 @@ def test_mirrored_matches_one_device_and_evaluates_global_batches(tmp_path):
     assert np.isfinite(results["sampled_loss"]) and results["sampled_changed"] > len(one.files) // 2
     assert results["indivisible_batch_error"] == "--train_batch_size=7 is not divisible by the 2 replicas"
     assert results["indivisible_batch_left_output"] is False
-    # BertPretrainer.fit, unclipped: each replica's loss is scaled so that the gradients sum to the global batch's.
+    # BertPretrainer.fit, unclipped: each replica's loss is
+    # scaled so that the gradients sum to the global batch's.
     fit_one, fit_mirrored = np.load(tmp_path / "fit_one_device.npz"), np.load(tmp_path / "fit_mirrored.npz")
     for name in fit_one.files:
         np.testing.assert_allclose(fit_mirrored[name], fit_one[name], atol=1e-5, err_msg=name)
     assert sum(not np.allclose(fit_one[name], np.load(tmp_path / "initial.npz")[name]) for name in fit_one.files) \
         > len(fit_one.files) // 2
-    # --max_eval_steps=3 global batches of --eval_batch_size=8 on 2 replicas, from records and from text.
+    # --max_eval_steps=3 global batches of --eval_batch_size=8
+    # on 2 replicas, from records and from text.
     assert results["eval_examples"] == {"records": 24, "dynamic_masking": 24}
 
 
@@ -140,7 +142,8 @@ def test_resume_after_sigkill(tmp_path):
     with open(first_stderr, "w") as stderr:
         first = subprocess.Popen(command, cwd=REPO, env=worker_env(), stdout=subprocess.DEVNULL, stderr=stderr)
         deadline = time.monotonic() + 240
-        # The `checkpoint` state file is written after a checkpoint's data: it commits the checkpoint.
+        # The `checkpoint` state file is written after a
+        # checkpoint's data: it commits the checkpoint.
         while not (out / "checkpoint").exists() and time.monotonic() < deadline and first.poll() is None:
             time.sleep(0.05)
         first.send_signal(signal.SIGKILL)
@@ -193,7 +196,7 @@ def _options(workdir, files, batch=BATCH):
 
 
 def _train(strategy, opts, initial=None, clip_norm=0.01):
-    """STEPS steps on the files in order; returns (the metrics over the steps, weights, optimizer steps)."""
+    """STEPS steps on the files in order; returns (metrics over them, weights, optimizer steps)."""
     from bert_tf.bert_config import BertConfig
     from bert_tf.data.pretraining_dataset import pretraining_dataset
     from bert_tf.pretraining.run import build_model
@@ -214,7 +217,7 @@ def _train(strategy, opts, initial=None, clip_norm=0.01):
 
 
 def _fit(strategy, opts, initial):
-    """Two steps of `BertPretrainer.fit` (SGD, no clipping) on the first records; returns the weights."""
+    """Two steps of `BertPretrainer.fit` (SGD, no clipping) on the first records; the weights."""
     import keras
 
     from bert_tf.data.pretraining_dataset import pretraining_dataset
@@ -256,7 +259,8 @@ def _mirrored_worker(workdir: pathlib.Path):
         losses.append(metrics["loss"])
         aucs.append(metrics["next_sentence_auc"])
         np.savez(workdir / f"fit_{name}.npz", **_fit(strategy, opts, initial))
-    # A sampled masked-LM softmax draws its candidates in each replica (no parity: each draws for its own labels).
+    # A sampled masked-LM softmax draws its candidates in each
+    # replica (no parity: each draws for its own labels).
     sampled_metrics, sampled, _ = _train(mirrored, dataclasses.replace(opts, masked_lm_samples=16), initial)
     indivisible = dataclasses.replace(_options(workdir, files, batch=7), output_dir=str(workdir / "indivisible"))
     try:

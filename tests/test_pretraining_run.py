@@ -56,7 +56,8 @@ def test_overfits_a_fixed_batch(tmp_path, masked_lm_samples):
     results = runner.metric_results()
     assert results["masked_lm_accuracy"] > 0.9, results
     assert results["next_sentence_accuracy"] == 1.0, results
-    # A sampled softmax's training accuracy is against its candidates; evaluation scores the whole vocab.
+    # A sampled softmax's training accuracy is against
+    # its candidates; evaluation scores the whole vocab.
     assert runner.evaluate(tf.data.Dataset.from_tensors(next(iterator)))["masked_lm_accuracy"] > 0.9
 
 
@@ -78,7 +79,7 @@ def test_mixed_precision_trains_with_finite_loss(tmp_path, dtype):
 
 
 def stored_step(checkpoint: str) -> int:
-    """The optimizer's `iterations` saved in `checkpoint` (a loss-scaled optimizer's: its inner one's)."""
+    """The optimizer's `iterations` in `checkpoint` (a loss-scaled optimizer's: its inner one's)."""
     return int(tf.train.load_variable(checkpoint, "optimizer/inner_optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"))
 
 
@@ -125,7 +126,8 @@ def test_train_step_compiles_with_xla(tmp_path, masked_lm_samples):
     runner.train(iterator, 2)
     assert np.isfinite(runner.metric_results()["loss"])
     assert any(not np.array_equal(a, w.numpy()) for a, w in zip(before, runner.model.trainable_weights))
-    # The loop ran the replica step, whose compiler IR exists only for a jit_compile=True tf.function.
+    # The loop ran the replica step, whose compiler IR
+    # exists only for a jit_compile=True tf.function.
     step = runner._replica_train_step
     assert step.experimental_get_tracing_count() == 1
     assert "ENTRY" in step.experimental_get_compiler_ir(next(iterator))(stage="hlo")
@@ -216,7 +218,8 @@ def test_a_resumed_run_removes_what_an_interrupted_save_left(trained, tmp_path):
     opts = dataclasses.replace(resumed(trained, tmp_path), num_train_steps=trained.num_train_steps)  # no new save
     out = pathlib.Path(opts.output_dir)
     # Killed while `CheckpointManager.save` wrote ckpt-9's shard (TF's names: functional_saver.py's
-    # `<prefix>_temp/part-*`, tensor_bundle.cc's `.tempstate<random>`) and the `checkpoint` file's temporary.
+    # `<prefix>_temp/part-*`, tensor_bundle.cc's
+    # `.tempstate<random>`) and the `checkpoint` file's temporary.
     shard = out / "ckpt-9_temp" / "part-00000-of-00001.data-00000-of-00001.tempstate8327195610382718264"
     write_file(shard, (out / "ckpt-6.data-00000-of-00001").read_bytes()[:100])
     state = write_file(out / f"checkpoint.tmp{'0a1b2c3d' * 4}", (out / "checkpoint").read_text())
@@ -230,8 +233,8 @@ def test_no_config_to_be_found_names_the_flag(tmp_path):
     result = run_script("run_pretraining.py", f"--input_file={tmp_path}/x", f"--output_dir={tmp_path}/out",
                         "--do_train", timeout=120)
     assert_fails_with_line(result, (
-        "run_pretraining.py: error: --bert_config_file is required without --init_checkpoint or an "
-        "--output_dir to resume"))
+        "run_pretraining.py: error: --bert_config_file is required without --init_checkpoint "
+        "or an --output_dir to resume"))
     assert not (tmp_path / "out").exists()
 
 

@@ -30,8 +30,9 @@ def results() -> dict:
 
 @pytest.mark.parametrize("optimizer", ["adamw", "loss_scaled_adamw"])
 def test_the_train_step_all_reduces_the_gradients_once(results, optimizer):
-    """Each replica's collective all-reduces carry the gradients once (every trainable parameter), plus
-    the masked-LM weight sum (one number); Keras's optimizer would all-reduce the sum a second time."""
+    """Each replica's collective all-reduces carry the gradients once
+    (every trainable parameter), plus the masked-LM weight sum (one
+    number); Keras's optimizer would all-reduce the sum a second time."""
     counted = results["all_reduced"][optimizer]
     assert counted["replicas"] == [0, 1]
     assert counted["elements_per_replica"] == [counted["parameters"] + 1] * 2
@@ -45,9 +46,10 @@ def test_replicas_draw_different_dropout_masks_in_a_step(results):
 
 
 def test_two_replicas_with_dropout_track_one_device_on_the_global_batch(results):
-    """The same examples, the same start, dropout 0.3: each window's mean training loss agrees to within
-    the dropout's noise (another seed moves it as much), and so does their mean, more tightly; without
-    dropout the loss falls well below both. Meanwhile the loss falls to a fraction of its start."""
+    """The same examples, the same start, dropout 0.3: each window's mean
+    training loss agrees to within the dropout's noise (another seed moves it as
+    much), and so does their mean, more tightly; without dropout the loss falls
+    well below both. Meanwhile the loss falls to a fraction of its start."""
     one, two = np.array(results["tracking"]["one_device"]), np.array(results["tracking"]["mirrored"])
     assert one[-1] < 0.5 * one[0] and two[-1] < 0.5 * two[0]
     np.testing.assert_allclose(two, one, rtol=0.15)

@@ -82,7 +82,7 @@ def test_learns_swag_and_writes_predictions(swag_dir, tmp_path):
 
 
 def write_unlabelled(directory, labelled_train):
-    """SWAG files without labels, except the train file's if `labelled_train`; returns `directory`."""
+    """SWAG files without labels, but the train file's if `labelled_train`; returns `directory`."""
     directory.mkdir()
     write_csv(directory / "train.csv", swag_rows(20, seed=5, labelled=labelled_train), labelled=labelled_train)
     for split in ("val", "test"):

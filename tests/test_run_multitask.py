@@ -81,7 +81,8 @@ def test_three_tasks_train_evaluate_export_and_start_single_task_fine_tuning(dat
         assert (tmp_path / "export" / name / "saved_model.pb").exists()
     assert not (tmp_path / "out" / "backup").exists()  # removed once the outputs are written
 
-    # run_classifier.py's task, started from the multi-task best checkpoint: the encoder and its head load.
+    # run_classifier.py's task, started from the multi-task
+    # best checkpoint: the encoder and its head load.
     single = dataclasses.replace(options, data_dir=str(root / "SST-2"), output_dir=str(tmp_path / "single"),
                                  init_checkpoint=str(tmp_path / "out" / "SST-2" / "best"), do_train=False,
                                  bert_config_file=None, export_dir=None)
@@ -171,9 +172,11 @@ def test_bad_flags_and_data_are_one_line_errors_that_write_nothing(data, tmp_pat
              "--do_train", "--max_seq_length=16"]
     cases = [
         ([f"--tasks=SST-2:classifier:{root / 'SST-2'}", f"--data_dir={root}", *model],
-         "--data_dir is not supported by run_multitask.py: each task names its data directory in --tasks"),
+         "--data_dir is not supported by run_multitask.py: "
+         "each task names its data directory in --tasks"),
         (["--tasks=SST-2:classify:x", *model],
-         "--tasks: 'SST-2:classify:x': kind 'classify' is not one of classifier, ner, squad, multiple_choice"),
+         "--tasks: 'SST-2:classify:x': kind 'classify' is "
+         "not one of classifier, ner, squad, multiple_choice"),
         ([f"--tasks=SST-2:classifier:{root / 'SST-2'},conll:ner:{tmp_path}", *model],
          f"{tmp_path}/train.txt: no such file"),
     ]

@@ -1,4 +1,4 @@
-"""run_ner.py end to end on a small CoNLL fixture, the token loss's reduction, and a bad-data run."""
+"""run_ner.py end to end on a small CoNLL fixture, the token loss's reduction, bad data."""
 
 import pathlib
 import re
@@ -41,7 +41,7 @@ def test_loss_is_the_mean_over_weighted_tokens(smoothing):
 
 
 def test_loss_through_compile_matches_the_weighted_mean():
-    """The driver's path: tf.data of (features, labels keyed by output, per-token weights), a dict of losses."""
+    """The driver's path: tf.data of (features, labels by output, token weights), a loss dict."""
     model = BertTokenClassifier(tiny_encoder(), num_classes=4, dropout_rate=0.0)
     rng = np.random.default_rng(1)
     ids = rng.integers(5, 90, size=(4, 6)).astype("int32")
@@ -122,7 +122,8 @@ def test_learns_the_fixture_and_writes_conll_predictions(tmp_path):
                (line.split(" = ") for line in (out / "eval_results.txt").read_text().splitlines())}
     assert set(results) == {"accuracy", "precision", "recall", "f1"}
     assert results["f1"] >= 0.6, results  # predicting the majority tag O scores entity F1 0
-    # test.txt holds a sentence of 126 words, several windows of 32: every word comes back once, in order.
+    # test.txt holds a sentence of 126 words, several
+    # windows of 32: every word comes back once, in order.
     test = conll.read_conll(FIXTURES / "test.txt")
     assert max(len(s.words) for s in test) > 100
     blocks = (out / "test_predictions.txt").read_text().split("\n\n")

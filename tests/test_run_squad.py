@@ -54,7 +54,8 @@ def test_learns_squad_v1_through_windows(tmp_path, model_files):
     scores = squad_metrics.evaluate(examples, predictions)
     eval_results = dict(line.split(" = ") for line in (out / "eval_results.txt").read_text().splitlines())
     assert float(eval_results["f1"]) == pytest.approx(scores["f1"])
-    # A trivial reader (each context's first three words) scores near zero; the model learned the fixture.
+    # A trivial reader (each context's first three words)
+    # scores near zero; the model learned the fixture.
     baseline = squad_metrics.evaluate(examples, {e.qas_id: " ".join(e.context.split()[:3]) for e in examples})
     assert baseline["f1"] < 10
     assert scores["f1"] > 50 and scores["exact_match"] > 35, scores
@@ -137,9 +138,9 @@ def test_predict_file_may_leave_out_answers_unless_evaluated(tmp_path, model_fil
 
 
 def test_answer_start_is_checked_in_the_training_file_only(tmp_path, model_files, caplog):
-    """The dev file is only scored, on the answer texts (as the official evaluators): its answers are kept
-    as they are; in the training file an answer that differs from the context by a doubled space becomes
-    the context's slice, which --verbose_logging logs."""
+    """The dev file is only scored, on the answer texts (as the official evaluators): its answers
+    are kept as they are; in the training file an answer that differs from the context by a doubled
+    space becomes the context's slice, which --verbose_logging logs."""
     vocab, config = model_files
     data = json.loads((FIXTURES / "train-v1.1.json").read_text(encoding="utf-8"))
     answer = data["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]
@@ -162,7 +163,7 @@ def test_answer_start_is_checked_in_the_training_file_only(tmp_path, model_files
 
 
 class CannedPredictions(SquadTask):
-    """SquadTask whose post-processing answers question 1.1-00 "new", its one candidate `nbest_text`."""
+    """SquadTask whose post-processing answers 1.1-00 "new", its one candidate `nbest_text`."""
 
     nbest_text = "new"
 
@@ -171,8 +172,8 @@ class CannedPredictions(SquadTask):
 
 
 class UnwritableNbest(CannedPredictions):
-    """Its n-best text cannot be written (a lone surrogate, which UTF-8 refuses), as a run killed while
-    writing nbest_predictions.json."""
+    """Its n-best text cannot be written (a lone surrogate, which UTF-8 refuses), as a run killed
+    while writing nbest_predictions.json."""
 
     nbest_text = "\ud800"
 
@@ -201,7 +202,7 @@ def test_squad_v1_predictions_remove_the_null_odds_of_an_older_v2_run(tmp_path, 
 
 
 def test_squad_task_refuses_answer_settings_that_are_not_positive(tmp_path, model_files):
-    """SquadTask is also built without flags (FineTuningOptions): it checks what absl checks for the script."""
+    """SquadTask built without flags (FineTuningOptions) checks what absl checks for the script."""
     vocab, _ = model_files
     options = FineTuningOptions(data_dir=str(FIXTURES), vocab_file=vocab, output_dir=str(tmp_path / "out"))
     with pytest.raises(ValueError, match=r"^--max_answer_length must be positive, got -1$"):
@@ -222,7 +223,8 @@ def test_bad_data_and_missing_flags_are_one_line_errors(tmp_path, model_files):
     model = [f"--vocab_file={vocab}", f"--bert_config_file={config}", f"--output_dir={tmp_path / 'out'}", *WINDOWS]
     cases = [
         ([f"--data_dir={tmp_path}", "--do_train", *model],
-         f"{bad}: no question has its answer in the context at its answer_start, e.g. question 1.1-00: "
+         f"{bad}: no question has its answer in the context "
+         "at its answer_start, e.g. question 1.1-00: "
          "answer_start 3 gives ' Vell Lighthouse ', not the answer text 'Marguerite Oléron'"),
         (["--do_train", f"--predict_file={FIXTURES / 'train-v1.1.json'}", *model],
          "--data_dir is required without --train_file"),
@@ -235,7 +237,7 @@ def test_bad_data_and_missing_flags_are_one_line_errors(tmp_path, model_files):
 
 
 def test_task_name_is_no_flag_of_squad():
-    """--task_name picks run_classifier.py's task; run_squad.py refuses it rather than ignoring it."""
+    """--task_name picks run_classifier.py's task; run_squad.py refuses it, not ignores it."""
     result = run_script("run_squad.py", "--task_name=MRPC")
     assert result.returncode == 1
     assert "Unknown command line flag 'task_name'" in result.stderr
@@ -243,7 +245,8 @@ def test_task_name_is_no_flag_of_squad():
 
 def test_cmrc2018_reads_chinese_character_offsets_and_scores_with_its_metric(tmp_path):
     """CMRC 2018 from --data_dir: gold spans of unsegmented Chinese land on their characters, and
-    the task scores them with CMRC's metric (SQuAD's whitespace-word F1 would score a near miss 0)."""
+    the task scores them with CMRC's metric (SQuAD's
+    whitespace-word F1 would score a near miss 0)."""
     chinese = REPO / "tests" / "fixtures" / "chinese"
     shutil.copy(chinese / "cmrc2018_dev.json", tmp_path / "cmrc2018_dev.json")
     options = FineTuningOptions(data_dir=str(tmp_path), vocab_file=str(chinese / "vocab.txt"),

@@ -1,4 +1,4 @@
-"""The sampled masked-LM softmax: exact where the labels cover the vocab, unbiased otherwise, and trainable."""
+"""Sampled masked-LM softmax: exact where labels cover the vocab, else unbiased; trainable."""
 
 import keras
 import numpy as np
@@ -11,7 +11,7 @@ from bert_test_utils import TINY, random_pretraining_batch, tiny_encoder
 
 
 def head_and_inputs(vocab_size, scale, seed=0):
-    """A built head with a random output bias, random masked states `[2, 6, 16]` and an embedding table."""
+    """A built head with a random output bias, masked states `[2, 6, 16]` and an embedding table."""
     rng = np.random.default_rng(seed)
     head = MaskedLMHead(vocab_size=vocab_size, hidden_size=16)
     states = rng.normal(size=(2, 6, 16)).astype("float32")

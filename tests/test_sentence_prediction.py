@@ -1,5 +1,5 @@
-"""SentencePredictionTask: the csv task through the driver, XNLI from flags, losses, predictions files, head
-loading."""
+"""SentencePredictionTask: the csv task through the driver,
+XNLI from flags, losses, predictions files, head loading."""
 
 import csv
 import math
@@ -109,7 +109,8 @@ def test_mnli_evaluates_both_dev_sets_and_writes_both_submissions(tmp_path, voca
                        [str(tmp_path / "test_mismatched_results.tsv"), str(tmp_path / "MNLI-mm.tsv")]]
     assert (tmp_path / "MNLI-m.tsv").read_text() == "index\tprediction\n0\tcontradiction\n"
     assert (tmp_path / "MNLI-mm.tsv").read_text() == "index\tprediction\n0\tcontradiction\n1\tentailment\n"
-    # Every classification task also writes the csv/tsv tasks' results file: row, label, probabilities.
+    # Every classification task also writes the csv/tsv
+    # tasks' results file: row, label, probabilities.
     rows = [line.split("\t") for line in (tmp_path / "test_mismatched_results.tsv").read_text().splitlines()]
     assert rows[0] == ["index", "prediction", "probability_contradiction", "probability_entailment",
                        "probability_neutral"]
@@ -169,7 +170,7 @@ def test_xnli_task_builds_from_flags_and_predicts_on_its_test_file(tmp_path, voc
 
 
 def test_xnli_labels_are_fixed_against_a_checkpoint_fine_tuned_on_others(tmp_path, vocab):
-    """An eval-only run needs no training file, but a head of other class names is refused, as for GLUE."""
+    """An eval-only run needs no training file; a head of other class names is refused, as GLUE."""
     model = task_for("XNLI", tmp_path, vocab).build_model(tiny_encoder())
     model.build_with_dummy_inputs()
     save_model_checkpoint(model, str(tmp_path / "ckpt"), {}, labels=("yes", "maybe", "no"))

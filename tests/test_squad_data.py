@@ -79,7 +79,7 @@ def test_questions_without_an_answers_field_need_answers_not_required(tmp_path):
 
 
 def test_answers_are_checked_only_as_far_as_they_are_used(tmp_path):
-    """Training needs each answer's text and answer_start; scoring, only the texts; predicting, nothing."""
+    """Training needs answers' text and answer_start; scoring, the texts; predicting, nothing."""
     def squad_file(*answers):
         path = tmp_path / f"{len(list(tmp_path.iterdir()))}.json"
         path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [
@@ -105,9 +105,10 @@ def test_answers_are_checked_only_as_far_as_they_are_used(tmp_path):
 
 
 def test_training_answers_are_located_in_the_context_or_their_question_skipped(tmp_path, caplog):
-    """As google-research/bert: an answer that is the context at its answer_start but for whitespace is
-    kept (as the context's slice), a question with no answer there is skipped with a warning, and a file
-    with no question left is refused. A file that is only scored is not checked: the evaluators use the text."""
+    """As google-research/bert: an answer that is the context at its answer_start
+    but for whitespace is kept (as the context's slice), a question with no answer
+    there is skipped with a warning, and a file with no question left is refused.
+    A file that is only scored is not checked: the evaluators use the text."""
     path = tmp_path / "train.json"
     questions = [{"id": "spaced", "question": "a?", "answers": [{"text": " a\nb ", "answer_start": 1}]},
                  {"id": "off", "question": "c?", "answers": [{"text": "c", "answer_start": 0}]},
@@ -117,8 +118,8 @@ def test_training_answers_are_located_in_the_context_or_their_question_skipped(t
                     encoding="utf-8")
     assert [e.answers for e in read_squad_examples(str(path), check_answer_start=False)] == [
         ((" a\nb ", 1),), (("c", 0),), (("d", 6), ("c", 7))]
-    summary = (f"{path}: skipped 1 of 3 questions whose answer is not in the context at its answer_start, e.g. "
-               "question off: answer_start 0 gives 'x', not the answer text 'c'")
+    summary = (f"{path}: skipped 1 of 3 questions whose answer is not in the context at its "
+               "answer_start, e.g. question off: answer_start 0 gives 'x', not the answer text 'c'")
     with caplog.at_level(logging.INFO, logger="absl"):
         examples = read_squad_examples(str(path))
     assert [(e.qas_id, e.answers) for e in examples] == [("spaced", (("a  b", 2),)), ("second", (("c", 7),))]
@@ -127,7 +128,8 @@ def test_training_answers_are_located_in_the_context_or_their_question_skipped(t
     with caplog.at_level(logging.INFO, logger="absl"):  # --verbose_logging: also each case
         assert read_squad_examples(str(path), verbose_logging=True) == examples
     assert caplog.messages == [
-        f"{path}: question spaced: answer ' a\\nb ' at answer_start 1 is taken as the context's 'a  b' at 2",
+        f"{path}: question spaced: answer ' a\\nb ' at "
+        "answer_start 1 is taken as the context's 'a  b' at 2",
         f"{path}: skipped question off: answer_start 0 gives 'x', not the answer text 'c'",
         f"{path}: question second: answer 'd' at answer_start 6 is left out", summary]
     for start in (-1, 3, 99):  # before the context, at its end, past it
@@ -155,7 +157,8 @@ def test_long_context_windows_positions_and_max_context(tmp_path):
     assert [context[s:].split()[0] for s in first_tokens] == ["w0", "w6", "w12", "w18", "w24"]
     ids = features.inputs["input_word_ids"]
     w20, w21 = tokenizer.convert_tokens_to_ids(["w20", "w21"])
-    # The answer (tokens 20-21) lies wholly in the windows starting at 6, 12 and 18, at 3 + 20 - start.
+    # The answer (tokens 20-21) lies wholly in the windows
+    # starting at 6, 12 and 18, at 3 + 20 - start.
     np.testing.assert_array_equal(features.start_positions, [0, 17, 11, 5, 0] + [0] * 5)
     np.testing.assert_array_equal(features.end_positions, [0, 18, 12, 6, 0] + [0] * 5)
     for f in (1, 2, 3):
@@ -196,7 +199,8 @@ def test_offsets_give_back_exact_answers_and_impossible_points_at_cls(tmp_path):
             assert ex.context[features.token_char_start[f, start]:features.token_char_end[f, end]] == \
                 ex.answers[0][0]
             found.add(ex.qas_id)
-    # Every answer is in some window, accents and punctuation included ("Marguerite Oléron", "José Ibarra").
+    # Every answer is in some window, accents and punctuation
+    # included ("Marguerite Oléron", "José Ibarra").
     assert found == {e.qas_id for e in examples if not e.is_impossible}
     assert len(features) > len(examples)  # long contexts gave several windows
 
@@ -214,8 +218,8 @@ QUESTION = {"id": "q1", "question": "a?", "answers": [{"text": "b", "answer_star
     ({"paragraphs": [{"context": "a b", "qas": [{**QUESTION, "is_impossible": "false"}]}]},
      "question q1: field 'is_impossible' is \"false\", not true or false"),
     ({"paragraphs": [{"context": "a \ud800 b", "qas": [QUESTION]}]},
-     "article 0 paragraph 0: field 'context' holds '\\ud800' at character 2, a lone UTF-16 surrogate, "
-     "not a character"),
+     "article 0 paragraph 0: field 'context' holds '\\ud800' at character 2, a lone UTF-16 "
+     "surrogate, not a character"),
     ({"paragraphs": [{"context": "a b", "qas": [QUESTION]}, {"context": "c b", "qas": [QUESTION]}]},
      "question q1: duplicate id (also in article 0 paragraph 0)"),
 ])

@@ -1,4 +1,4 @@
-"""SQuAD post-processing on hand-built logits, and the official EM/F1 on hand-checked predictions."""
+"""SQuAD post-processing on hand-built logits; the official EM/F1 on hand-checked predictions."""
 
 import logging
 
@@ -45,7 +45,8 @@ def _predict(start, end, **kwargs):
 
 def test_picks_the_best_span_with_start_before_end():
     assert _predict({"beta": 5}, {"gamma": 5}).predictions == {"q1": "beta gamma"}
-    # Best start gamma and best end beta are out of order; (beta, beta) = 8 beats (gamma, delta) = 7.
+    # Best start gamma and best end beta are out of
+    # order; (beta, beta) = 8 beats (gamma, delta) = 7.
     result = _predict({"gamma": 5, "beta": 3}, {"beta": 5, "delta": 2})
     assert result.predictions == {"q1": "beta"}
     nbest = result.nbest["q1"]

@@ -34,14 +34,16 @@ ALLOWED = {
     ("bert_tf/data/pretraining_data_generator.py", "os.remove"):
         "removes a worker's scratch file, in the local tempfile.gettempdir() directory",
     ("bert_tf/output_lock.py", "*"):
-        "the OS lock (fcntl.flock) of a local output directory; object stores get a gfile record instead",
+        "the OS lock (fcntl.flock) of a local output "
+        "directory; object stores get a gfile record instead",
     ("bert_tf/pretraining/demo.py", "pathlib.Path"):
-        "the no-flag demo: it runs only without --output_dir, into its local default and the checkout's configs",
+        "the no-flag demo: it runs only without --output_dir, "
+        "into its local default and the checkout's configs",
 }
 
 
 def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
-    """`os.path.exists` for the expression `os.path.exists` (through the module's import aliases)."""
+    """`os.path.exists` for the expression `os.path.exists` (via the module's import aliases)."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -129,7 +131,8 @@ def test_every_allowed_use_still_exists():
     ("import pathlib\nx: pathlib.Path", ["pathlib.Path"]),
     ("import glob\nglob.glob(p)", ["glob.glob"]),
     # String operations, streams and local scratch are fine.
-    ("import os, glob, shutil, tempfile\nos.path.join(a, os.path.basename(b)); os.fspath(p); os.environ\n"
+    ("import os, glob, shutil, tempfile\nos.path.join(a, "
+     "os.path.basename(b)); os.fspath(p); os.environ\n"
      "glob.escape(p); shutil.copyfileobj(a, b); tempfile.mkdtemp()", []),
 ])
 def test_the_check_finds_each_kind_of_local_file_use(source, found):

@@ -1,4 +1,4 @@
-"""Every input and output of a whole job on TensorFlow's in-memory `ram://` file system, in one process.
+"""Every input and output of a whole job on TensorFlow's `ram://` file system, in one process.
 
 `ram://` is another file system than the local one, as gs:// is: a path that bert_tf opened with
 `open`, `os` or `pathlib`, or moved with a directory rename, fails here. Its directory rename moves
@@ -21,7 +21,7 @@ from bert_tf.checkpoints import checkpoint_config, load_checkpoint
 from bert_tf.checkpoints.convert import convert
 from bert_tf.data.pretraining_data_generator import PretrainingDataOptions, create_pretraining_data
 from bert_tf.finetuning import FineTuningOptions, run_finetuning
-from bert_tf.models import BertEncoder, BertPretrainer
+from bert_tf.models import BertPretrainer
 from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
 from bert_tf.tasks.sentence_prediction import SentencePredictionTask
 from bert_tf.tokenization import BertTokenizer
@@ -50,7 +50,7 @@ def _corpus(documents: int = 12) -> str:
 
 @pytest.fixture
 def root():
-    """A fresh `ram://` directory, deleted afterwards (the file system lives as long as the process)."""
+    """A fresh `ram://` directory, deleted afterwards (the file system lives with the process)."""
     path = f"ram://storage-{uuid.uuid4().hex[:8]}"
     yield path
     if tf.io.gfile.exists(path):
@@ -122,7 +122,7 @@ def _copy_tree(local: pathlib.Path, remote: str) -> None:
 
 
 def _write_checkpoint(checkpoint_format: str, directory: pathlib.Path) -> str:
-    """A checkpoint of `checkpoint_format` as its own writer saves it, locally; returns what to load."""
+    """A local checkpoint of `checkpoint_format`, as its own writer saves it; what to load."""
     directory.mkdir(parents=True)
     if checkpoint_format == "tf1":
         return write_google_tf1_checkpoint(directory, random_tensors(google_variable_shapes()), GOOGLE_CONFIG)

@@ -11,7 +11,8 @@ HEADER = ",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1
 ROWS = (
     '0,anetv_1,5,"A man sits. He","A man sits, then stands up.",He,gold,'
     'walks away.,eats a cake.,sings loudly.,"jumps,\nthen falls.",0\n'  # a record over two lines
-    '17,lsmdc_2,9,The girl runs. She,The girl runs.,She,gen,stops.,waves at us.,smiles.,sits down.,3\n'
+    '17,lsmdc_2,9,The girl runs. She,The girl runs.,She,gen,'
+    'stops.,waves at us.,smiles.,sits down.,3\n'
 )
 
 

@@ -1,4 +1,4 @@
-"""Tagging metrics: hand-computed accuracy, seqeval against conlleval.pl, BIOES strict mode, CoNLL output."""
+"""Tagging metrics: hand-computed accuracy, seqeval vs conlleval.pl, strict BIOES, CoNLL output."""
 
 import re
 import subprocess
@@ -10,7 +10,7 @@ from bert_tf.metrics import tagging_metrics
 
 
 def conlleval(perl_script, path) -> dict[str, float]:
-    """Runs conlleval.pl on a `word ... gold predicted` file; its overall scores as fractions (4 places)."""
+    """Runs conlleval.pl on a `word ... gold predicted` file; overall scores, 4-place fractions."""
     with open(path, encoding="utf-8") as f:
         output = subprocess.run(["perl", str(perl_script)], stdin=f, capture_output=True, text=True,
                                 check=True).stdout
@@ -21,7 +21,7 @@ def conlleval(perl_script, path) -> dict[str, float]:
 
 
 def read_gold_and_predicted(path):
-    """Sentences of a `word ... gold predicted` file: [words, gold, predicted], each a list per sentence."""
+    """A `word ... gold predicted` file's sentences: [words, gold, predicted], lists each."""
     with open(path, encoding="utf-8") as f:
         blocks = [block for block in re.split(r"\n\s*\n", f.read()) if block.strip()]
     rows = [[line.split() for line in block.strip().splitlines()] for block in blocks]
@@ -62,7 +62,8 @@ def test_bioes_and_bilou_use_the_strict_scheme(scheme, single, last):
     gold = [[f"{single}-PER", "O", "B-LOC", f"{last}-LOC"], ["B-ORG", "I-ORG", f"{last}-ORG"]]
     predicted = [[f"{single}-PER", "O", "B-LOC", "I-LOC"], ["B-ORG", "I-ORG", f"{last}-ORG"]]
     assert tagging_metrics.entity_scheme({t for s in gold for t in s}) == scheme
-    # B-LOC I-LOC without its closing tag is no entity in the strict scheme: 2 found, 2 correct, 3 gold.
+    # B-LOC I-LOC without its closing tag is no entity
+    # in the strict scheme: 2 found, 2 correct, 3 gold.
     scores = tagging_metrics.tagging_scores(gold, predicted, scheme)
     assert scores == pytest.approx({"accuracy": 6 / 7, "precision": 1.0, "recall": 2 / 3, "f1": 0.8})
     # The lenient conlleval mode would have accepted the broken span.

@@ -1,4 +1,4 @@
-"""The fine-tuning models: output shapes, serialization and the encoder they share with pretraining."""
+"""The fine-tuning models: output shapes, serialization, the encoder shared with pretraining."""
 
 import keras
 import numpy as np

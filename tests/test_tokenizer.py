@@ -37,7 +37,7 @@ def cased_vocab(uncased_vocab_file, wiki_lines, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tokenizers(uncased_vocab_file, cased_vocab):
-    """`lower_case -> (ours, reference)`; the reference with google-research/bert's 200-char limit."""
+    """`lower_case -> (ours, reference)`, the reference with google-research/bert's 200-char cap."""
     pairs = {}
     for lower_case, vocab in ((True, uncased_vocab_file), (False, cased_vocab)):
         full = reference.FullTokenizer(vocab, do_lower_case=lower_case)
@@ -287,7 +287,7 @@ def test_pack_inputs_equals_tensorflow_text_packing(tokenizer):
 
 
 def test_pack_inputs_of_a_batch_of_no_rows(tokenizer):
-    """0 rows pack to `[0, seq_length]`, or unpadded to the width of `[CLS] [SEP]` (`[SEP] [SEP]` for a pair)."""
+    """0 rows pack to `[0, seq_length]`, unpadded to `[CLS] [SEP]`'s width (a pair: one more)."""
     empty = tokenizer.tokenize(tf.constant([], tf.string))
     for segments in ([empty], [empty, empty]):
         for pad_to_seq_length, width in [(True, 8), (False, len(segments) + 1)]:
@@ -317,9 +317,10 @@ def test_a_cased_vocab_with_lower_casing_is_refused(cased_vocab, uncased_vocab_f
 
 
 def test_an_uncased_vocab_without_lower_casing_is_refused(uncased_vocab_file, tmp_path):
-    """Capitalised words would miss an uncased vocab (google-research/bert refuses the same mismatch);
-    a vocab without cased letters takes either setting, and an uncased vocab that keeps accents (of
-    text lower-cased beforehand) takes do_lower_case=False, which leaves its accents in place."""
+    """Capitalised words would miss an uncased vocab (google-research/bert
+    refuses the same mismatch); a vocab without cased letters takes either
+    setting, and an uncased vocab that keeps accents (of text lower-cased
+    beforehand) takes do_lower_case=False, which leaves its accents in place."""
     with pytest.raises(ValueError, match=rf"^{uncased_vocab_file}: an uncased vocab \(no capitalised tokens\) "
                                          r"without do_lower_case: .*pass --do_lower_case=true$"):
         BertTokenizer(uncased_vocab_file, do_lower_case=False)
@@ -333,8 +334,9 @@ def test_an_uncased_vocab_without_lower_casing_is_refused(uncased_vocab_file, tm
 
 
 def test_chinese_vocab_matches_full_tokenizer():
-    """bert-base-chinese's vocab (a subset of it, in its order) on real Chinese, mixed Chinese-English
-    text, full-width punctuation, letters and digits, and the characters BERT's rules change."""
+    """bert-base-chinese's vocab (a subset of it, in its order) on
+    real Chinese, mixed Chinese-English text, full-width punctuation,
+    letters and digits, and the characters BERT's rules change."""
     fixtures = REPO / "tests" / "fixtures" / "chinese"
     vocab = str(fixtures / "vocab.txt")
     texts = (fixtures / "news.txt").read_text(encoding="utf-8").split("\n") + [

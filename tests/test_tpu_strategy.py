@@ -1,5 +1,5 @@
-"""The TPU strategy's set-up without a TPU: TensorFlow's own TPUClusterResolver, a four-host cluster of
-real gRPC servers on 127.0.0.1, and a TPU VM's `local`.
+"""The TPU strategy's set-up without a TPU: TensorFlow's own TPUClusterResolver, a four-host cluster
+of real gRPC servers on 127.0.0.1, and a TPU VM's `local`.
 
 Connecting to a cluster changes the process's TensorFlow context, so the checks run in one fresh
 process: this file is also its script.
@@ -69,8 +69,9 @@ def main():
 
     local = _try_tpu("local")  # first: the pod's connection below adds remote devices to the context
     addresses = [f"127.0.0.1:{port}" for port in free_ports(HOSTS)]
-    servers = [tf.distribute.Server({"worker": addresses}, job_name="worker", task_index=i)  # noqa: F841 (alive)
-               for i in range(HOSTS)]
+    # The servers run while referenced: the name keeps them alive until the end.
+    _servers = [tf.distribute.Server({"worker": addresses}, job_name="worker", task_index=i)
+                for i in range(HOSTS)]
     # A Cloud TPU's zone and project, as a pod slice is named; grpc:// addresses need no Cloud API.
     pod = _try_tpu(",".join(f"grpc://{a}" for a in addresses), tpu_zone="us-central2-b", gcp_project="a-project")
     print(json.dumps({"local": local, "pod": dict(pod, addresses=addresses)}))

@@ -1,4 +1,4 @@
-"""Vocab files: lines stripped as google-research/bert strips them, duplicates refused with their lines."""
+"""Vocab files: lines stripped as google-research/bert does, duplicates refused with their lines."""
 
 import pytest
 

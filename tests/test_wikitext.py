@@ -1,4 +1,4 @@
-"""The sample corpus: MediaWiki markup stripping, sentence splitting, and a fetch that fails in one line."""
+"""The sample corpus: MediaWiki markup stripping, sentence splitting, a one-line fetch failure."""
 
 import pytest
 
@@ -16,7 +16,7 @@ PAGE = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">
 </text></revision></page>
 <page><title>Beta</title><ns>0</ns><redirect title="B"/><revision><text>#REDIRECT [[B]]</text></revision></page>
 <page><title>Talk:Alpha</title><ns>1</ns><revision><text>Talk pages are skipped. They are not articles.</text></revision></page>
-</mediawiki>"""
+</mediawiki>"""  # noqa: E501 (a page as the dump holds it, one line a paragraph)
 
 
 def test_articles_to_documents():

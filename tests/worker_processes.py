@@ -1,4 +1,4 @@
-"""Tests that run several worker processes: a cluster's TF_CONFIGs on free local ports, and waiting on the workers."""
+"""Tests with worker processes: a cluster's TF_CONFIGs on free local ports; waiting on workers."""
 
 import concurrent.futures
 import contextlib
@@ -13,8 +13,8 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
 def worker_env() -> dict[str, str]:
-    """The environment of a worker process: bert_tf and the tests importable, TensorFlow's C++ INFO and WARNING
-    lines off."""
+    """The environment of a worker process: bert_tf and the tests
+    importable, TensorFlow's C++ INFO and WARNING lines off."""
     return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "tests")]), TF_CPP_MIN_LOG_LEVEL="2")
 
 
@@ -53,6 +53,6 @@ def free_ports(count: int) -> list[int]:
 
 
 def tf_configs(workers: int) -> list[str]:
-    """The TF_CONFIG of each worker of a cluster of `workers` on free 127.0.0.1 ports; the first is the chief."""
+    """Each worker's TF_CONFIG, `workers` on free 127.0.0.1 ports; the first is the chief."""
     cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(workers)]}
     return [json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}}) for i in range(workers)]
