@@ -1,5 +1,5 @@
-"""pytest set-up shared by all tests: quiet TensorFlow, Keras 3 on the TF backend, public data fixtures,
-and the slowest tests scheduled first."""
+"""pytest set-up shared by all tests: quiet TensorFlow, Keras 3 on the TF backend, public data
+fixtures, and the slowest tests scheduled first."""
 
 import os
 

@@ -1,7 +1,8 @@
-"""Convert a BERT checkpoint in any format the loader reads to google-research/bert's TF1 format or to bert_tf's.
+"""Convert a checkpoint of any format the loader reads to google-research/bert's TF1 or bert_tf's.
 
     python convert_checkpoint.py --input_checkpoint=hf/bert-base-uncased --output_dir=bert_base_tf1
-    python convert_checkpoint.py --input_checkpoint=uncased_L-12_H-768_A-12 --output_dir=bert_base --to=bert_tf
+    python convert_checkpoint.py --input_checkpoint=uncased_L-12_H-768_A-12 \\
+        --output_dir=bert_base --to=bert_tf
 
 It prints the `--init_checkpoint`, `--bert_config_file` and `--vocab_file` flags to run on
 the output. The logic is in `bert_tf/checkpoints/convert.py`, the flags in

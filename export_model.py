@@ -1,4 +1,4 @@
-"""Export a checkpoint (any format the loader reads) as a SavedModel: a task model or the TF-Hub-style pair.
+"""Export a checkpoint (any format the loader reads) as a SavedModel: a task model or the Hub pair.
 
 A fine-tuning run keeps its best weights in `<output_dir>/best/ckpt`.
 

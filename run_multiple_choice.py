@@ -1,6 +1,7 @@
-"""Fine-tune BERT for multiple choice on SWAG's CSV files (train.csv, val.csv, test.csv in --data_dir).
+"""Fine-tune BERT for multiple choice on SWAG's CSV files (train, val and test.csv in --data_dir).
 
-    python run_multiple_choice.py --data_dir=swagaf/data --vocab_file=uncased_L-12_H-768_A-12/vocab.txt \\
+    python run_multiple_choice.py --data_dir=swagaf/data \\
+        --vocab_file=uncased_L-12_H-768_A-12/vocab.txt \\
         --init_checkpoint=uncased_L-12_H-768_A-12/bert_model.ckpt --output_dir=out/swag \\
         --do_train --do_eval --do_predict --max_seq_length=128
 

@@ -1,6 +1,8 @@
 """Pretrain BERT (masked LM + next sentence) on TFRecords, from one CPU to TPU pods.
 
-    python run_pretraining.py                       # the embedded demo (tiny BERT, Wikipedia sample)
+    # the embedded demo (tiny BERT, Wikipedia sample)
+    python run_pretraining.py
+    # TFRecords, on a TPU
     python run_pretraining.py --input_file=gs://bucket/records/*.tfrecord \\
         --bert_config_file=configs/base/bert_config.json --output_dir=gs://bucket/out \\
         --do_train --do_eval --train_batch_size=256 --num_train_steps=1000000 --tpu=my-tpu
