@@ -12,8 +12,7 @@ import traceback
 import tensorflow as tf
 from absl import flags
 
-from bert_tf.datasets.public_data import FetchError
-from bert_tf.errors import UserInputError
+from bert_tf.errors import FetchError, UserInputError
 
 # Errors that describe the user's input (files, flags, configs, data) or environment (a failed
 # download, a path that cannot be read or written), not a bug: each already names the file,

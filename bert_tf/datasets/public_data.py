@@ -18,6 +18,7 @@ import zipfile
 
 from bert_tf import io_utils
 from bert_tf.datasets import chinese_news, wikitext
+from bert_tf.errors import FetchError
 
 GENSIM_WHEEL = "gensim==4.4.0"
 WIKIPEDIA_MEMBER = ("gensim/test/test_data/"
@@ -33,10 +34,6 @@ CHINESE_VOCAB_WHEEL = "cn-clip==1.6.0"
 CHINESE_VOCAB_MEMBER = "cn_clip/clip/vocab.txt"  # bert-base-chinese's 21,128 WordPieces
 # seqeval's setup.py fetches setuptools_scm unpinned; 9+ needs packages that fetch cannot install.
 SDIST_BUILD_CONSTRAINTS = ("setuptools_scm<9",)
-
-
-class FetchError(RuntimeError):
-    """A download that failed (no network, no such distribution); the message is pip's last line."""
 
 
 def cache_dir() -> pathlib.Path:
