@@ -9,12 +9,16 @@ from typing import Any
 
 from absl import logging
 
-from bert_tf import io_utils
-from bert_tf.data import text_files
+from bert_tf import io_utils, text_files
 from bert_tf.errors import UserInputError
-from bert_tf.layers.activations import HIDDEN_ACTIVATIONS
 
 CONFIG_FILE = "bert_config.json"  # a config's name beside a checkpoint or in an output directory
+# The `hidden_act` values accepted, each with the activation it names (`layers.activations`).
+# "gelu" is the exact erf form; "gelu_new" and "gelu_pytorch_tanh" are Hugging Face's names for
+# the tanh approximation.
+HIDDEN_ACTS = {"gelu": "gelu", "gelu_approximate": "gelu_approximate",
+               "gelu_new": "gelu_approximate", "gelu_pytorch_tanh": "gelu_approximate",
+               "relu": "relu", "silu": "silu", "swish": "silu", "tanh": "tanh", "linear": "linear"}
 
 
 class ConfigError(UserInputError):
@@ -76,8 +80,8 @@ class BertConfig:
                 or not isinstance(self.initializer_range, (int, float))
                 or self.initializer_range <= 0):
             fail("initializer_range", f"must be a positive number, got {self.initializer_range!r}")
-        if self.hidden_act not in HIDDEN_ACTIVATIONS:
-            fail("hidden_act", f"must be one of {', '.join(HIDDEN_ACTIVATIONS)}; got {self.hidden_act!r}")
+        if self.hidden_act not in HIDDEN_ACTS:
+            fail("hidden_act", f"must be one of {', '.join(HIDDEN_ACTS)}; got {self.hidden_act!r}")
         if self.hidden_size % self.num_attention_heads:
             fail("num_attention_heads",
                  f"({self.num_attention_heads}) must divide hidden_size ({self.hidden_size})")

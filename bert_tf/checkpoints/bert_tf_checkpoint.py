@@ -14,13 +14,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bert_tf import text_files
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import tf1_names
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
 from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.checkpoints.tf_checkpoint_reader import (ObjectGraph, encoder_paths, open_reader,
                                                       read_tensor, unread_variables)
-from bert_tf.data import text_files
 from bert_tf.models.bert_encoder import BertEncoder
 
 

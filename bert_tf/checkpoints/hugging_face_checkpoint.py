@@ -19,10 +19,10 @@ import re
 import numpy as np
 import tensorflow as tf
 
+from bert_tf import text_files
 from bert_tf.bert_config import BertConfig, ConfigError
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
 from bert_tf.checkpoints.formats import CheckpointFormat
-from bert_tf.data import text_files
 from bert_tf.layers.initializers import LAYER_NORM_EPSILON
 
 # Modules whose `weight` is stored as in TF1 (`[labels, hidden]`), named `output_weights`.

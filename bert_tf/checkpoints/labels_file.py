@@ -6,7 +6,7 @@ import os
 
 import tensorflow as tf
 
-from bert_tf.data import text_files
+from bert_tf import text_files
 from bert_tf.errors import UserInputError
 
 LABELS_FILE = "labels.json"  # a JSON list of two or more class names

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bert_tf.data import text_files
+from bert_tf import text_files
 from bert_tf.errors import UserInputError
 
 csv.field_size_limit(sys.maxsize)  # GLUE parse-tree columns and users' long documents

@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from bert_tf.data import text_files
+from bert_tf import text_files
 from bert_tf.errors import UserInputError
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization import BertTokenizer

@@ -10,10 +10,9 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import io_utils
+from bert_tf import io_utils, text_files
 from bert_tf.bert_config import CONFIG_FILE
 from bert_tf.checkpoints.labels_file import LABELS_FILE
-from bert_tf.data import text_files
 from bert_tf.finetuning.training_backup import RUN_ID
 
 BEST_DIR = "best"

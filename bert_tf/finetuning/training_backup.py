@@ -10,10 +10,9 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import output_lock
+from bert_tf import output_lock, text_files
 from bert_tf.bert_config import CONFIG_FILE
 from bert_tf.checkpoints.loader import check_stored_config
-from bert_tf.data import text_files
 from bert_tf.errors import UserInputError
 from bert_tf.io_utils import atomic_write_text, remove_directory
 

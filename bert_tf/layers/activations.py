@@ -8,6 +8,7 @@ import math
 import keras
 from keras import ops
 
+from bert_tf.bert_config import HIDDEN_ACTS
 from bert_tf.errors import UserInputError
 
 
@@ -23,20 +24,16 @@ def gelu(x):
     return 0.5 * x * (1.0 + ops.erf(x * (1.0 / math.sqrt(2.0))))
 
 
-# The `hidden_act` values we implement (`BertConfig` accepts these). "gelu" is the exact
-# erf form; "gelu_new" and "gelu_pytorch_tanh" are Hugging Face's names for the tanh
-# approximation.
-HIDDEN_ACTIVATIONS = {
+# The activation each `hidden_act` name stands for (`bert_config.HIDDEN_ACTS`).
+_ACTIVATIONS = {
     "gelu": gelu,
     "gelu_approximate": functools.partial(keras.activations.gelu, approximate=True),
-    "gelu_new": functools.partial(keras.activations.gelu, approximate=True),
-    "gelu_pytorch_tanh": functools.partial(keras.activations.gelu, approximate=True),
     "relu": keras.activations.relu,
     "silu": keras.activations.silu,
-    "swish": keras.activations.silu,
     "tanh": keras.activations.tanh,
     "linear": keras.activations.linear,
 }
+HIDDEN_ACTIVATIONS = {name: _ACTIVATIONS[activation] for name, activation in HIDDEN_ACTS.items()}
 
 
 def get_activation(name: str):

@@ -32,10 +32,10 @@ import tensorflow as tf
 from absl import flags, logging
 from tqdm import tqdm
 
-from bert_tf import io_utils
+from bert_tf import io_utils, text_files
 from bert_tf.checkpoints import checkpoint_files, load_init_checkpoint, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
-from bert_tf.data import corpus, text_files
+from bert_tf.data import corpus
 from bert_tf.errors import UserInputError
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.tasks.flags import POOLINGS
