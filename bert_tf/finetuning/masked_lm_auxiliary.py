@@ -10,7 +10,7 @@ from bert_tf.layers.masked_lm_head import MaskedLMHead
 from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.models.bert_task_model import BertTaskModel
 from bert_tf.models.pretraining_loss import cross_entropy
-from bert_tf.training.gradients import GlobalClippingTrainStep
+from bert_tf.models.train_step import GlobalClippingTrainStep
 from bert_tf.tokenization import Vocab
 
 

@@ -11,7 +11,7 @@ from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.next_sentence_auc import NextSentenceAUC
 from bert_tf.models.pretraining_loss import pretraining_losses
 from bert_tf.models.sampled_masked_lm import sampled_masked_lm_scores
-from bert_tf.training.gradients import GlobalClippingTrainStep
+from bert_tf.models.train_step import GlobalClippingTrainStep
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

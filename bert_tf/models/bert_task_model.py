@@ -7,7 +7,7 @@ import keras
 from bert_tf.layers.dropout import Dropout
 from bert_tf.layers.initializers import bert_initializer
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
-from bert_tf.training.gradients import GlobalClippingTrainStep
+from bert_tf.models.train_step import GlobalClippingTrainStep
 
 LOGITS = "logits"  # the output of the classifier, token classifier and multiple-choice models
 

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.models.pretraining_loss import pretraining_losses
-from bert_tf.training.gradients import CLIP_NORM, apply_global_gradients
+from bert_tf.models.train_step import CLIP_NORM, apply_global_gradients
 
 
 class PretrainingRunner:

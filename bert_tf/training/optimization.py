@@ -69,7 +69,7 @@ def bert_optimizer(optimizer_class, learning_rate: float, num_train_steps: int, 
     β1 0.9, β2 0.999, ε 1e-6, weight decay (decoupled for AdamW, inside the trust ratio
     for `Lamb`) but not on LayerNorm or biases, and the warmup + linear-decay schedule.
     No gradient clipping: the training
-    step clips the gradients of the whole global batch (`bert_tf.training.gradients`).
+    step clips the gradients of the whole global batch (`bert_tf.models.train_step`).
     `loss_scale` wraps the optimizer in dynamic loss scaling, for float16.
     """
     optimizer = optimizer_class(

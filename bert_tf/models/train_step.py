@@ -1,4 +1,6 @@
-"""Applying the gradients of a whole global batch: one all-reduce, then clip, then update."""
+"""The models' training step: the gradients of a whole global batch, all-reduced once, then
+clipped, then applied (`apply_global_gradients`), for `fit` (`GlobalClippingTrainStep`) and for
+custom loops alike."""
 
 from __future__ import annotations
 
