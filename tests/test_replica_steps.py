@@ -116,7 +116,7 @@ def _tracking_losses(strategies: dict) -> dict:
     import tensorflow as tf
 
     from bert_tf.layers import Dropout
-    from bert_tf.training.gradients import GlobalClippingTrainStep
+    from bert_tf.models.train_step import GlobalClippingTrainStep
 
     class Classifier(GlobalClippingTrainStep, keras.Model):
         pass
