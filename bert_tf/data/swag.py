@@ -23,7 +23,6 @@ import numpy as np
 
 from bert_tf import text_files
 from bert_tf.errors import UserInputError
-from bert_tf.models.bert_encoder import ENCODER_INPUTS
 from bert_tf.tokenization import BertTokenizer
 
 NUM_CHOICES = 4
@@ -109,7 +108,7 @@ def encode_swag(examples: list[SwagExample], tokenizer: BertTokenizer, seq_lengt
     labels: int32 `[n]`, or None when any example has no label (a test file).
     """
     chunks = []
-    for begin in range(0, len(examples), _ENCODE_CHUNK):
+    for begin in range(0, max(len(examples), 1), _ENCODE_CHUNK):  # no examples: one empty chunk
         chunk = examples[begin:begin + _ENCODE_CHUNK]
         contexts = [example.context for example in chunk for _ in range(NUM_CHOICES)]
         choices = [choice for example in chunk for choice in example.choices]
@@ -117,9 +116,7 @@ def encode_swag(examples: list[SwagExample], tokenizer: BertTokenizer, seq_lengt
                                        seq_length)  # each [len(chunk) * NUM_CHOICES, seq_length]
         chunks.append({name: value.numpy().reshape(len(chunk), NUM_CHOICES, seq_length)
                        for name, value in packed.items()})
-    features = {name: np.concatenate([chunk[name] for chunk in chunks]) if chunks
-                else np.zeros((0, NUM_CHOICES, seq_length), np.int32)
-                for name in ENCODER_INPUTS}
+    features = {name: np.concatenate([chunk[name] for chunk in chunks]) for name in chunks[0]}
     if any(example.label is None for example in examples):
         return features, None
     return features, np.array([example.label for example in examples], np.int32)
