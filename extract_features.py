@@ -15,4 +15,4 @@ from bert_tf.tasks.flags import define_feature_extraction_flags
 
 if __name__ == "__main__":
     define_feature_extraction_flags()
-    script.run("bert_tf.tasks.feature_extraction:main")
+    script.run("bert_tf.tasks.cli:extract_features_main")

@@ -17,4 +17,4 @@ from bert_tf.tasks.flags import define_classifier_flags
 if __name__ == "__main__":
     define_finetuning_flags()
     define_classifier_flags()
-    script.run("bert_tf.tasks.sentence_prediction:main")
+    script.run("bert_tf.tasks.cli:run_classifier_main")

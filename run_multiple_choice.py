@@ -14,4 +14,4 @@ from bert_tf.finetuning.flags import define_finetuning_flags
 
 if __name__ == "__main__":
     define_finetuning_flags(train_batch_size=16, learning_rate=2e-5)
-    script.run("bert_tf.tasks.multiple_choice:main")
+    script.run("bert_tf.tasks.cli:run_multiple_choice_main")

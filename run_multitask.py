@@ -9,7 +9,7 @@
     # then, per task:
     python run_classifier.py --task_name=MRPC --init_checkpoint=out/multitask/MRPC/best ...
 
-The logic is in `bert_tf/multitask/runner.py`.
+The logic is in `bert_tf/multitask/runner.py`, the main in `bert_tf/multitask/cli.py`.
 """
 
 from bert_tf import script
@@ -19,4 +19,4 @@ from bert_tf.multitask.flags import define_multitask_flags
 if __name__ == "__main__":
     define_finetuning_flags()
     define_multitask_flags()
-    script.run("bert_tf.multitask.runner:main")
+    script.run("bert_tf.multitask.cli:main")

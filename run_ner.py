@@ -14,4 +14,4 @@ from bert_tf.finetuning.flags import define_finetuning_flags
 
 if __name__ == "__main__":
     define_finetuning_flags()
-    script.run("bert_tf.tasks.tagging:main")
+    script.run("bert_tf.tasks.cli:run_ner_main")

@@ -14,4 +14,4 @@ from bert_tf.tasks.flags import define_squad_flags
 if __name__ == "__main__":
     define_finetuning_flags(max_seq_length=384)
     define_squad_flags()
-    script.run("bert_tf.tasks.question_answering:main")
+    script.run("bert_tf.tasks.cli:run_squad_main")

@@ -22,10 +22,10 @@ TaskBuilder = Callable[[FineTuningOptions, BertTokenizer, flags.FlagValues], Fin
 def finetuning_main(build_task: TaskBuilder):
     """An absl main: checks the common flags, builds the strategy, tokenizer and task, and runs.
 
-    Example (a task module, `my_tasks/review_stars.py`, and its script):
-        main = finetuning_main(build_task)                   # in the task module
+    Example (a task's builder, its main in `my_tasks/cli.py`, and its script):
+        main = finetuning_main(review_stars.build_task)      # in my_tasks/cli.py
         define_finetuning_flags()                            # in the script
-        script.run("my_tasks.review_stars:main")
+        script.run("my_tasks.cli:main")
     """
     def _main(argv) -> None:
         reject_arguments(argv)

@@ -15,34 +15,24 @@ import os
 import keras
 import numpy as np
 import tensorflow as tf
-from absl import flags, logging
 
 from bert_tf import io_utils, output_kinds
 from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
-from bert_tf.checkpoints.checkpoint_flags import take_vocab_from_checkpoint
-from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.errors import UserInputError
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, best_checkpoint_prefix, read_best_metrics,
                                                restore_model_checkpoint, save_model_checkpoint)
 from bert_tf.finetuning.driver import RESUME_FLAGS
-from bert_tf.finetuning.flags import REQUIRED
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.finetuning.training_backup import BACKUP_DIR, RUN_ID, TrainingBackup
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.multitask.task_list import TaskSpec, batch_rows, parse_tasks, sampling_probabilities, task_schedule
+from bert_tf.multitask.task_list import TaskSpec, batch_rows, sampling_probabilities, task_schedule
 from bert_tf.tokenization import BertTokenizer
-from bert_tf.training import optimization, runtime_flags
+from bert_tf.training import optimization
 from bert_tf.training.eval_results import write_eval_results
 
-FLAGS = flags.FLAGS
 MEAN_METRIC = "mean_main_metric"  # in each task's best/metrics.json
-# Common fine-tuning flags that a multi-task run has no use for, and why.
-_UNSUPPORTED = {"data_dir": "each task names its data directory in --tasks", "do_predict": "",
-                "predict_batch_size": "", "gradual_unfreezing": "", "mlm_aux_weight": "",
-                "iterations_per_loop": "", "dtype": "", "distribution_strategy": "", "use_tpu": "",
-                "tpu_name": "", "master": "", "num_tpu_cores": ""}
 
 
 class MultiTaskModel(keras.Model):
@@ -294,24 +284,3 @@ def _config_source(options: FineTuningOptions) -> str:
     if options.bert_config_file:
         return f"--bert_config_file={options.bert_config_file}"
     return f"--init_checkpoint={options.init_checkpoint}"
-
-
-def _main(argv) -> None:
-    reject_arguments(argv)
-    for name, why in _UNSUPPORTED.items():
-        if FLAGS[name].present:
-            raise flags.ValidationError(f"--{name} is not supported by run_multitask.py" + (f": {why}" if why else ""))
-    take_vocab_from_checkpoint(FLAGS)
-    for name in REQUIRED:
-        if FLAGS[name].value is None:
-            raise flags.ValidationError(f"--{name} is required")
-    specs = parse_tasks(FLAGS.tasks)
-    options = runtime_flags.options_from_flags(FineTuningOptions, FLAGS)
-    tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case)
-    logging.info("Tasks: %s", specs)
-    run_multitask(specs, options, tokenizer, FLAGS.task_sampling, FLAGS.sampling_temperature)
-
-
-def main(argv) -> None:
-    """run_multitask.py's absl main."""
-    run_reporting_user_errors(_main, argv)

@@ -1,6 +1,6 @@
 """The paper's feature-based approach (5.4): per-token activations of chosen layers, JSON lines.
 
-`extract_features.py` runs `main`. The output matches google-research/bert's
+`extract_features.py` runs `run` (through `bert_tf.tasks.cli`). The output matches google-research/bert's
 `extract_features.py`, one JSON object per input line:
 
     {"linex_index": 0,
@@ -34,7 +34,6 @@ from tqdm import tqdm
 
 from bert_tf import io_utils, text_files
 from bert_tf.checkpoints import checkpoint_files, load_init_checkpoint, resolve_bert_config
-from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.data import corpus
 from bert_tf.errors import UserInputError
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
@@ -212,12 +211,3 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
     count = extract_features(extractor, texts, fv.output_file, fv.batch_size)
     logging.info("Wrote %d lines to %s", count, fv.output_file)
     return count
-
-
-def _main(argv) -> None:
-    reject_arguments(argv)
-    run(flags.FLAGS)
-
-
-def main(argv) -> None:
-    run_reporting_user_errors(_main, argv)

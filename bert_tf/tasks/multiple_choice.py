@@ -25,7 +25,6 @@ from scipy import special
 from sklearn import metrics
 
 from bert_tf.data import swag
-from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_rows
@@ -37,8 +36,6 @@ def build_task(options, tokenizer, flag_values) -> "MultipleChoiceTask":
     """The `MultipleChoiceTask` of run_multiple_choice.py (it has no flags of its own)."""
     return MultipleChoiceTask(options, tokenizer)
 
-
-main = finetuning_main(build_task)  # run_multiple_choice.py's absl main
 
 
 class MultipleChoiceTask(FineTuningTask):

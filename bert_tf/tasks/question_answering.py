@@ -31,7 +31,6 @@ import tensorflow as tf
 
 from bert_tf.data import squad
 from bert_tf.errors import UserInputError
-from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_texts
@@ -47,8 +46,6 @@ def build_task(options, tokenizer, flag_values) -> "SquadTask":
              "n_best_size", "max_answer_length", "null_score_diff_threshold", "verbose_logging", "task")
     return SquadTask(options, tokenizer, **{name: flag_values[name].value for name in names})
 
-
-main = finetuning_main(build_task)  # run_squad.py's absl main
 
 
 class SquadTask(FineTuningTask):

@@ -26,7 +26,6 @@ from scipy import special
 from bert_tf.data import glue
 from bert_tf.errors import UserInputError
 from bert_tf.finetuning.task_labels import task_labels
-from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.io_utils import atomic_write_rows
@@ -41,8 +40,6 @@ def build_task(options, tokenizer, flag_values) -> "SentencePredictionTask":
     return SentencePredictionTask(options, tokenizer, flag_values.task_name,
                                   **{name: flag_values[name].value for name in names})
 
-
-main = finetuning_main(build_task)  # run_classifier.py's absl main
 
 
 class SentencePredictionTask(FineTuningTask):

@@ -29,7 +29,6 @@ import numpy as np
 
 from bert_tf.data import conll
 from bert_tf.finetuning.task_labels import task_labels
-from bert_tf.finetuning.cli import finetuning_main
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
 from bert_tf.metrics import tagging_metrics
@@ -41,8 +40,6 @@ def build_task(options, tokenizer, flag_values) -> "TaggingTask":
     """The `TaggingTask` for run_ner.py (it has no flags of its own)."""
     return TaggingTask(options, tokenizer)
 
-
-main = finetuning_main(build_task)  # run_ner.py's absl main
 
 
 class TaggingTask(FineTuningTask):
