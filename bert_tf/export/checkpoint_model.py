@@ -8,7 +8,7 @@ from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import CheckpointFormat, load_checkpoint
 from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, label_order, load_task_head, missing_head
 from bert_tf.errors import UserInputError
-from bert_tf.export.flags import CLASS_MODEL_TYPES, MODEL_TYPES
+from bert_tf.export.model_types import CLASS_MODEL_TYPES, MODEL_TYPES
 from bert_tf.models import BertEncoder, BertPretrainer
 
 _MASKED_LM = "cls/predictions/"  # the TF1 names of the masked-LM head's weights

@@ -9,8 +9,8 @@ from bert_tf.checkpoints import checkpoint_labels, resolve_bert_config
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.errors import UserInputError
 from bert_tf.export.checkpoint_model import model_from_checkpoint
-from bert_tf.export.flags import CLASS_MODEL_TYPES
 from bert_tf.export.hub_export import export_hub_pair
+from bert_tf.export.model_types import CLASS_MODEL_TYPES
 from bert_tf.export.task_export import export_task_model
 from bert_tf.export.weight_dtype import with_weights_in
 from bert_tf.tokenization import BertTokenizer

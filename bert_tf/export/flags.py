@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from absl import flags
 
+from bert_tf.export.model_types import MODEL_TYPES
 from bert_tf.tasks.flags import define_span_flags
 from bert_tf.training.runtime_flags import DTYPE_POLICIES
 
 REQUIRED = ("model_type", "init_checkpoint", "vocab_file", "export_dir")
-# --model_type's values: the task heads
-# (`bert_tf.checkpoints.task_heads.TASK_MODELS`), and the TF-Hub-style pair.
-MODEL_TYPES = ("classifier", "span", "token", "multiple_choice", "hub")
-CLASS_MODEL_TYPES = ("classifier", "token")  # those whose outputs are classes, named by --labels
 
 
 def define_export_flags() -> None:

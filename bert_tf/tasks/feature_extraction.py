@@ -37,7 +37,7 @@ from bert_tf.checkpoints import checkpoint_files, load_init_checkpoint, resolve_
 from bert_tf.data import corpus
 from bert_tf.errors import UserInputError
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
-from bert_tf.tasks.flags import POOLINGS
+from bert_tf.tasks.pooling import POOLINGS
 from bert_tf.tokenization import BertTokenizer
 
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")  # google-research/bert's `text_a ||| text_b`

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from absl import flags
 
-POOLINGS = ("none", "cls", "mean")  # extract_features.py's --pooling
+from bert_tf.tasks.pooling import POOLINGS
 
 
 def define_classifier_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
