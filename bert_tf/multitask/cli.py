@@ -1,4 +1,5 @@
-"""`run_multitask.py`'s absl main: the fine-tuning flags it has no use for refused, then `run_multitask`."""
+"""`run_multitask.py`'s absl main: refuses the fine-tuning flags it has no use for, then runs
+`run_multitask`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The absl mains of the task scripts: `run_classifier.py`, `run_squad.py`, `run_ner.py` and
-`run_multiple_choice.py` (each `finetuning_main` of its task's builder), and `extract_features.py`."""
+`run_multiple_choice.py` (each the `finetuning_main` of its task's builder), and
+`extract_features.py`."""
 
 from __future__ import annotations
 

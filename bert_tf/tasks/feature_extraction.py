@@ -1,7 +1,7 @@
 """The paper's feature-based approach (5.4): per-token activations of chosen layers, JSON lines.
 
-`extract_features.py` runs `run` (through `bert_tf.tasks.cli`). The output matches google-research/bert's
-`extract_features.py`, one JSON object per input line:
+`extract_features.py` runs `run` (through `bert_tf.tasks.cli`). The output matches
+google-research/bert's `extract_features.py`, one JSON object per input line:
 
     {"linex_index": 0,
      "features": [{"token": "[CLS]", "layers": [{"index": -1, "values": [...]}, ...]},
