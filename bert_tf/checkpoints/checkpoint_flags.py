@@ -10,7 +10,9 @@ from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError
 from bert_tf.checkpoints.formats import CheckpointFormat, detect_format
 from bert_tf.checkpoints.hub_saved_model import hub_do_lower_case, hub_vocab_file
-from bert_tf.checkpoints.loader import LoadReport, checkpoint_config, load_checkpoint
+from bert_tf.checkpoints.loader import LoadReport, load_checkpoint
+from bert_tf.checkpoints.starting_checkpoint import (StartingCheckpoint, checkpoint_config,
+                                                     resolve_starting_checkpoint)
 from bert_tf.errors import UserInputError
 
 
@@ -23,7 +25,17 @@ def _named_flag(flag: str):
         raise CheckpointError(f"--{flag}={e}") from None
 
 
-def resolve_bert_config(config_file: str | None, checkpoint: str | None,
+def resolve_init_checkpoint(checkpoint: str | None, checkpoint_flag: str = "init_checkpoint"
+                            ) -> StartingCheckpoint | None:
+    """`resolve_starting_checkpoint(checkpoint)`, its errors prefixed with `--<checkpoint_flag>=`;
+    None without a checkpoint."""
+    if not checkpoint:
+        return None
+    with _named_flag(checkpoint_flag):
+        return resolve_starting_checkpoint(checkpoint)
+
+
+def resolve_bert_config(config_file: str | None, checkpoint: str | StartingCheckpoint | None,
                         checkpoint_flag: str = "init_checkpoint") -> BertConfig:
     """The config in `config_file`, else the one stored with `checkpoint` (see `checkpoint_config`).
 
@@ -33,15 +45,18 @@ def resolve_bert_config(config_file: str | None, checkpoint: str | None,
         return BertConfig.from_json_file(config_file)
     if not checkpoint:
         raise UserInputError(f"--bert_config_file is required without --{checkpoint_flag}")
-    with _named_flag(checkpoint_flag):
-        config = checkpoint_config(checkpoint)
+    if isinstance(checkpoint, StartingCheckpoint):
+        config, checkpoint = checkpoint.config, checkpoint.path
+    else:
+        with _named_flag(checkpoint_flag):
+            config = checkpoint_config(checkpoint)
     if config is None:
         raise UserInputError(f"--bert_config_file is required: no bert_config.json or config.json lies beside "
                              f"--{checkpoint_flag}={checkpoint}")
     return config
 
 
-def load_init_checkpoint(checkpoint: str, model) -> LoadReport:
+def load_init_checkpoint(checkpoint: str | StartingCheckpoint, model) -> LoadReport:
     """`load_checkpoint(checkpoint, model)`, its errors prefixed with `--init_checkpoint=`."""
     with _named_flag("init_checkpoint"):
         report = load_checkpoint(checkpoint, model)

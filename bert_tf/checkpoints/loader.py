@@ -9,16 +9,14 @@ from absl import logging
 
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import tf1_names
-from bert_tf.checkpoints.bert_tf_checkpoint import (keras_file_config, read_bert_tf_checkpoint,
-                                                    read_keras_file)
+from bert_tf.checkpoints.bert_tf_checkpoint import read_bert_tf_checkpoint, read_keras_file
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
-from bert_tf.checkpoints.formats import (HUGGING_FACE_FORMATS, CheckpointFormat, detect_format,
-                                        hugging_face_config_file, stored_config_file)
-from bert_tf.checkpoints.hub_saved_model import read_hub_config, read_hub_saved_model
-from bert_tf.checkpoints.hugging_face_checkpoint import (read_hugging_face_checkpoint,
-                                                         read_hugging_face_config, read_hugging_face_labels)
-from bert_tf.checkpoints.labels_file import labels_beside, read_labels
+from bert_tf.checkpoints.formats import CheckpointFormat
+from bert_tf.checkpoints.hub_saved_model import read_hub_saved_model
+from bert_tf.checkpoints.hugging_face_checkpoint import read_hugging_face_checkpoint
 from bert_tf.checkpoints.model_garden_checkpoint import read_model_garden_checkpoint
+from bert_tf.checkpoints.starting_checkpoint import (StartingCheckpoint,
+                                                     resolve_starting_checkpoint, stored_config)
 from bert_tf.checkpoints.tf1_checkpoint import read_tf1_checkpoint
 
 # The config fields that change the network's weights or outputs (not dropout or init).
@@ -48,6 +46,7 @@ class LoadReport:
             checkpoint names them (`checkpoint_labels`). The loader does not assign them; a
             task model does.
         config: the `BertConfig` stored with the checkpoint, None if it has none.
+        labels: the class names stored with the checkpoint (`checkpoint_labels`), None if none.
     """
 
     path: str
@@ -58,45 +57,7 @@ class LoadReport:
     skipped: list[str]
     heads: dict[str, dict]
     config: BertConfig | None
-
-
-def _config_with_source(checkpoint_format: CheckpointFormat, location: str):
-    """`(config, source file)` stored with a checkpoint, or `(None, None)`."""
-    if checkpoint_format is CheckpointFormat.TF_HUB:
-        return read_hub_config(location)
-    path = stored_config_file(checkpoint_format, location)
-    if path is None:
-        return None, None
-    if checkpoint_format is CheckpointFormat.KERAS:
-        return keras_file_config(path), path
-    if checkpoint_format in HUGGING_FACE_FORMATS:
-        return read_hugging_face_config(path), path
-    return BertConfig.from_json_file(path), path
-
-
-def checkpoint_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
-    """The class names of the checkpoint's fine-tuned head, in output order, or None.
-
-    A bert_tf fine-tuning run saves them beside its checkpoint (`labels.json`); a Hugging
-    Face checkpoint has them as `id2label` in `config.json` (unless it holds Transformers'
-    placeholders `LABEL_0`, ...). TF1, Model Garden and `.keras` heads are bare weights.
-    """
-    checkpoint_format, location = detect_format(path)
-    if checkpoint_format is CheckpointFormat.BERT_TF:
-        saved = labels_beside(location)
-        return read_labels(saved) if saved else None
-    config_file = hugging_face_config_file(checkpoint_format, location)
-    return read_hugging_face_labels(config_file) if config_file else None
-
-
-def checkpoint_config(path: str | os.PathLike) -> BertConfig | None:
-    """The `BertConfig` stored with a checkpoint, or None.
-
-    That is `bert_config.json` beside a TF checkpoint, Hugging Face's `config.json`
-    (translated) beside `model.safetensors` / `pytorch_model.bin`, or the encoder config
-    inside a `.keras` file. Scripts use it when no `--bert_config_file` is given.
-    """
-    return _config_with_source(*detect_format(path))[0]
+    labels: tuple[str, ...] | None = None
 
 
 def _read(checkpoint_format: CheckpointFormat, location: str, model) -> CheckpointWeights:
@@ -120,17 +81,11 @@ def check_stored_config(prefix: str, model, config_source: str, remedy: str = ""
     `--bert_config_file=...`), and ends with `remedy`, if given. The checkpoint itself is not
     read (it may be the one a resume finds unreadable)."""
     try:
-        _checked_config(CheckpointFormat.BERT_TF, prefix, model)
+        config, source = stored_config(CheckpointFormat.BERT_TF, prefix)
+        if config is not None:
+            check_config(prefix, config, source, model)
     except CheckpointError as e:
         raise CheckpointError(f"{config_source}: {e}" + (f"; {remedy}" if remedy else "")) from None
-
-
-def _checked_config(checkpoint_format: CheckpointFormat, location: str, model) -> BertConfig | None:
-    """The config stored with the checkpoint, checked against `model` (`check_config`), or None."""
-    config, source = _config_with_source(checkpoint_format, location)
-    if config is not None:
-        check_config(location, config, source, model)
-    return config
 
 
 def check_config(location: str, config: BertConfig, source: str, model) -> None:
@@ -151,7 +106,7 @@ def _listing(problem: str, names: list[str]) -> list[str]:
     return [f"{problem}: {', '.join(names[:_LISTED])}{more}"]
 
 
-def _assign(weights: CheckpointWeights, model, config: BertConfig | None) -> LoadReport:
+def _assign(weights: CheckpointWeights, model, checkpoint: StartingCheckpoint) -> LoadReport:
     """Checks every shape first, then assigns: a checkpoint that does not fit changes nothing."""
     table = tf1_names.tf1_variables(model)
     tensors, heads = {}, {}
@@ -185,7 +140,8 @@ def _assign(weights: CheckpointWeights, model, config: BertConfig | None) -> Loa
         table[name].assign(tensors[name])
     report = LoadReport(path=weights.path, format=weights.format, loaded=loaded, missing=missing,
                         unused=weights.unused + [name for name in tensors if name not in table],
-                        skipped=weights.skipped, heads=heads, config=config)
+                        skipped=weights.skipped, heads=heads, config=checkpoint.config,
+                        labels=checkpoint.labels)
     logging.info("%s (%s): loaded %d variables, skipped %d", report.path, report.format,
                  len(loaded), len(report.skipped))
     if report.missing:
@@ -199,7 +155,7 @@ def _assign(weights: CheckpointWeights, model, config: BertConfig | None) -> Loa
     return report
 
 
-def load_checkpoint(path: str | os.PathLike, model) -> LoadReport:
+def load_checkpoint(path: str | os.PathLike | StartingCheckpoint, model) -> LoadReport:
     """Fills `model` from the checkpoint at `path`, recognising its format by itself.
 
     The run scripts reach it through `checkpoint_flags` (`--init_checkpoint`):
@@ -214,7 +170,7 @@ def load_checkpoint(path: str | os.PathLike, model) -> LoadReport:
     `path` may be the checkpoint prefix, one of its files, or the directory holding it.
 
     Args:
-        path: where the checkpoint is.
+        path: where the checkpoint is, or the checkpoint as `resolve_starting_checkpoint` found it.
         model: a `BertEncoder`, a `BertPretrainer` (its masked-LM and next-sentence heads
             are filled when the checkpoint has them) or a task model with an `encoder`
             attribute (fill its head from `report.heads`).
@@ -229,11 +185,11 @@ def load_checkpoint(path: str | os.PathLike, model) -> LoadReport:
             Model Garden checkpoint with another head count.
             Nothing is assigned then.
     """
-    checkpoint_format, location = detect_format(path)
-    config = _checked_config(checkpoint_format, location, model)
-    report = _assign(_read(checkpoint_format, location, model), model, config)
-    classifier = report.heads.get("classifier")
-    labels = None if classifier is None else checkpoint_labels(location)  # read only for a head to name
-    if labels is not None and len(labels) == len(classifier["bias"]):
+    checkpoint = path if isinstance(path, StartingCheckpoint) else resolve_starting_checkpoint(path)
+    if checkpoint.config is not None:
+        check_config(checkpoint.location, checkpoint.config, checkpoint.config_source, model)
+    report = _assign(_read(checkpoint.format, checkpoint.location, model), model, checkpoint)
+    classifier, labels = report.heads.get("classifier"), checkpoint.labels
+    if classifier is not None and labels is not None and len(labels) == len(classifier["bias"]):
         classifier["labels"] = labels
     return report

@@ -10,7 +10,7 @@ import numpy as np
 from bert_tf.checkpoints.bert_tf_checkpoint import HEAD_LAYERS, saved_heads
 from bert_tf.checkpoints.formats import CheckpointFormat, hugging_face_config_file
 from bert_tf.checkpoints.hugging_face_checkpoint import read_hugging_face_architectures
-from bert_tf.checkpoints.loader import LoadReport, checkpoint_labels
+from bert_tf.checkpoints.loader import LoadReport
 from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, BertTokenClassifier
 
 # By model type: the task model and its head layer's
@@ -38,7 +38,7 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
     """The fine-tuned heads in the checkpoint `report` describes, by model type (`TASK_MODELS`).
 
     Each is `{"kernel": [hidden, k], "bias": [k]}` (no bias for multiple choice), with
-    `"labels"` where the checkpoint names its classes (`checkpoint_labels`: a bert_tf
+    `"labels"` where the checkpoint names its classes (`report.labels`: a bert_tf
     fine-tuning run's `labels.json`, a Hugging Face `id2label`). google-research/bert's
     `output_weights` is a classifier head and `cls/squad/...` a span head; a Hugging Face
     `classifier` is a token or multiple-choice head if its config.json says
@@ -47,7 +47,7 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
     """
     if report.format in (CheckpointFormat.BERT_TF.value, CheckpointFormat.KERAS.value):
         heads = saved_heads(report.path, keras_file=report.format == CheckpointFormat.KERAS.value)
-        labels = checkpoint_labels(report.path)  # none for a `.keras` file
+        labels = report.labels  # none for a `.keras` file
         return {name: {**head, "labels": labels} for name, head in heads.items()} if labels else heads
     heads = {"span": report.heads["squad"]} if "squad" in report.heads else {}
     if "classifier" in report.heads:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from absl import logging
 
 from bert_tf.bert_config import BertConfig
-from bert_tf.checkpoints import CheckpointFormat, load_checkpoint
+from bert_tf.checkpoints import (CheckpointFormat, StartingCheckpoint, load_checkpoint,
+                                 resolve_starting_checkpoint)
 from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, label_order, load_task_head, missing_head
 from bert_tf.errors import UserInputError
 from bert_tf.export.model_types import CLASS_MODEL_TYPES, MODEL_TYPES
@@ -14,9 +15,10 @@ from bert_tf.models import BertEncoder, BertPretrainer
 _MASKED_LM = "cls/predictions/"  # the TF1 names of the masked-LM head's weights
 
 
-def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, num_classes: int | None = None,
-                          labels: list[str] | None = None):
-    """A model of `model_type` (one of `MODEL_TYPES`) filled from `checkpoint`.
+def model_from_checkpoint(checkpoint: str | StartingCheckpoint, model_type: str, config: BertConfig,
+                          num_classes: int | None = None, labels: list[str] | None = None):
+    """A model of `model_type` (one of `MODEL_TYPES`) filled from `checkpoint` (a path, or the
+    checkpoint as `resolve_starting_checkpoint` found it).
 
     "hub" is a `BertPretrainer`, or its `BertEncoder` alone when the checkpoint has no
     masked-LM weights (a classifier, an encoder-only release): the export then has no `mlm`.
@@ -45,6 +47,8 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     """
     if model_type not in MODEL_TYPES:
         raise UserInputError(f"--model_type={model_type!r}: expected one of {', '.join(MODEL_TYPES)}")
+    if not isinstance(checkpoint, StartingCheckpoint):
+        checkpoint = resolve_starting_checkpoint(checkpoint)
     if model_type == "hub":
         return _hub_model_from_checkpoint(checkpoint, config)
     encoder = BertEncoder.from_bert_config(config)
@@ -52,30 +56,32 @@ def model_from_checkpoint(checkpoint: str, model_type: str, config: BertConfig, 
     heads = checkpoint_heads(report)
     head = heads.get(model_type)
     if head is None:
-        raise UserInputError(f"{checkpoint}: {missing_head(model_type)}; {_what_to_export(heads, report.unused)}")
+        raise UserInputError(f"{checkpoint.path}: {missing_head(model_type)}; "
+                             f"{_what_to_export(heads, report.unused)}")
     if labels and report.format == CheckpointFormat.BERT_TF.value and label_order(head.get("labels") or (),
                                                                                   labels) is None:
         head = {**head, "labels": None}  # other names than labels.json's: a renaming
     model_class = TASK_MODELS[model_type][0]
     if model_type in CLASS_MODEL_TYPES:
-        model = model_class(encoder, _num_classes(checkpoint, model_type, head, num_classes))
+        model = model_class(encoder, _num_classes(checkpoint.path, model_type, head, num_classes))
     else:
         model = model_class(encoder)
     model.build_with_dummy_inputs()
     problem = load_task_head(model, {model_type: head}, labels)
     if problem:
-        raise UserInputError(f"{checkpoint}: {problem}")
+        raise UserInputError(f"{checkpoint.path}: {problem}")
     return model
 
 
-def _hub_model_from_checkpoint(checkpoint: str, config: BertConfig) -> BertPretrainer | BertEncoder:
+def _hub_model_from_checkpoint(checkpoint: StartingCheckpoint, config: BertConfig
+                               ) -> BertPretrainer | BertEncoder:
     """The pretrainer filled from `checkpoint`; its encoder alone without masked-LM weights."""
     model = BertPretrainer(BertEncoder.from_bert_config(config))
     model.build_with_dummy_inputs()
     report = load_checkpoint(checkpoint, model)
     if any(name.startswith(_MASKED_LM) for name in report.missing):
         logging.warning("%s has no masked-LM weights (%s...): exporting the encoder without mlm",
-                        checkpoint, _MASKED_LM)
+                        checkpoint.path, _MASKED_LM)
         return model.encoder
     return model
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from absl import flags
 
 from bert_tf import output_lock
-from bert_tf.checkpoints import checkpoint_labels, resolve_bert_config
+from bert_tf.checkpoints import StartingCheckpoint, resolve_bert_config, resolve_init_checkpoint
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.errors import UserInputError
 from bert_tf.export.checkpoint_model import model_from_checkpoint
@@ -48,15 +48,16 @@ def _export() -> None:
     if FLAGS.jit_compile and hub:
         raise UserInputError("--jit_compile applies to task models (their serving_default), not --model_type=hub")
     _check_flags_apply()
-    config = resolve_bert_config(FLAGS.bert_config_file, FLAGS.init_checkpoint)
+    checkpoint = resolve_init_checkpoint(FLAGS.init_checkpoint)
+    config = resolve_bert_config(FLAGS.bert_config_file, checkpoint)
     tokenizer = BertTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
     if hub:
-        _export_hub(with_weights_in(model_from_checkpoint(FLAGS.init_checkpoint, "hub", config), FLAGS.dtype),
-                    tokenizer)
+        model = model_from_checkpoint(checkpoint, "hub", config)
+        _export_hub(with_weights_in(model, FLAGS.dtype), tokenizer)
     else:
-        labels = _labels()
+        labels = _labels(checkpoint)
         num_classes = FLAGS.num_classes or (len(labels) if labels else None)
-        model = model_from_checkpoint(FLAGS.init_checkpoint, FLAGS.model_type, config, num_classes, labels)
+        model = model_from_checkpoint(checkpoint, FLAGS.model_type, config, num_classes, labels)
         _export_task(with_weights_in(model, FLAGS.dtype), tokenizer, labels)
 
 
@@ -71,14 +72,13 @@ def _check_flags_apply() -> None:
         raise UserInputError("--null_score_diff_threshold applies with --version_2_with_negative (SQuAD 2.0) only")
 
 
-def _labels() -> list[str] | None:
+def _labels(checkpoint: StartingCheckpoint) -> list[str] | None:
     """--labels, else the class names stored with the checkpoint: those a
     bert_tf fine-tuning run saved beside it, or a Hugging Face classifier's.
     Either way `model_from_checkpoint` checks their number."""
     if FLAGS.labels or FLAGS.model_type not in CLASS_MODEL_TYPES:
         return FLAGS.labels
-    names = checkpoint_labels(FLAGS.init_checkpoint)
-    return list(names) if names else None
+    return list(checkpoint.labels) if checkpoint.labels else None
 
 
 def main(argv) -> None:

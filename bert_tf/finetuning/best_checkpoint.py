@@ -116,9 +116,9 @@ def read_best_metrics(output_dir: str) -> dict | None:
     return text_files.read_json(path, ValueError) if tf.io.gfile.exists(path) else None
 
 
-def restored_checkpoint(options) -> str | None:
-    """The checkpoint whose weights a run without `--do_train` scores: `--init_checkpoint`, else
-    `output_dir/best`'s (None if it has none); None for a training run."""
-    if options.do_train:
-        return None
-    return options.init_checkpoint or best_checkpoint_prefix(options.output_dir)
+def starting_checkpoint_path(options) -> str | None:
+    """The checkpoint a run starts from: `--init_checkpoint`, else, for a run without `--do_train`,
+    `output_dir/best`'s, whose weights it scores (None if it has none)."""
+    if options.init_checkpoint or options.do_train:
+        return options.init_checkpoint
+    return best_checkpoint_prefix(options.output_dir)

@@ -20,7 +20,7 @@ from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.checkpoints.task_heads import checkpoint_heads, task_model_type
 from bert_tf.errors import UserInputError
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, BestCheckpoint, best_checkpoint_prefix,
-                                               restore_model_checkpoint, restored_checkpoint, save_model_checkpoint)
+                                               restore_model_checkpoint, save_model_checkpoint)
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
 from bert_tf.finetuning.options import FineTuningOptions
@@ -117,15 +117,15 @@ def _checked_request(task: FineTuningTask, options: FineTuningOptions, strategy)
     if not (options.do_train or options.do_eval or options.do_predict):
         raise UserInputError("at least one of --do_train, --do_eval and --do_predict must be set")
     # Without training or --init_checkpoint, the weights and their config come from output_dir/best.
-    restored = restored_checkpoint(options)
-    if not (options.do_train or restored):
+    starting = task.starting_checkpoint
+    if not options.do_train and starting is None:
         raise UserInputError(f"--do_eval and --do_predict without --do_train need --init_checkpoint or a "
                              f"fine-tuned --output_dir: {options.output_dir} has no {BEST_DIR}/ checkpoint")
     for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
     if options.do_train:
         _check_iterations_per_loop(options.iterations_per_loop, strategy)
-    config = resolve_bert_config(options.bert_config_file, restored or options.init_checkpoint)
+    config = resolve_bert_config(options.bert_config_file, starting)
     config.check_seq_length(options.max_seq_length)
     config.check_vocab_size(len(task.tokenizer.vocab), options.vocab_file)
     if options.export_dir:
@@ -208,7 +208,7 @@ def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOpti
     """
     if not options.init_checkpoint:
         return
-    report = load_init_checkpoint(options.init_checkpoint, model)
+    report = load_init_checkpoint(task.starting_checkpoint, model)
     heads = checkpoint_heads(report)
     problem = task.load_head(task_model, heads)
     if problem is None:

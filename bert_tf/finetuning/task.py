@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import hashlib
 from typing import Any
 
 import keras
 import numpy as np
 
+from bert_tf.checkpoints.checkpoint_flags import resolve_init_checkpoint
+from bert_tf.checkpoints.starting_checkpoint import StartingCheckpoint
 from bert_tf.checkpoints.task_heads import load_task_head
+from bert_tf.finetuning.best_checkpoint import starting_checkpoint_path
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.tokenization import BertTokenizer
 
@@ -79,6 +83,12 @@ class FineTuningTask(abc.ABC):
     def __init__(self, options: FineTuningOptions, tokenizer: BertTokenizer):
         self.options = options
         self.tokenizer = tokenizer
+
+    @functools.cached_property
+    def starting_checkpoint(self) -> StartingCheckpoint | None:
+        """The checkpoint the run starts from (`starting_checkpoint_path`), resolved once: the
+        driver takes its config and weights, the task its class names. None without one."""
+        return resolve_init_checkpoint(starting_checkpoint_path(self.options))
 
     @abc.abstractmethod
     def build_model(self, encoder) -> keras.Model:

@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf import io_utils, output_kinds
-from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config
+from bert_tf.checkpoints import load_init_checkpoint, resolve_bert_config, resolve_init_checkpoint
 from bert_tf.errors import UserInputError
 from bert_tf.finetuning.best_checkpoint import (BEST_DIR, best_checkpoint_prefix, read_best_metrics,
                                                restore_model_checkpoint, save_model_checkpoint)
@@ -86,7 +86,9 @@ def _run_multitask(specs: list[TaskSpec], options: FineTuningOptions, tokenizer:
     if not (options.do_train or restored):
         raise UserInputError(f"--do_eval without --do_train needs a multi-task --output_dir: "
                          f"{options.output_dir}/{specs[0].name} has no {BEST_DIR}/ checkpoint")
-    config = resolve_bert_config(options.bert_config_file, restored or options.init_checkpoint)
+    # The checkpoint that gives the config, and the weights to train from.
+    starting = resolve_init_checkpoint(restored or options.init_checkpoint)
+    config = resolve_bert_config(options.bert_config_file, starting)
     config.check_seq_length(options.max_seq_length)
     config.check_vocab_size(len(tokenizer.vocab), options.vocab_file)
     if options.export_dir:
@@ -104,7 +106,7 @@ def _run_multitask(specs: list[TaskSpec], options: FineTuningOptions, tokenizer:
     for model in models.values():
         model.build_with_dummy_inputs()
     if options.init_checkpoint and options.do_train:
-        load_init_checkpoint(options.init_checkpoint, encoder)
+        load_init_checkpoint(starting, encoder)
     io_utils.make_directory(options.output_dir, "output_dir")
 
     backup = None

@@ -72,8 +72,8 @@ class SentencePredictionTask(FineTuningTask):
             fixed = not isinstance(self.processor, glue.DelimitedFileProcessor)
             source = (f"--task_name={self.processor.name}" if fixed
                       else os.path.join(self.options.data_dir, self.processor.file_name("train")))
-            self._label_list = task_labels(self.options, lambda: self.processor.labels(self.options.data_dir),
-                                           source, fixed)
+            self._label_list = task_labels(
+                self, lambda: self.processor.labels(self.options.data_dir), source, fixed)
         return self._label_list
 
     @property
