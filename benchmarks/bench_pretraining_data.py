@@ -33,7 +33,8 @@ import psutil
 import tensorflow as tf
 
 from bert_tf.data import pretraining_features
-from bert_tf.datasets import fetch_chinese_news, fetch_chinese_vocab, fetch_uncased_vocab, fetch_wikipedia_sample
+from bert_tf.corpora import (fetch_chinese_news, fetch_chinese_vocab, fetch_uncased_vocab,
+                             fetch_wikipedia_sample)
 from bert_tf.tokenization import Vocab
 
 REPO = pathlib.Path(__file__).resolve().parents[1]

@@ -35,7 +35,7 @@ import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 
 from bert_tf.bert_config import BertConfig  # noqa: E402
-from bert_tf.datasets import fetch_uncased_vocab  # noqa: E402
+from bert_tf.corpora import fetch_uncased_vocab  # noqa: E402
 from bert_tf.export import export_task_model, with_weights_in  # noqa: E402
 from bert_tf.models import BertClassifier, BertEncoder  # noqa: E402
 from bert_tf.tokenization import BertTokenizer  # noqa: E402

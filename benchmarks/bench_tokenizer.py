@@ -19,7 +19,7 @@ import tokenizers
 from absl import app, flags
 from official.nlp.tools import tokenization as reference
 
-from bert_tf.datasets import public_data
+from bert_tf.corpora import public_data
 from bert_tf.tokenization import BertTokenizer
 
 flags.DEFINE_enum("language", "en", ["en", "zh"], "The default input and vocab: the Wikipedia sample with "

@@ -15,7 +15,7 @@ from absl import flags
 from bert_tf.cli_errors import naming_output_flag, reject_arguments, run_reporting_user_errors
 from bert_tf.data import corpus
 from bert_tf.data import pretraining_data_generator as generator
-from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample
+from bert_tf.corpora import fetch_uncased_vocab, fetch_wikipedia_sample
 from bert_tf.data import vocab_learner
 
 FLAGS = flags.FLAGS

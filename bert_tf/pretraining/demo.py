@@ -37,7 +37,8 @@ from bert_tf.checkpoints import load_checkpoint
 from bert_tf.data import pretraining_features
 from bert_tf.data.pretraining_data_generator import PretrainingDataOptions, create_pretraining_data
 from bert_tf.data.word_segmentation import segmenter
-from bert_tf.datasets import fetch_chinese_news, fetch_chinese_vocab, fetch_uncased_vocab, fetch_wikipedia_sample
+from bert_tf.corpora import (fetch_chinese_news, fetch_chinese_vocab, fetch_uncased_vocab,
+                             fetch_wikipedia_sample)
 from bert_tf.errors import UserInputError
 from bert_tf.export import export_hub_pair
 from bert_tf.pretraining import fill_mask

@@ -17,7 +17,7 @@ import tempfile
 import zipfile
 
 from bert_tf import io_utils
-from bert_tf.datasets import chinese_news, wikitext
+from bert_tf.corpora import chinese_news, wikitext
 from bert_tf.errors import FetchError
 
 GENSIM_WHEEL = "gensim==4.4.0"
