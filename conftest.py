@@ -22,7 +22,7 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture(scope="session")
 def uncased_vocab_file() -> str:
     """The path of the real bert-base-uncased `vocab.txt`."""
-    from bert_tf.datasets import fetch_uncased_vocab
+    from bert_tf.corpora import fetch_uncased_vocab
 
     return str(fetch_uncased_vocab())
 
@@ -30,6 +30,6 @@ def uncased_vocab_file() -> str:
 @pytest.fixture(scope="session")
 def wikipedia_sample_lines() -> tuple[str, ...]:
     """The public Wikipedia sample's lines: one sentence a line, "" between documents (and last)."""
-    from bert_tf.datasets import fetch_wikipedia_sample
+    from bert_tf.corpora import fetch_wikipedia_sample
 
     return tuple(fetch_wikipedia_sample().read_text(encoding="utf-8").split("\n"))

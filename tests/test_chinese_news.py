@@ -5,7 +5,8 @@ import pickle
 
 import pytest
 
-from bert_tf.datasets.chinese_news import ChineseNewsError, articles_to_documents, load_articles, split_sentences
+from bert_tf.corpora.chinese_news import (ChineseNewsError, articles_to_documents, load_articles,
+                                           split_sentences)
 
 
 def test_plain_pickles_load():

@@ -25,7 +25,7 @@ LOCAL_ONLY_MODULES = ("os.path", "shutil", "pathlib", "glob")
 
 # The legitimate uses, by module and name, each with its reason ("*": every name in that module).
 ALLOWED = {
-    ("bert_tf/datasets/public_data.py", "*"):
+    ("bert_tf/corpora/public_data.py", "*"):
         "the local cache of public sample data ($BERT_TF_CACHE), never a user's path",
     ("bert_tf/io_utils.py", "os.path.realpath"):
         "canonical_path: resolves local paths only (is_local), remote ones pass through",

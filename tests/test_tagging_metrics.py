@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from bert_tf.datasets.public_data import fetch_seqeval_sample
+from bert_tf.corpora.public_data import fetch_seqeval_sample
 from bert_tf.metrics import tagging_metrics
 
 

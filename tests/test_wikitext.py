@@ -2,7 +2,7 @@
 
 import pytest
 
-from bert_tf.datasets import FetchError, public_data, wikitext
+from bert_tf.corpora import FetchError, public_data, wikitext
 
 PAGE = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">
 <page><title>Alpha</title><ns>0</ns><revision><text>{{Infobox|name={{nested|x}}}}
