@@ -27,7 +27,7 @@ from absl import app, flags  # noqa: E402
 
 from benchmarks.pretraining_batch import SEQ, random_batch  # noqa: E402
 from bert_tf.bert_config import BertConfig  # noqa: E402
-from bert_tf.pretraining.runner import PretrainingRunner  # noqa: E402
+from bert_tf.pretraining.loops import PretrainingRunner  # noqa: E402
 
 flags.DEFINE_string("config", "small", "configs/<name>/bert_config.json to run.")
 flags.DEFINE_integer("batch_size", 4, "Global batch size (two replicas).")
@@ -58,7 +58,7 @@ class TwoAllReducesRunner(PretrainingRunner):
 
 def peer(runner_class, strategy, config: BertConfig, batch: dict, initial):
     """A callable running n train steps of `runner_class` from weights `initial`; and the model."""
-    from bert_tf.pretraining.run import PretrainingOptions, build_model
+    from bert_tf.pretraining.driver import PretrainingOptions, build_model
 
     options = PretrainingOptions(bert_config_file="", input_file="", output_dir="", learning_rate=1e-4,
                                  num_train_steps=10_000, num_warmup_steps=100, verbose=False)

@@ -37,8 +37,8 @@ from bert_tf.bert_config import BertConfig  # noqa: E402
 from bert_tf.data import pretraining_dataset  # noqa: E402
 from bert_tf.models.next_sentence_auc import NextSentenceAUC  # noqa: E402
 from bert_tf.pretraining import demo  # noqa: E402
-from bert_tf.pretraining.run import PretrainingOptions, build_model  # noqa: E402
-from bert_tf.pretraining.runner import PretrainingRunner  # noqa: E402
+from bert_tf.pretraining.driver import PretrainingOptions, build_model  # noqa: E402
+from bert_tf.pretraining.loops import PretrainingRunner  # noqa: E402
 
 flags.DEFINE_integer("steps", demo.DEMO_SETTINGS["num_train_steps"], "Training steps of each peer.")
 flags.DEFINE_integer("random_seed", 12345, "Seeds the records, their order and each peer's initialisation "

@@ -82,8 +82,8 @@ def executed_flops_per_step(config: BertConfig, batch: int) -> float:
 
 def ours(config: BertConfig, batch, jit_compile: bool):
     """Returns a callable running n train steps of bert_tf's PretrainingRunner."""
-    from bert_tf.pretraining.run import PretrainingOptions, build_model
-    from bert_tf.pretraining.runner import PretrainingRunner
+    from bert_tf.pretraining.driver import PretrainingOptions, build_model
+    from bert_tf.pretraining.loops import PretrainingRunner
     from bert_tf.training import distribution
 
     distribution.set_precision(FLAGS.dtype)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from absl import flags
 
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
-from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
+from bert_tf.pretraining.driver import PretrainingOptions, run_pretraining
 from bert_tf.training import distribution, runtime_flags
 
 FLAGS = flags.FLAGS

@@ -42,7 +42,7 @@ from bert_tf.corpora import (fetch_chinese_news, fetch_chinese_vocab, fetch_unca
 from bert_tf.errors import UserInputError
 from bert_tf.export import export_hub_pair
 from bert_tf.pretraining import fill_mask
-from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
+from bert_tf.pretraining.driver import PretrainingOptions, build_model, run_pretraining
 from bert_tf.tokenization import Vocab
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 from bert_tf.training import distribution, runtime_flags

@@ -20,7 +20,7 @@ from bert_tf.errors import UserInputError
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.pretraining import checkpoints
-from bert_tf.pretraining.runner import PretrainingRunner
+from bert_tf.pretraining.loops import PretrainingRunner
 from bert_tf.training import console, distribution, optimization, workers
 from bert_tf.tokenization import Vocab
 from bert_tf.training.eval_results import write_eval_results
