@@ -10,7 +10,7 @@ from bert_tf.data import pretraining_features
 from bert_tf.data.dynamic_masking import dynamic_masking_dataset
 from bert_tf.data.word_segmentation import SegmenterError, WordGrouper, segmenter
 from bert_tf.tokenization import BertTokenizer
-from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
+from bert_tf.pretraining.driver import PretrainingOptions, run_pretraining
 from bert_test_utils import REPO, run_script, script_failures, write_tiny_config
 
 FIXTURES = REPO / "tests" / "fixtures" / "chinese"

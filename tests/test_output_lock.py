@@ -26,7 +26,7 @@ from bert_tf.models import BertClassifier, BertPretrainer
 from bert_tf.output_kinds import OutputDirOfAnotherKind
 from bert_tf.output_lock import OutputDirInUse, OutputDirTakenOver
 from bert_tf.pretraining import checkpoints
-from bert_tf.pretraining.run import run_pretraining
+from bert_tf.pretraining.driver import run_pretraining
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import REPO, assert_fails_with_line, run_script, tiny_encoder
 from test_finetuning_driver import KeywordTask

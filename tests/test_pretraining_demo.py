@@ -16,7 +16,7 @@ from bert_tf.data import pretraining_features
 from bert_tf.bert_config import BertConfig
 from bert_tf.pretraining import demo, fill_mask
 from bert_tf.pretraining.demo import majority_baselines, split_corpus
-from bert_tf.pretraining.run import PretrainingOptions, build_model
+from bert_tf.pretraining.driver import PretrainingOptions, build_model
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import (REPO, random_pretraining_batch, script_failures, tiny_config, write_pretraining_batch,
                              write_pretraining_records, write_word_vocab)

@@ -187,7 +187,7 @@ def _weights(model) -> dict:
 
 def _options(workdir, files, batch=BATCH):
     from bert_test_utils import write_tiny_config
-    from bert_tf.pretraining.run import PretrainingOptions
+    from bert_tf.pretraining.driver import PretrainingOptions
 
     return PretrainingOptions(
         bert_config_file=write_tiny_config(workdir), input_file=",".join(files), output_dir=str(workdir / "out"),
@@ -199,8 +199,8 @@ def _train(strategy, opts, initial=None, clip_norm=0.01):
     """STEPS steps on the files in order; returns (metrics over them, weights, optimizer steps)."""
     from bert_tf.bert_config import BertConfig
     from bert_tf.data.pretraining_dataset import pretraining_dataset
-    from bert_tf.pretraining.run import build_model
-    from bert_tf.pretraining.runner import PretrainingRunner
+    from bert_tf.pretraining.driver import build_model
+    from bert_tf.pretraining.loops import PretrainingRunner
 
     files = opts.input_file.split(",")
     model, optimizer = build_model(BertConfig.from_json_file(opts.bert_config_file), opts, strategy)
@@ -242,14 +242,14 @@ def _mirrored_worker(workdir: pathlib.Path):
     (cpu,) = tf.config.list_physical_devices("CPU")
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     from bert_test_utils import TINY, write_pretraining_records
-    from bert_tf.pretraining.run import run_pretraining
+    from bert_tf.pretraining.driver import run_pretraining
 
     files = [write_pretraining_records(workdir / "train.tfrecord", 64, SEQ, PREDICTIONS, TINY["vocab_size"])]
     opts = _options(workdir, files)
     one_device = tf.distribute.OneDeviceStrategy("/cpu:0")
     mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     from bert_tf.bert_config import BertConfig
-    from bert_tf.pretraining.run import build_model
+    from bert_tf.pretraining.driver import build_model
     initial = _weights(build_model(BertConfig.from_json_file(opts.bert_config_file), opts, one_device)[0])
     np.savez(workdir / "initial.npz", **initial)
     losses, aucs = [], []
@@ -279,7 +279,7 @@ def _mirrored_worker(workdir: pathlib.Path):
 def _eval_examples(workdir: pathlib.Path, records: str, strategy) -> dict[str, int]:
     """The examples the eval input holds under `strategy`, from `records` and from text."""
     from bert_test_utils import write_word_vocab
-    from bert_tf.pretraining.run import _distributed_dataset
+    from bert_tf.pretraining.driver import _distributed_dataset
 
     sentences = [f"sentence {i} of document {i // 5} has some words ." for i in range(200)]
     text = "".join(s + ("\n\n" if i % 5 == 4 else "\n") for i, s in enumerate(sentences))
@@ -301,7 +301,7 @@ def _multi_worker(workdir: pathlib.Path, records: str, tf_config: str):
     `_train` on two files, a shard each, saving the weights; prints both results."""
     os.environ["TF_CONFIG"] = tf_config
     from bert_test_utils import TINY, write_pretraining_records
-    from bert_tf.pretraining.run import run_pretraining
+    from bert_tf.pretraining.driver import run_pretraining
     from bert_tf.training import distribution
 
     strategy = distribution.create_strategy("multi_worker_mirrored")

@@ -15,9 +15,9 @@ from bert_tf.checkpoints import write_tf1_checkpoint
 from bert_tf.data.corpus import CorpusError
 from bert_tf.data.pretraining_dataset import InputError, pretraining_dataset
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.pretraining import checkpoints, run
-from bert_tf.pretraining.run import PretrainingOptions, build_model, run_pretraining
-from bert_tf.pretraining.runner import PretrainingRunner
+from bert_tf.pretraining import checkpoints, driver
+from bert_tf.pretraining.driver import PretrainingOptions, build_model, run_pretraining
+from bert_tf.pretraining.loops import PretrainingRunner
 from bert_tf.training import distribution
 from bert_test_utils import (TINY, assert_fails_with_line, random_pretraining_batch, run_script, write_file,
                              write_pretraining_batch, write_pretraining_records, write_tiny_config)
@@ -92,8 +92,10 @@ def test_float16_steps_the_loss_scaler_skips_are_made_up(tmp_path):
         optimizer.dynamic_scale.assign(2.0 ** 30)  # the first steps' float16 gradients overflow
         manager = tf.train.CheckpointManager(checkpoints.pretraining_checkpoint(model, optimizer), opts.output_dir,
                                              max_to_keep=None)
-        dataset = run._distributed_dataset(strategy, [opts.input_file], 8, opts, is_training=True, vocab_size=None)
-        run._train(PretrainingRunner(strategy, model, optimizer, 8), iter(dataset), manager, opts)
+        dataset = driver._distributed_dataset(strategy, [opts.input_file], 8, opts,
+                                              is_training=True, vocab_size=None)
+        runner = PretrainingRunner(strategy, model, optimizer, 8)
+        driver._train(runner, iter(dataset), manager, opts)
     finally:
         distribution.set_precision("float32")
     assert float(optimizer.dynamic_scale.numpy()) < 2.0 ** 30  # steps were skipped
@@ -184,8 +186,8 @@ def test_a_resumed_run_draws_a_new_data_order(tmp_path):
     opts = options(tmp_path)
 
     def first_batch(step):
-        dataset = run._distributed_dataset(tf.distribute.get_strategy(), [opts.input_file], 8, opts,
-                                           is_training=True, vocab_size=None, step=step)
+        dataset = driver._distributed_dataset(tf.distribute.get_strategy(), [opts.input_file], 8,
+                                              opts, is_training=True, vocab_size=None, step=step)
         return next(iter(dataset))["input_ids"].numpy()
 
     np.testing.assert_array_equal(first_batch(3), first_batch(3))  # still reproducible

@@ -65,7 +65,7 @@ def _all_reduced(strategy, loss_scale: bool) -> dict:
 
     from bert_test_utils import random_pretraining_batch, tiny_config
     from bert_tf.models import BertEncoder, BertPretrainer
-    from bert_tf.pretraining.runner import PretrainingRunner
+    from bert_tf.pretraining.loops import PretrainingRunner
     from bert_tf.training.optimization import create_optimizer
 
     config = tiny_config(num_hidden_layers=1)

@@ -22,7 +22,7 @@ from bert_tf.checkpoints.convert import convert
 from bert_tf.data.pretraining_data_generator import PretrainingDataOptions, create_pretraining_data
 from bert_tf.finetuning import FineTuningOptions, run_finetuning
 from bert_tf.models import BertPretrainer
-from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
+from bert_tf.pretraining.driver import PretrainingOptions, run_pretraining
 from bert_tf.tasks.sentence_prediction import SentencePredictionTask
 from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import (REPO, TINY, model_garden_encoder, random_encoder_inputs, tiny_config, tiny_encoder,
