@@ -35,7 +35,7 @@ from absl import app, flags  # noqa: E402
 from benchmarks import model_garden_peer  # noqa: E402
 from bert_tf.bert_config import BertConfig  # noqa: E402
 from bert_tf.data import pretraining_dataset  # noqa: E402
-from bert_tf.models.next_sentence_auc import NextSentenceAUC  # noqa: E402
+from bert_tf.metrics.next_sentence_auc import NextSentenceAUC  # noqa: E402
 from bert_tf.pretraining import demo  # noqa: E402
 from bert_tf.pretraining.driver import PretrainingOptions, build_model  # noqa: E402
 from bert_tf.pretraining.loops import PretrainingRunner  # noqa: E402

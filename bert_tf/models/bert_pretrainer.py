@@ -8,7 +8,7 @@ from keras import ops
 
 from bert_tf.layers.masked_lm_head import MaskedLMHead
 from bert_tf.models.bert_encoder import BertEncoder
-from bert_tf.models.next_sentence_auc import NextSentenceAUC
+from bert_tf.metrics.next_sentence_auc import NextSentenceAUC
 from bert_tf.models.pretraining_loss import pretraining_losses
 from bert_tf.models.sampled_masked_lm import sampled_masked_lm_scores
 from bert_tf.models.train_step import GlobalClippingTrainStep
