@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from bert_tf import text_files
-from bert_tf.data.windows import context_score, window_spans
+from bert_tf.data.doc_stride import context_score, window_spans
 from bert_tf.errors import UserInputError
 
 DOCSTART = "-DOCSTART-"

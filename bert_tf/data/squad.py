@@ -32,7 +32,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import text_files
-from bert_tf.data.windows import context_score, window_spans
+from bert_tf.data.doc_stride import context_score, window_spans
 from bert_tf.errors import UserInputError
 
 

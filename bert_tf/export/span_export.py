@@ -5,7 +5,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_tf.errors import UserInputError
-from bert_tf.export.doc_windows import doc_stride_windows
+from bert_tf.data.doc_stride import doc_stride_windows
 from bert_tf.export.task_module import TaskExport, text_spec, with_batch_checked
 
 

@@ -1,10 +1,40 @@
-"""run_squad.py's doc-stride windows over long contexts, as graph ops on ragged token batches."""
+"""Doc-stride windows over a long token sequence, as google-research/bert's run_squad.py cuts them.
+
+Windows of at most `max_tokens` tokens, `stride` apart, and for each token the window where it
+has the most context on both sides. One concept in two forms: numpy (`window_spans`,
+`context_score`) for the SQuAD contexts and over-long CoNLL sentences the encoders cut, and
+graph ops on ragged token batches (`doc_stride_windows`) for the exported span model's text
+signature; a test checks that they agree.
+
+Example:
+>>> starts, lengths = window_spans(10, max_tokens=4, stride=3)
+>>> starts.tolist(), lengths.tolist()
+([0, 3, 6], [4, 4, 4])
+"""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 import tensorflow as tf
+
+
+def window_spans(num_tokens: int, max_tokens: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """Window starts and lengths `[w]` covering `num_tokens` tokens; at least one window."""
+    step = min(stride, max_tokens)
+    count = 1 + max(0, -(-(num_tokens - max_tokens) // step))
+    starts = np.arange(count) * step
+    return starts, np.minimum(max_tokens, num_tokens - starts)
+
+
+def context_score(offset, window_length):
+    """How much context a token at `offset` in a window of `window_length` has.
+
+    min(tokens before, tokens after) + 0.01 * window length: the higher, the
+    better the window sees the token (ties go to the longer window).
+    """
+    return np.minimum(offset, window_length - 1 - offset) + 0.01 * window_length
 
 
 class DocWindows(NamedTuple):
