@@ -6,9 +6,8 @@ import itertools
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data.doc_stride import doc_stride_windows, window_spans
 from bert_tf.data.squad import _max_context
-from bert_tf.data.windows import window_spans
-from bert_tf.export.doc_windows import doc_stride_windows
 
 CONTEXT_LENGTHS, WINDOW_SIZES, STRIDES = range(40), range(1, 12), range(1, 14)
 
