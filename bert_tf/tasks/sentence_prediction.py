@@ -66,7 +66,7 @@ class SentencePredictionTask(FineTuningTask):
         """The label strings in id order; None for regression.
 
         GLUE's and XNLI's are fixed; csv/tsv's are read from the training file, or, in a run
-        without `--do_train`, saved with the checkpoint it restores (`best_checkpoint.task_labels`).
+        without `--do_train`, saved with the checkpoint it restores (`task_labels`).
         """
         if self._label_list is None and not self.processor.is_regression:
             fixed = not isinstance(self.processor, glue.DelimitedFileProcessor)

@@ -52,7 +52,7 @@ class TaggingTask(FineTuningTask):
     @property
     def label_list(self) -> list[str]:
         """The tags in id order: those of `train.txt`, sorted, or, in a run without `--do_train`,
-        those saved with the checkpoint it restores (`best_checkpoint.task_labels`)."""
+        those saved with the checkpoint it restores (`task_labels`)."""
         if self._label_list is None:
             self._label_list = list(task_labels(self, self._training_tags, self._path("train")))
         return self._label_list
