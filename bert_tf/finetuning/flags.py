@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from absl import flags
 
+from bert_tf.shared_flags import define_shared_flags
 from bert_tf.training import runtime_flags
 
 REQUIRED = ("vocab_file", "output_dir")
@@ -17,32 +18,16 @@ SPLIT_FILE_FLAGS = {"train_file": ("do_train",), "predict_file": ("do_eval", "do
 
 
 def define_finetuning_flags(**defaults) -> None:
-    """Defines the common flags; `defaults` overrides a default, e.g. `max_seq_length=384`."""
-    def default(name, value):
-        return defaults.get(name, value)
-
+    """Defines the common flags; `defaults` gives a script its own default for a shared flag
+    whose help names it (`bert_tf.shared_flags`), e.g. `max_seq_length=384`."""
+    define_shared_flags("vocab_file", "do_lower_case", "bert_config_file", "init_checkpoint", "output_dir",
+                        "do_train", "do_eval", "max_seq_length", "train_batch_size", "eval_batch_size",
+                        "learning_rate", "save_checkpoints_steps", "iterations_per_loop", "export_dir",
+                        "random_seed", **defaults)
     flags.DEFINE_string("data_dir", None, "The task's data directory.")
-    flags.DEFINE_string("vocab_file", None, "The vocab.txt the model was pretrained with (default: a TF "
-                        "Hub --init_checkpoint's assets/vocab.txt).")
-    flags.DEFINE_bool("do_lower_case", True, "Lower-case the input (true for uncased models).")
-    flags.DEFINE_string("bert_config_file", None,
-                        "bert_config.json of the model (default: the config beside --init_checkpoint).")
-    flags.DEFINE_string("init_checkpoint", None,
-                        "Pretrained weights: Google TF1, Model Garden TF2, Hugging Face, bert_tf, or a TF "
-                        "Hub encoder SavedModel (whose recorded do_lower_case is the default).")
-    flags.DEFINE_string("output_dir", None, "Checkpoints, eval_results.txt and predictions.")
-    flags.DEFINE_bool("do_train", False, "Whether to fine-tune on the training set.")
-    flags.DEFINE_bool("do_eval", False, "Whether to evaluate on the dev set(s).")
     flags.DEFINE_bool("do_predict", False, "Whether to write predictions for the test set(s).")
-    flags.DEFINE_integer("max_seq_length", default("max_seq_length", 128),
-                         "Maximum WordPiece tokens per input, [CLS] and [SEP] included.", lower_bound=3)
-    flags.DEFINE_integer("train_batch_size", default("train_batch_size", 32), "Global training batch size.",
-                         lower_bound=1)
-    flags.DEFINE_integer("eval_batch_size", 8, "Eval batch size.", lower_bound=1)
     flags.DEFINE_integer("predict_batch_size", 8, "Predict batch size.", lower_bound=1)
-    flags.DEFINE_float("learning_rate", default("learning_rate", 5e-5), "Peak learning rate of AdamW.",
-                       lower_bound=0.0)
-    flags.DEFINE_float("num_train_epochs", default("num_train_epochs", 3.0), "Training epochs (may be fractional).")
+    flags.DEFINE_float("num_train_epochs", 3.0, "Training epochs (may be fractional).")
     flags.DEFINE_float("warmup_proportion", 0.1, "Fraction of the training steps with linear warmup.",
                        lower_bound=0.0, upper_bound=1.0)
     flags.DEFINE_float("layerwise_lr_decay", 1.0,
@@ -55,18 +40,6 @@ def define_finetuning_flags(**defaults) -> None:
     flags.DEFINE_float("mlm_aux_weight", 0.0,
                        "Weight of an auxiliary masked-LM loss on the task's own text (0 = off), "
                        "against catastrophic forgetting.", lower_bound=0.0)
-    flags.DEFINE_integer("save_checkpoints_steps", None,
-                         "Also back up the training state to output_dir/backup every this many steps "
-                         "(default: at each epoch's end only), so that a killed run loses at most this "
-                         "many steps when started again.", lower_bound=1)
-    flags.DEFINE_integer("iterations_per_loop", 1,
-                         "How many training steps to make in each tf.function call (Keras's "
-                         "steps_per_execution): fewer host round trips, the same weights. Default 1, not "
-                         "google-research/bert's 1000: with more, a --save_checkpoints_steps backup waits for "
-                         "the end of the call that reaches its step, and a multi-replica strategy other than "
-                         "tpu is refused.", lower_bound=1)
-    flags.DEFINE_string("export_dir", None, "Export the fine-tuned model as a SavedModel here.")
-    flags.DEFINE_integer("random_seed", 12345, "Seed for initialisation, shuffling and dropout.")
     runtime_flags.define_runtime_flags()
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from absl import flags
 
+from bert_tf.compat_flags import define_ignored_flags
+from bert_tf.shared_flags import SPAN_FLAGS, define_shared_flags
 from bert_tf.tasks.pooling import POOLINGS
 
 
@@ -34,7 +36,7 @@ def define_squad_flags() -> None:
     flags.DEFINE_string("predict_file", None,
                         "SQuAD JSON to evaluate and predict (default: dev-v1.1.json or dev-v2.0.json in "
                         "--data_dir).")
-    define_span_flags()
+    define_shared_flags(*SPAN_FLAGS)
     flags.DEFINE_enum("task", "squad", ["squad", "cmrc2018"],
                       "squad: the official SQuAD EM/F1 (over words). cmrc2018: CMRC 2018, the Chinese SQuAD "
                       "(files cmrc2018_{train,dev}.json in --data_dir), with its character-level EM/F1.")
@@ -44,51 +46,18 @@ def define_squad_flags() -> None:
                       "whitespace or left out, a question whose best answer is 'empty' (no valid span).")
 
 
-def define_span_flags() -> None:
-    """The flags that cut SQuAD's contexts into windows and pick the answer span: run_squad.py's,
-    and export_model.py's for --model_type=span (google-research/bert's names and defaults)."""
-    flags.DEFINE_bool("version_2_with_negative", False,
-                      "SQuAD 2.0: some questions have no answer in the context.")
-    flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of a long context's windows.", lower_bound=1)
-    flags.DEFINE_integer("max_query_length", 64, "Question tokens kept; longer questions are cut.", lower_bound=1)
-    flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in WordPiece tokens.", lower_bound=1)
-    flags.DEFINE_integer("n_best_size", 20, "The top start and top end tokens of each window that make the "
-                         "candidate answer spans, and the candidates per question in nbest_predictions.json.",
-                         lower_bound=1)
-    flags.DEFINE_float("null_score_diff_threshold", 0.0,
-                       "SQuAD 2.0: answer \"\" when the null score beats the best span by more than this.")
-
-
 def define_feature_extraction_flags(flag_values: flags.FlagValues = flags.FLAGS) -> None:
     """google-research/bert's `extract_features.py` flags, plus `--pooling`; its TPU flags are
     accepted so that its command lines run, but the features are computed on this machine."""
     define = dict(flag_values=flag_values)
-    flags.DEFINE_string("input_file", None, "Text, one input a line: `text` or `text_a ||| text_b`.",
-                        **define)
-    flags.DEFINE_string("output_file", None, "The JSON lines file to write (atomically).", **define)
-    flags.DEFINE_string("vocab_file", None, "The WordPiece vocab.txt the model was trained with.",
-                        **define)
-    flags.DEFINE_string("bert_config_file", None,
-                        "bert_config.json; defaults to the config stored with --init_checkpoint.",
-                        **define)
-    flags.DEFINE_string("init_checkpoint", None, "The model's checkpoint, in any format bert_tf "
-                        "loads (TF1, Model Garden, Hugging Face, bert_tf, .keras).", **define)
+    define_shared_flags("input_file", "output_file", "vocab_file", "bert_config_file", "init_checkpoint",
+                        "max_seq_length", "do_lower_case", "use_tpu", "master", "num_tpu_cores", **define)
     flags.DEFINE_string("layers", "-1,-2,-3,-4", "Comma-separated block indexes to output (-1 = last).",
                         **define)
-    flags.DEFINE_integer("max_seq_length", 128, "Tokens per input, [CLS] and [SEP] included.",
-                         lower_bound=3, **define)
     flags.DEFINE_integer("batch_size", 32, "Inputs per forward pass.", lower_bound=1, **define)
-    flags.DEFINE_bool("do_lower_case", True, "Lower-case the input (uncased models).", **define)
     flags.DEFINE_enum("pooling", "none", POOLINGS, "Also write a sentence vector under `pooled`: "
                       "the last layer's [CLS] vector (cls) or the mean of the chosen layers over "
                       "real tokens (mean).", **define)
-    flags.DEFINE_bool("use_tpu", False, "google-research/bert's TPU switch: accepted, but the features are "
-                      "computed on this machine's CPU or GPU (a warning says so when it is true).", **define)
-    flags.DEFINE_string("master", None, "google-research/bert's TPU address (grpc://...): accepted, but "
-                        "ignored as --use_tpu is (with a warning).", **define)
-    flags.DEFINE_integer("num_tpu_cores", None, "google-research/bert's number of TPU cores: accepted, unused.",
-                         lower_bound=1, **define)
-    flags.DEFINE_bool("use_one_hot_embeddings", False, "google-research/bert's TPU embedding lookup (a one-hot "
-                      "matmul instead of a gather): accepted, no effect on the results.", **define)
+    define_ignored_flags("use_one_hot_embeddings", **define)
     flags.mark_flags_as_required(["input_file", "output_file", "vocab_file", "init_checkpoint"],
                                  flag_values=flag_values)
