@@ -20,10 +20,10 @@ SPLIT_FILE_FLAGS = {"train_file": ("do_train",), "predict_file": ("do_eval", "do
 def define_finetuning_flags(**defaults) -> None:
     """Defines the common flags; `defaults` gives a script its own default for a shared flag
     whose help names it (`bert_tf.shared_flags`), e.g. `max_seq_length=384`."""
-    define_shared_flags("vocab_file", "do_lower_case", "bert_config_file", "init_checkpoint", "output_dir",
-                        "do_train", "do_eval", "max_seq_length", "train_batch_size", "eval_batch_size",
-                        "learning_rate", "save_checkpoints_steps", "iterations_per_loop", "export_dir",
-                        "random_seed", **defaults)
+    define_shared_flags("vocab_file", "do_lower_case", "bert_config_file", "init_checkpoint",
+                        "output_dir", "do_train", "do_eval", "max_seq_length", "train_batch_size",
+                        "eval_batch_size", "learning_rate", "save_checkpoints_steps",
+                        "iterations_per_loop", "export_dir", "random_seed", **defaults)
     flags.DEFINE_string("data_dir", None, "The task's data directory.")
     flags.DEFINE_bool("do_predict", False, "Whether to write predictions for the test set(s).")
     flags.DEFINE_integer("predict_batch_size", 8, "Predict batch size.", lower_bound=1)

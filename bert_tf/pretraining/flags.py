@@ -20,15 +20,16 @@ def define_pretraining_flags() -> None:
     flags.DEFINE_string("eval_file", None,
                         "Comma-separated globs of held-out TFRecords for --do_eval (default: --input_file); "
                         "read only with --do_eval.")
-    define_shared_flags("output_dir", "init_checkpoint", "max_seq_length", "max_predictions_per_seq")
+    define_shared_flags("output_dir", "init_checkpoint", "max_seq_length",
+                        "max_predictions_per_seq")
     # What to run.
     define_shared_flags("do_train", "do_eval")
     # Batches, steps and schedule.
     define_shared_flags("train_batch_size", "eval_batch_size", "learning_rate")
     flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.", lower_bound=1)
     flags.DEFINE_integer("num_warmup_steps", 10000, "Linear warmup steps.", lower_bound=0)
-    define_shared_flags("save_checkpoints_steps", "iterations_per_loop", save_checkpoints_steps=1000,
-                        iterations_per_loop=1000)
+    define_shared_flags("save_checkpoints_steps", "iterations_per_loop",
+                        save_checkpoints_steps=1000, iterations_per_loop=1000)
     flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval batches (global batches of "
                          "--eval_batch_size, whatever the replica count).", lower_bound=1)
     # Additions.

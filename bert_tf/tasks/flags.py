@@ -50,8 +50,9 @@ def define_feature_extraction_flags(flag_values: flags.FlagValues = flags.FLAGS)
     """google-research/bert's `extract_features.py` flags, plus `--pooling`; its TPU flags are
     accepted so that its command lines run, but the features are computed on this machine."""
     define = dict(flag_values=flag_values)
-    define_shared_flags("input_file", "output_file", "vocab_file", "bert_config_file", "init_checkpoint",
-                        "max_seq_length", "do_lower_case", "use_tpu", "master", "num_tpu_cores", **define)
+    define_shared_flags("input_file", "output_file", "vocab_file", "bert_config_file",
+                        "init_checkpoint", "max_seq_length", "do_lower_case", "use_tpu", "master",
+                        "num_tpu_cores", **define)
     flags.DEFINE_string("layers", "-1,-2,-3,-4", "Comma-separated block indexes to output (-1 = last).",
                         **define)
     flags.DEFINE_integer("batch_size", 32, "Inputs per forward pass.", lower_bound=1, **define)
