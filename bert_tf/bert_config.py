@@ -86,19 +86,20 @@ class BertConfig:
             fail("num_attention_heads",
                  f"({self.num_attention_heads}) must divide hidden_size ({self.hidden_size})")
 
-    def check_seq_length(self, seq_length: int, flag: str = "--max_seq_length") -> None:
-        """Raises `ConfigError` naming `flag` if the model cannot take `seq_length` tokens."""
+    def check_seq_length(self, seq_length: int, setting: str = "max_seq_length") -> None:
+        """Raises `ConfigError` naming `setting` if the model cannot take `seq_length` tokens."""
         if seq_length > self.max_position_embeddings:
-            raise ConfigError(f"{flag}={seq_length} exceeds the model's max_position_embeddings "
-                              f"{self.max_position_embeddings}")
+            raise ConfigError(f"`{setting}`={seq_length} exceeds the model's "
+                              f"max_position_embeddings {self.max_position_embeddings}")
 
     def check_vocab_size(self, num_tokens: int, vocab_file: str) -> None:
         """Raises `ConfigError` if `vocab_file` has ids the model has no embedding for; warns if it
         has fewer tokens than `vocab_size` (another model's
         vocab, unless the model pads its table)."""
         if num_tokens > self.vocab_size:
-            raise ConfigError(f"--vocab_file={vocab_file} has {num_tokens} tokens, more than the model's "
-                              f"vocab_size {self.vocab_size}: is it the vocab the model was trained with?")
+            raise ConfigError(f"`vocab_file`={vocab_file} has {num_tokens} tokens, more than the "
+                              f"model's vocab_size {self.vocab_size}: is it the vocab the model "
+                              "was trained with?")
         if num_tokens < self.vocab_size:
             logging.warning("--vocab_file=%s has %d tokens, the model's vocab_size is %d: is it the vocab "
                             "the model was trained with?", vocab_file, num_tokens, self.vocab_size)

@@ -12,7 +12,7 @@ import traceback
 import tensorflow as tf
 from absl import flags
 
-from bert_tf.errors import FetchError, UserInputError
+from bert_tf.errors import FetchError, UserInputError, word_settings
 
 # Errors that describe the user's input (files, flags, configs, data) or environment (a failed
 # download, a path that cannot be read or written), not a bug: each already names the file,
@@ -74,10 +74,11 @@ def sigterm_unwinds():
         signal.signal(signal.SIGTERM, previous)
 
 
-def run_reporting_user_errors(main, argv) -> None:
+def run_reporting_user_errors(main, argv, flag_values: flags.FlagValues = flags.FLAGS) -> None:
     """Calls `main(argv)`, ending each way it can fail with its own exit code.
 
-    - A user error (`USER_ERRORS`) prints `<program>: error: <message>` and exits 1.
+    - A user error (`USER_ERRORS`) prints `<program>: error: <message>`, with the settings it
+      names worded as their flags (those of `flag_values`), and exits 1.
     - Ctrl-C prints `<program>: interrupted` and exits 130; SIGTERM (as `timeout`, Slurm and
       Kubernetes send it) `<program>: terminated` and 143, the shell's codes for SIGINT and
       SIGTERM. Both unwind the run (`sigterm_unwinds`), so its temporary outputs are removed.
@@ -88,7 +89,7 @@ def run_reporting_user_errors(main, argv) -> None:
         with sigterm_unwinds():
             main(argv)
     except USER_ERRORS as error:
-        print(f"{program}: error: {_first_line(error)}", file=sys.stderr, flush=True)
+        print(f"{program}: error: {_first_line(error, flag_values)}", file=sys.stderr, flush=True)
         sys.exit(1)
     except KeyboardInterrupt:
         print(f"{program}: interrupted", file=sys.stderr, flush=True)
@@ -104,10 +105,19 @@ def run_reporting_user_errors(main, argv) -> None:
         sys.exit(EXIT_BUG)
 
 
-def _first_line(error: Exception) -> str:
-    """The first line of `error`'s message, or of the message Keras wrapped in a layer's call
-    context; the error's type where that is empty."""
-    text = _ANSI_CODES.sub("", str(error)).strip()
+def flag_wording(error: Exception, flag_values: flags.FlagValues = flags.FLAGS) -> str:
+    """`error`'s message, with each setting it names that is one of `flag_values` worded as that
+    flag: "`max_seq_length`=8 is too short" becomes "--max_seq_length=8 is too short"."""
+    if not isinstance(error, UserInputError):
+        return str(error)
+    words = {name: f"--{name}" for name in error.settings if name in flag_values}
+    return word_settings(str(error), words)
+
+
+def _first_line(error: Exception, flag_values: flags.FlagValues) -> str:
+    """The first line of `error`'s message (`flag_wording`), or of the message Keras wrapped in a
+    layer's call context; the error's type where that is empty."""
+    text = _ANSI_CODES.sub("", flag_wording(error, flag_values)).strip()
     wrapped = _KERAS_CALL_CONTEXT.match(text)
     line = next(iter((wrapped.group(1) if wrapped else text).splitlines()), "").strip()
     return line or type(error).__name__

@@ -269,12 +269,13 @@ def _highest_missing(directory: str) -> str | None:
 
 def make_directory(directory: str, flag: str, error: type[Exception] = ValueError) -> str | None:
     """Creates `directory` and its missing parents; returns the outermost one it created (None: it
-    existed). A directory that cannot be created raises `error`, naming `--flag`."""
+    existed). A directory that cannot be created raises `error`, naming the setting `flag`."""
     missing = _highest_missing(directory)
     try:
         tf.io.gfile.makedirs(directory)
     except tf.errors.OpError as e:
-        raise error(f"--{flag}: cannot create the directory {directory} ({e.message.splitlines()[0]})") from None
+        raise error(f"`{flag}`: cannot create the directory {directory} "
+                    f"({e.message.splitlines()[0]})") from None
     return missing
 
 
@@ -283,8 +284,8 @@ def created_directories(directories: Iterable[str | os.PathLike], flag: str,
                         keep: Callable[[], bool] = lambda: False, error: type[Exception] = ValueError):
     """Creates `directories` (and their missing parents) for the block; if the block fails (Ctrl-C
     too), removes the outermost directory each one created, unless `keep()` says the run left
-    something worth keeping. A directory that cannot be created raises `error`, naming `--flag`:
-    `--output_dir: cannot create the directory out (out is not a directory)`.
+    something worth keeping. A directory that cannot be created raises `error`, naming the
+    setting `flag`: "`output_dir`: cannot create the directory out (out is not a directory)".
 
     Example:
     >>> with contextlib.suppress(RuntimeError), created_directories(["new/run"], "output_dir"):

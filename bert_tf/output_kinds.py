@@ -61,9 +61,9 @@ def check_kind(directory: str, flag: str, kind: str) -> None:
         found = other != kind and outputs(directory)
         if found:
             raise OutputDirOfAnotherKind(
-                f"--{flag}={directory} holds a {other} run's outputs "
+                f"`{flag}`={directory} holds a {other} run's outputs "
                 f"({found}); a {kind} run writes to a new or "
-                f"empty directory, or to an earlier {kind} run's: choose another --{flag}")
+                f"empty directory, or to an earlier {kind} run's: choose another `{flag}`")
 
 
 @contextlib.contextmanager

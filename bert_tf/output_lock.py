@@ -128,8 +128,8 @@ def _holder(record: dict | None) -> str:
 
 def _in_use(flag: str, directory: str, record: dict | None, lapses: float | None = None) -> OutputDirInUse:
     lapse = f" (if it was killed, its lock lapses at {_utc(lapses)})" if lapses else ""
-    return OutputDirInUse(f"--{flag}={directory} is in use by {_holder(record)}{lapse}; wait for it to end, "
-                          f"or choose another --{flag}")
+    return OutputDirInUse(f"`{flag}`={directory} is in use by {_holder(record)}{lapse}; wait "
+                          f"for it to end, or choose another `{flag}`")
 
 
 def _parse(text: str) -> dict | None:
@@ -236,8 +236,9 @@ class _ObjectStoreClaim:
         if found is None:  # removed by hand: nobody else holds it
             self._write()
         elif not self._ours(found):
-            raise OutputDirTakenOver(f"--{self.flag}={self.directory} was taken over by {_holder(found)}; this "
-                                     "run stops so that the two do not mix their outputs")
+            raise OutputDirTakenOver(f"`{self.flag}`={self.directory} was taken over by "
+                                     f"{_holder(found)}; this run stops so that the two do not mix "
+                                     "their outputs")
 
     def _beat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):

@@ -46,6 +46,18 @@ def test_user_errors_and_ctrl_c_end_in_one_line(capsys, error, code, line):
     assert capsys.readouterr().err == line + "\n"
 
 
+def test_a_user_error_words_the_settings_it_names_as_the_scripts_flags(capsys):
+    flag_values = flags.FlagValues()
+    flags.DEFINE_integer("max_seq_length", 128, "Tokens.", flag_values=flag_values)
+    error = UserInputError("`max_seq_length`=3 is too short for `model_type`=span")
+    assert error.settings == ("max_seq_length", "model_type")
+    with pytest.raises(SystemExit):
+        run_reporting_user_errors(raising(error), ["tool.py"], flag_values)
+    # model_type is no flag of this tool: it keeps the library's wording.
+    line = "tool.py: error: --max_seq_length=3 is too short for `model_type`=span"
+    assert capsys.readouterr().err == line + "\n"
+
+
 @pytest.mark.parametrize("error", [
     ValueError("Attempt to convert a value ({'input_word_ids': PerReplica:{"),  # TensorFlow's, not about input
     ZeroDivisionError("division by zero"),

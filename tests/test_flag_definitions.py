@@ -3,6 +3,7 @@
 import ast
 import collections
 import pathlib
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -53,3 +54,45 @@ def test_each_flag_name_is_defined_once_in_the_source():
                 definitions[node.args[0].value] += 1
     assert len(definitions) > 60
     assert [name for name, count in definitions.items() if count > 1] == []
+
+
+# The command-line layer: the flag modules, the mains, `bert_tf.cli_errors` and `bert_tf.script`.
+COMMAND_LINE_MODULES = re.compile(r"(^|/)(flags|\w+_flags|cli|\w+_cli|cli_errors|script)\.py$")
+FLAG_TEXT = re.compile(r"--[a-z{]|--$")  # "--max_seq_length", f"--{flag}"
+
+
+def command_line_function(function: ast.FunctionDef) -> bool:
+    """A main, or a function that reads the absl flags it is given."""
+    arguments = [argument.arg for argument in function.args.args + function.args.kwonlyargs]
+    return function.name == "main" or function.name.endswith("_main") or "flag_values" in arguments
+
+
+def flag_worded_raises(tree: ast.AST) -> list[int]:
+    """The lines of the raise statements, outside command-line functions, whose text names a
+    --flag."""
+    found = []
+
+    def visit(node, in_command_line):
+        for child in ast.iter_child_nodes(node):
+            inside = in_command_line or (isinstance(child, ast.FunctionDef)
+                                         and command_line_function(child))
+            if isinstance(child, ast.Raise) and child.exc is not None and not inside:
+                if any(isinstance(text, ast.Constant) and isinstance(text.value, str)
+                       and FLAG_TEXT.search(text.value) for text in ast.walk(child.exc)):
+                    found.append(child.lineno)
+            visit(child, inside)
+
+    visit(tree, False)
+    return found
+
+
+def test_library_errors_name_settings_and_only_the_command_line_words_them_as_flags():
+    library = 'def check(n):\n    raise ValueError(f"--{n} is bad")\n'
+    assert flag_worded_raises(ast.parse(library)) == [2]
+    assert flag_worded_raises(ast.parse(library.replace("check(n)", "main(n)"))) == []
+    worded = {}
+    for path in (REPO / "bert_tf").rglob("*.py"):
+        relative = path.relative_to(REPO).as_posix()
+        if not COMMAND_LINE_MODULES.search(relative):
+            worded[relative] = flag_worded_raises(ast.parse(path.read_text()))
+    assert {module: lines for module, lines in worded.items() if lines} == {}

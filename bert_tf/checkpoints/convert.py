@@ -66,8 +66,9 @@ def tf1_config(config: BertConfig, input_format: str) -> BertConfig:
     """
     name = config.hidden_act
     if name not in _TF1_ACTIVATIONS:
-        raise ConfigError(f"--to=tf1: hidden_act {name!r} has no google-research/bert name (its "
-                          "modeling.get_activation knows linear, relu, gelu, tanh): use --to bert_tf")
+        raise ConfigError(f"`to`=tf1: hidden_act {name!r} has no google-research/bert name (its "
+                          "modeling.get_activation knows linear, relu, gelu, tanh): use `to` "
+                          "bert_tf")
     if name in _TANH_GELUS:
         logging.warning("hidden_act %r (the tanh approximation of the GELU) written as "
                         "google-research/bert's 'gelu', which computes it exactly; bert_tf reads 'gelu' as "
@@ -117,15 +118,15 @@ def _check_output_dir(output_dir: str, input_location: str) -> None:
     if not tf.io.gfile.exists(output_dir):
         return
     if not tf.io.gfile.isdir(output_dir):
-        raise UserInputError(f"--output_dir={output_dir}: is a file, not a directory")
+        raise UserInputError(f"`output_dir`={output_dir}: is a file, not a directory")
     if io_utils.is_within(input_location, output_dir):
-        raise UserInputError(f"--output_dir={output_dir}: holds the input checkpoint, which the conversion would "
-                             "replace; choose another directory")
+        raise UserInputError(f"`output_dir`={output_dir}: holds the input checkpoint, which the "
+                             "conversion would replace; choose another directory")
     others = sorted(name for name in tf.io.gfile.listdir(output_dir) if not _OUTPUT_FILE.fullmatch(name))
     if others:
-        raise UserInputError(f"--output_dir={output_dir}: holds files a conversion does not write "
-                             f"({', '.join(name.rstrip('/') for name in others)}), which it would replace; choose "
-                             "an empty or new directory")
+        raise UserInputError(f"`output_dir`={output_dir}: holds files a conversion does not write "
+                             f"({', '.join(name.rstrip('/') for name in others)}), which it would "
+                             "replace; choose an empty or new directory")
 
 
 def _write_tf1(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:

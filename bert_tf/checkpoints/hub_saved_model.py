@@ -91,7 +91,7 @@ def _activation(directory: str) -> str:
     found = [name for op, name in _ACTIVATION_OPS if op in ops]
     if len(found) != 1:
         raise CheckpointError(f"{directory}: cannot tell the encoder's activation from its graph "
-                              f"({', '.join(found) or 'none known'}): pass --bert_config_file")
+                              f"({', '.join(found) or 'none known'}): pass `bert_config_file`")
     return found[0]
 
 

@@ -45,7 +45,8 @@ def _create_pretraining_data_main(argv, flag_values: flags.FlagValues) -> None:
 
 def create_pretraining_data_main(argv, flag_values: flags.FlagValues = FLAGS) -> None:
     """create_pretraining_data.py: writes the records and prints their statistics."""
-    run_reporting_user_errors(functools.partial(_create_pretraining_data_main, flag_values=flag_values), argv)
+    main = functools.partial(_create_pretraining_data_main, flag_values=flag_values)
+    run_reporting_user_errors(main, argv, flag_values)
 
 
 def _create_vocab_main(argv, flag_values: flags.FlagValues) -> None:
@@ -59,7 +60,8 @@ def _create_vocab_main(argv, flag_values: flags.FlagValues) -> None:
 
 def create_vocab_main(argv, flag_values: flags.FlagValues = FLAGS) -> None:
     """create_vocab.py: learns the WordPiece vocab of the corpus and writes it."""
-    run_reporting_user_errors(functools.partial(_create_vocab_main, flag_values=flag_values), argv)
+    main = functools.partial(_create_vocab_main, flag_values=flag_values)
+    run_reporting_user_errors(main, argv, flag_values)
 
 
 def _fetch_public_data_main(argv) -> None:

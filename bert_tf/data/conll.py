@@ -130,7 +130,7 @@ def encode_sentences(sentences: Sequence[Sentence], tokenizer, labels: Sequence[
     characters that normalization removes) becomes `[UNK]`, so no word is lost.
     """
     if max_seq_length < 3:
-        raise UserInputError(f"--max_seq_length={max_seq_length} leaves no room for a word")
+        raise UserInputError(f"`max_seq_length`={max_seq_length} leaves no room for a word")
     label_to_id = {label: i for i, label in enumerate(labels)}
     pieces = tokenizer.tokenize([w for s in sentences for w in s.words])  # [words, (pieces)]
     lengths = pieces.row_lengths().numpy()

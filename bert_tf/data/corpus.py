@@ -75,10 +75,10 @@ def expand_input_files(input_file: str, flag: str = "input_file") -> list[str]:
         if not os.path.basename(pattern).startswith("."):
             matches = [m for m in matches if not os.path.basename(m).startswith(".")]
         if not matches:
-            raise CorpusError(f"--{flag}: no file matches {pattern}")
+            raise CorpusError(f"`{flag}`: no file matches {pattern}")
         files.update(dict.fromkeys(matches))
     if not files:
-        raise CorpusError(f"--{flag}: no input file given")
+        raise CorpusError(f"`{flag}`: no input file given")
     return list(files)
 
 
@@ -95,21 +95,21 @@ def check_output_files(output_files: list[str], input_files: list[str],
     or a file another flag names (`vocab_file=path`, or a list of the files it reads,
     `init_checkpoint=[...]`; a `None` is skipped).
     """
-    inputs = {_resolved(p): "an --input_file" for p in input_files}
+    inputs = {_resolved(p): "an `input_file`" for p in input_files}
     for flag, paths in other_inputs.items():
         if isinstance(paths, str):
-            inputs[_resolved(paths)] = f"the --{flag}"
+            inputs[_resolved(paths)] = f"the `{flag}`"
         else:
-            inputs.update({_resolved(p): f"a file of the --{flag}" for p in paths or []})
+            inputs.update({_resolved(p): f"a file of the `{flag}`" for p in paths or []})
     seen = set()
     for path in output_files:
         resolved = _resolved(path)
         if resolved in seen:
-            raise CorpusError(f"--output_file: {path} is listed twice")
+            raise CorpusError(f"`output_file`: {path} is listed twice")
         if resolved in inputs:
-            raise CorpusError(f"--output_file: {path} is also {inputs[resolved]}")
+            raise CorpusError(f"`output_file`: {path} is also {inputs[resolved]}")
         if tf.io.gfile.isdir(path):
-            raise CorpusError(f"--output_file: {path} is a directory")
+            raise CorpusError(f"`output_file`: {path} is a directory")
         seen.add(resolved)
 
 
@@ -117,7 +117,7 @@ def check_output_directory(output_file: str | os.PathLike) -> None:
     """Raises `CorpusError` naming `--output_file` if the directory of `output_file` is missing."""
     directory = os.path.dirname(os.fspath(output_file)) or "."
     if not tf.io.gfile.isdir(directory):
-        raise CorpusError(f"--output_file: no directory {directory}")
+        raise CorpusError(f"`output_file`: no directory {directory}")
 
 
 def _blocks(path: str):
@@ -290,7 +290,7 @@ def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") ->
     if bad_lines:
         raise CorpusError(f"{bad_lines} input lines are not valid UTF-8 (first: {first_bad})")
     if not has_text:
-        raise CorpusError(f"--{flag}: the corpus is empty ({len(paths)} files without text)")
+        raise CorpusError(f"`{flag}`: the corpus is empty ({len(paths)} files without text)")
     if long_lines:
         logging.warning("%d input lines are longer than %d bytes (first: %s): each is read as several lines, "
                         "split at a space or a sentence end", long_lines, MAX_LINE_BYTES, first_long)

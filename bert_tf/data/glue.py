@@ -175,7 +175,7 @@ class XnliProcessor(DataProcessor):
         kept = [(line, row) for line, row in rows if row[_XNLI_LANGUAGE] == self.language]
         if rows and not kept:
             found = sorted({row[_XNLI_LANGUAGE] for _, row in rows})
-            raise DataError(f"{path}: no rows in the language {self.language!r} (--xnli_language); "
+            raise DataError(f"{path}: no rows in the language {self.language!r} (`xnli_language`); "
                             f"the file has {', '.join(found)}")
         return kept
 
@@ -237,9 +237,10 @@ class DelimitedFileProcessor(DataProcessor):
                                 f"{', '.join(header)}")
             return header.index(name)
 
-        text_a = position("--text_a_column", self.text_a_column)
-        text_b = position("--text_b_column", self.text_b_column)
-        label = position("--label_column", self.label_column, required=split not in self.predict_splits)
+        text_a = position("`text_a_column`", self.text_a_column)
+        text_b = position("`text_b_column`", self.text_b_column)
+        label = position("`label_column`", self.label_column,
+                         required=split not in self.predict_splits)
         data = rows[1:]
         for line, row in data:
             if len(row) != len(header):
@@ -255,7 +256,7 @@ class DelimitedFileProcessor(DataProcessor):
             value = None if label is None else row[label]
             if split == "train" and not value.strip():
                 raise DataError(f"{path}:{line}: empty label in the column "
-                                f"{self.label_column!r} (--label_column)")
+                                f"{self.label_column!r} (`label_column`)")
             if label_set is not None:
                 value = _check_label(value, label_set, path, line)
             examples.append(InputExample(f"{split}-{row_number}", row[text_a],
@@ -317,7 +318,7 @@ def get_processor(task_name: str, text_a_column: str = "text", text_b_column: st
     if key == "xnli":
         return XnliProcessor(xnli_language)
     if key not in GLUE_PROCESSORS:
-        raise DataError(f"--task_name={task_name}: unknown task; choose one of "
+        raise DataError(f"`task_name`={task_name}: unknown task; choose one of "
                         f"{', '.join(sorted(GLUE_PROCESSORS))}, xnli, csv, tsv")
     return GLUE_PROCESSORS[key]
 

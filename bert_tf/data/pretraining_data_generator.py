@@ -88,37 +88,37 @@ class PretrainingDataOptions:
 
         if self.word_segmenter != "none":
             if not self.do_whole_word_mask:
-                fail(f"--word_segmenter={self.word_segmenter} needs --do_whole_word_mask")
+                fail(f"`word_segmenter`={self.word_segmenter} needs `do_whole_word_mask`")
             try:
                 word_segmentation.segmenter(self.word_segmenter)
             except word_segmentation.SegmenterError as error:
-                fail(f"--word_segmenter: {error}")
+                fail(f"`word_segmenter`: {error}")
         if self.max_seq_length < 5:
-            fail(f"--max_seq_length={self.max_seq_length}: "
+            fail(f"`max_seq_length`={self.max_seq_length}: "
                  "must be at least 5 ([CLS] A [SEP] B [SEP])")
         if bert_config_file:
             limit = BertConfig.from_json_file(bert_config_file).max_position_embeddings
             if self.max_seq_length > limit:
-                fail(f"--max_seq_length={self.max_seq_length} is greater than "
-                     f"max_position_embeddings={limit} of --bert_config_file={bert_config_file}")
+                fail(f"`max_seq_length`={self.max_seq_length} is greater than "
+                     f"max_position_embeddings={limit} of `bert_config_file`={bert_config_file}")
         elif self.max_seq_length > MAX_SEQ_LENGTH_WITHOUT_CONFIG:
-            fail(f"--max_seq_length={self.max_seq_length} is greater than "
+            fail(f"`max_seq_length`={self.max_seq_length} is greater than "
                  f"{MAX_SEQ_LENGTH_WITHOUT_CONFIG}:"
-                 " pass the model's --bert_config_file (max_position_embeddings) to allow it")
+                 " pass the model's `bert_config_file` (max_position_embeddings) to allow it")
         if not 0.0 < self.masked_lm_prob <= 1.0:
-            fail(f"--masked_lm_prob={self.masked_lm_prob}: must be in (0, 1]")
+            fail(f"`masked_lm_prob`={self.masked_lm_prob}: must be in (0, 1]")
         if not 0.0 <= self.short_seq_prob <= 1.0:
-            fail(f"--short_seq_prob={self.short_seq_prob}: must be in [0, 1]")
+            fail(f"`short_seq_prob`={self.short_seq_prob}: must be in [0, 1]")
         if self.dupe_factor < 1:
-            fail(f"--dupe_factor={self.dupe_factor}: must be at least 1")
+            fail(f"`dupe_factor`={self.dupe_factor}: must be at least 1")
         full = int(masked_lm.num_to_predict(self.max_seq_length, self.masked_lm_prob, self.max_seq_length))
         if self.max_predictions_per_seq < full:
-            fail(f"--max_predictions_per_seq={self.max_predictions_per_seq} is too small for"
-                 f" --masked_lm_prob={self.masked_lm_prob}: a sequence of --max_seq_length="
+            fail(f"`max_predictions_per_seq`={self.max_predictions_per_seq} is too small for"
+                 f" `masked_lm_prob`={self.masked_lm_prob}: a sequence of `max_seq_length`="
                  f"{self.max_seq_length} has {full} predictions; use {full} to {self.max_seq_length}")
         if self.max_predictions_per_seq > self.max_seq_length:
-            fail(f"--max_predictions_per_seq={self.max_predictions_per_seq} is greater than"
-                 f" --max_seq_length={self.max_seq_length}: use {full} to {self.max_seq_length}")
+            fail(f"`max_predictions_per_seq`={self.max_predictions_per_seq} is greater than"
+                 f" `max_seq_length`={self.max_seq_length}: use {full} to {self.max_seq_length}")
 
 
 @dataclasses.dataclass
@@ -283,8 +283,8 @@ def _worker_results(results):
     try:
         yield from results
     except BrokenProcessPool:
-        raise PretrainingDataError("a worker process died (killed, out of memory?): lower --chunk_mb or "
-                                   "--num_workers") from None
+        raise PretrainingDataError("a worker process died (killed, out of memory?): lower "
+                                   "`chunk_mb` or `num_workers`") from None
 
 
 def _move_records(path: str, sizes: np.ndarray, shards: list, first_index: int) -> None:
@@ -334,17 +334,17 @@ def output_paths(output_file: str, num_output_shards: int | None = None) -> list
     """
     paths = [p.strip() for p in output_file.split(",") if p.strip()]
     if not paths:
-        raise PretrainingDataError("--output_file: no output file given")
+        raise PretrainingDataError("`output_file`: no output file given")
     if num_output_shards is None:
         return paths
     if num_output_shards < 1:
-        raise PretrainingDataError(f"--num_output_shards={num_output_shards}: must be at least 1")
+        raise PretrainingDataError(f"`num_output_shards`={num_output_shards}: must be at least 1")
     if len(paths) == 1:
         return [f"{paths[0]}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
     if num_output_shards != len(paths):
         raise PretrainingDataError(
-            f"--num_output_shards={num_output_shards} needs "
-            f"one --output_file (a prefix), got {len(paths)}")
+            f"`num_output_shards`={num_output_shards} needs "
+            f"one `output_file` (a prefix), got {len(paths)}")
     return paths
 
 

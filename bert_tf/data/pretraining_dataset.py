@@ -27,7 +27,7 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
         raise InputError(f"{path}: not a valid TFRecord file ({detail})") from None
     if first is None:
         # A training pipeline whose shard holds only empty files would wait forever for a record.
-        raise InputError(f"{path}: empty TFRecord file (more --num_output_shards than examples?); "
+        raise InputError(f"{path}: empty TFRecord file (more `num_output_shards` than examples?); "
                          "leave it out of the input")
     try:
         example = tf.train.Example.FromString(first.numpy())
@@ -46,7 +46,7 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
 def _length_mismatch(name: str, found: int, length: int) -> str:
     """Why a record's feature `name` of `found` values does not parse as `length` values."""
     flag = "max_predictions_per_seq" if name in pretraining_features.PREDICTION_FEATURES else "max_seq_length"
-    return f"feature '{name}' has length {found}, but --{flag} makes it {length}"
+    return f"feature '{name}' has length {found}, but `{flag}` makes it {length}"
 
 
 def read_pipeline_share(files: list[str], read, input_context: tf.distribute.InputContext | None
@@ -120,18 +120,20 @@ def input_errors_named(call, flag: str, files: str):
     try:
         return call()
     except tf.errors.DataLossError as e:
-        raise InputError(f"--{flag}={files}: corrupt TFRecord ({_tf_error_detail(e.message)})") from None
+        raise InputError(f"`{flag}`={files}: corrupt TFRecord "
+                         f"({_tf_error_detail(e.message)})") from None
     except tf.errors.InvalidArgumentError as e:
         out_of_vocab = re.search(re.escape(OUT_OF_VOCAB_MESSAGE) + r" \(\d+\)", e.message)
         if out_of_vocab:
-            raise InputError(f"--{flag}={files}: {out_of_vocab.group()}") from None
+            raise InputError(f"`{flag}`={files}: {out_of_vocab.group()}") from None
         # A record after the first (which `check_record_lengths`
         # read) of another length: ParseExample's words.
         length = re.search(r"Key: (\w+), Index: \d+\.\s+Number of \w+ values != expected\.\s+"
                            r"Values size: (\d+) but output shape: \[(\d+)\]", e.message)
         if length:
             name, found, expected = length.groups()
-            raise InputError(f"--{flag}={files}: a record's {_length_mismatch(name, found, expected)}") from None
+            raise InputError(f"`{flag}`={files}: a record's "
+                             f"{_length_mismatch(name, found, expected)}") from None
         raise
 
 

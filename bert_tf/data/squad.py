@@ -158,13 +158,13 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
     is_impossible = _field(qa, "is_impossible", path, where, bool, default=False)
     if is_impossible and not version_2_with_negative:
         raise SquadDataError(f"{path}: {where} is_impossible: SQuAD 2.0 data needs "
-                             "--version_2_with_negative")
+                             "`version_2_with_negative`")
     if is_impossible or not require_answers:  # as google-research/bert, which reads answers only for training
         raw_answers = []
     else:
         if "answers" not in qa:
-            raise SquadDataError(f"{path}: {where}: missing field 'answers' (training and --do_eval need the "
-                                 "gold answers)")
+            raise SquadDataError(f"{path}: {where}: missing field 'answers' (training and "
+                                 "`do_eval` need the gold answers)")
         raw_answers = _field(qa, "answers", path, where, list)
     answers = []
     for answer in raw_answers:
@@ -233,10 +233,10 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,
     batched call each. Training positions come from each example's first answer.
     """
     if max_seq_length - max_query_length - 3 < 1:
-        raise UserInputError(f"--max_seq_length={max_seq_length} leaves no room for the context after "
-                             f"--max_query_length={max_query_length} and [CLS]/[SEP]/[SEP]")
+        raise UserInputError(f"`max_seq_length`={max_seq_length} leaves no room for the context "
+                             f"after `max_query_length`={max_query_length} and [CLS]/[SEP]/[SEP]")
     if doc_stride < 1:
-        raise UserInputError(f"--doc_stride must be positive, got {doc_stride}")
+        raise UserInputError(f"`doc_stride` must be positive, got {doc_stride}")
     if not examples:
         raise UserInputError("no SQuAD questions to convert")
     contexts = list(dict.fromkeys(e.context for e in examples))

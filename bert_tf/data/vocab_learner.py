@@ -50,7 +50,7 @@ def count_words(files, do_lower_case: bool, batch_size: int = 1024) -> collectio
     try:
         return learner.count_words(lines.prefetch(tf.data.AUTOTUNE))
     except StopIteration:  # learner.count_words on no words at all
-        raise UserInputError(f"--input_file: no words in {', '.join(files)}") from None
+        raise UserInputError(f"`input_file`: no words in {', '.join(files)}") from None
 
 
 def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: int = 0,
@@ -64,15 +64,17 @@ def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: 
     """
     reserved = reserved_tokens(num_unused)
     if vocab_size <= len(reserved):
-        raise UserInputError(f"--vocab_size={vocab_size} leaves no room after the {len(reserved)} reserved tokens")
+        raise UserInputError(f"`vocab_size`={vocab_size} leaves no room after the {len(reserved)} "
+                             "reserved tokens")
     word_counts = count_words(files, do_lower_case)
     chars = learned_characters(word_counts, reserved)
     unused_pieces = set() if keep_cjk_suffix_pieces else {f"##{c}" for c in chars if unicode_tables.is_cjk_char(c)}
     smallest = len(reserved) + 2 * len(chars) - len(unused_pieces)  # the reserved tokens, characters, ## pieces
     if vocab_size < smallest:
-        raise UserInputError(f"--vocab_size={vocab_size} is too small for this corpus: the smallest vocab it can "
-                              f"learn has {smallest} tokens (its {len(chars)} characters, those but CJK also as a ## "
-                              f"piece, and {len(reserved)} reserved tokens); use --vocab_size={smallest} or more")
+        raise UserInputError(f"`vocab_size`={vocab_size} is too small for this corpus: the "
+                             f"smallest vocab it can learn has {smallest} tokens (its {len(chars)} "
+                             f"characters, those but CJK also as a ## piece, and {len(reserved)} "
+                             f"reserved tokens); use `vocab_size`={smallest} or more")
     # The learner counts the unused pieces in its size: learn that many more, then drop them.
     tokens = learner.learn(word_counts, vocab_size + len(unused_pieces), reserved,
                            max_token_length=MAX_TOKEN_LENGTH, max_unique_chars=len(chars))

@@ -46,7 +46,8 @@ def model_from_checkpoint(checkpoint: str | StartingCheckpoint, model_type: str,
     ('BertClassifier', 3)
     """
     if model_type not in MODEL_TYPES:
-        raise UserInputError(f"--model_type={model_type!r}: expected one of {', '.join(MODEL_TYPES)}")
+        raise UserInputError(f"`model_type`={model_type!r}: expected one of "
+                             f"{', '.join(MODEL_TYPES)}")
     if not isinstance(checkpoint, StartingCheckpoint):
         checkpoint = resolve_starting_checkpoint(checkpoint)
     if model_type == "hub":
@@ -91,18 +92,19 @@ def _what_to_export(heads: dict, unused: list[str]) -> str:
     (`unused`: the checkpoint variables an encoder left,
     where a pretrainer's masked-LM head shows)."""
     if not heads and any(name.startswith(_MASKED_LM) for name in unused):
-        return "it is a pretraining checkpoint: export it with --model_type=hub, or fine-tune it first"
+        return ("it is a pretraining checkpoint: export it with `model_type`=hub, or fine-tune "
+                "it first")
     if not heads:
-        return "export it with the --model_type it was fine-tuned for"
+        return "export it with the `model_type` it was fine-tuned for"
     found = list(heads)
     return (f"it holds a {' and a '.join(found)} head: export it with "
-            f"{' or '.join(f'--model_type={name}' for name in found)}")
+            f"{' or '.join(f'`model_type`={name}' for name in found)}")
 
 
 def _num_classes(checkpoint: str, model_type: str, head: dict, num_classes: int | None) -> int:
     """`num_classes`, else the width of the checkpoint's classifier head; the two must agree."""
     width = head["kernel"].shape[-1]
     if num_classes not in (None, width):
-        raise UserInputError(f"--num_classes={num_classes} (or the number of --labels) does not fit {checkpoint}: "
-                             f"its {model_type} head has {width} classes")
+        raise UserInputError(f"`num_classes`={num_classes} (or the number of `labels`) does not "
+                             f"fit {checkpoint}: its {model_type} head has {width} classes")
     return width

@@ -59,13 +59,13 @@ def _check_targets(export_dir: str) -> None:
     if not tf.io.gfile.exists(export_dir):
         return
     if not tf.io.gfile.isdir(export_dir):
-        raise UserInputError(f"--export_dir={export_dir}: is a file, not a directory")
+        raise UserInputError(f"`export_dir`={export_dir}: is a file, not a directory")
     for part in _PARTS:
         problem = export_dir_problem(os.path.join(export_dir, part))
         if problem:
-            raise UserInputError(f"--export_dir={export_dir}: its {part}/ {problem}")
+            raise UserInputError(f"`export_dir`={export_dir}: its {part}/ {problem}")
     others = sorted({name.rstrip("/") for name in tf.io.gfile.listdir(export_dir)} - set(_PARTS))
     if others:
-        raise UserInputError(f"--export_dir={export_dir}: holds files other than preprocessing/ and encoder/ "
-                             f"({', '.join(others)}), which the export would replace; choose an empty or new "
-                             "directory")
+        raise UserInputError(f"`export_dir`={export_dir}: holds files other than preprocessing/ "
+                             f"and encoder/ ({', '.join(others)}), which the export would replace; "
+                             "choose an empty or new directory")

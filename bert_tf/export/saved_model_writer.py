@@ -34,7 +34,7 @@ def check_export_dir(export_dir: str | os.PathLike) -> None:
     path = os.fspath(export_dir).rstrip("/")
     problem = export_dir_problem(path)
     if problem:
-        raise UserInputError(f"--export_dir={path}: {problem}")
+        raise UserInputError(f"`export_dir`={path}: {problem}")
 
 
 def save_atomically(module: tf.Module, export_dir: str | os.PathLike, signatures: dict,

@@ -54,11 +54,12 @@ class SpanExport(TaskExport):
                  null_score_diff_threshold: float = 0.0, n_best_size: int = 20):
         super().__init__(model, tokenizer, seq_length)
         if max_query_length + 4 > seq_length:
-            raise UserInputError(f"--max_query_length={max_query_length} leaves no room for the context "
-                                 f"in --max_seq_length={seq_length}")
+            raise UserInputError(f"`max_query_length`={max_query_length} leaves no room for the "
+                                 f"context in `max_seq_length`={seq_length}")
         if min(doc_stride, max_answer_length, n_best_size) < 1:
-            raise UserInputError(f"--doc_stride={doc_stride}, --max_answer_length={max_answer_length} and "
-                                 f"--n_best_size={n_best_size} must be positive")
+            raise UserInputError(f"`doc_stride`={doc_stride}, "
+                                 f"`max_answer_length`={max_answer_length} and "
+                                 f"`n_best_size`={n_best_size} must be positive")
         self.max_answer_length = max_answer_length
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length

@@ -58,9 +58,10 @@ def label_names(labels, num_classes: int, head: str) -> tf.Tensor:
     """`labels` (default "0", "1", ...) as a string tensor `[num_classes]`; one name per class."""
     names = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
     if len(names) != num_classes:
-        raise UserInputError(f"--labels: {len(names)} given for a {head} with {num_classes} classes")
+        raise UserInputError(f"`labels`: {len(names)} given for a {head} with {num_classes} "
+                             "classes")
     if len(set(names)) != len(names):
-        raise UserInputError(f"--labels: {','.join(names)} names a class twice")
+        raise UserInputError(f"`labels`: {','.join(names)} names a class twice")
     return tf.constant(names)
 
 
@@ -69,9 +70,10 @@ def check_packable(seq_length: int, texts: int, model_type: str) -> None:
     into one sequence: `BertTokenizer.pack_inputs` needs [CLS], a [SEP] per text and one token."""
     shortest = texts + 2
     if seq_length < shortest:
-        raise UserInputError(f"--max_seq_length={seq_length} is too short for --model_type={model_type}: it packs "
-                             f"{'one text' if texts == 1 else 'two texts'} into a sequence, which needs at least "
-                             f"{shortest} ([CLS], a [SEP] per text and one token)")
+        raise UserInputError(f"`max_seq_length`={seq_length} is too short for "
+                             f"`model_type`={model_type}: it packs "
+                             f"{'one text' if texts == 1 else 'two texts'} into a sequence, which "
+                             f"needs at least {shortest} ([CLS], a [SEP] per text and one token)")
 
 
 def with_batch_checked(first: tf.Tensor, batch_size: tf.Tensor, message: str) -> tf.Tensor:

@@ -115,12 +115,13 @@ def _written_to(options: FineTuningOptions, directory: str) -> FineTuningOptions
 def _checked_request(task: FineTuningTask, options: FineTuningOptions, strategy) -> BertConfig:
     """Refuses, before any work, what cannot run; returns the encoder's config."""
     if not (options.do_train or options.do_eval or options.do_predict):
-        raise UserInputError("at least one of --do_train, --do_eval and --do_predict must be set")
+        raise UserInputError("at least one of `do_train`, `do_eval` and `do_predict` must be set")
     # Without training or --init_checkpoint, the weights and their config come from output_dir/best.
     starting = task.starting_checkpoint
     if not options.do_train and starting is None:
-        raise UserInputError(f"--do_eval and --do_predict without --do_train need --init_checkpoint or a "
-                             f"fine-tuned --output_dir: {options.output_dir} has no {BEST_DIR}/ checkpoint")
+        raise UserInputError("`do_eval` and `do_predict` without `do_train` need "
+                             "`init_checkpoint` or a fine-tuned `output_dir`: "
+                             f"{options.output_dir} has no {BEST_DIR}/ checkpoint")
     for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
         distribution.check_global_batch(flag, getattr(options, flag), strategy)
     if options.do_train:
@@ -139,7 +140,7 @@ def _check_iterations_per_loop(iterations: int, strategy) -> None:
     several replicas under a strategy other than a TPU's (MirroredStrategy's)."""
     replicas = strategy.num_replicas_in_sync
     if iterations > 1 and replicas > 1 and not isinstance(strategy, tf.distribute.TPUStrategy):
-        raise UserInputError(f"--iterations_per_loop={iterations} needs one "
+        raise UserInputError(f"`iterations_per_loop`={iterations} needs one "
                              "replica or a TPU: Keras cannot run several "
                              f"steps per call under {type(strategy).__name__} "
                              f"with {replicas} replicas; leave it at 1")
@@ -179,10 +180,10 @@ def _schedule(options: FineTuningOptions, train: EncodedSplit | None) -> tuple[i
     if train is None:
         return 1, 1
     if not options.num_train_epochs > 0:  # NaN too
-        raise UserInputError(f"--num_train_epochs must be positive, got {options.num_train_epochs}")
+        raise UserInputError(f"`num_train_epochs` must be positive, got {options.num_train_epochs}")
     if len(train) < options.train_batch_size:
         raise UserInputError(f"the training set has {train.size_text()}, fewer than "
-                             f"--train_batch_size={options.train_batch_size}")
+                             f"`train_batch_size`={options.train_batch_size}")
     epochs = max(1, math.ceil(options.num_train_epochs))
     total = len(train) * options.num_train_epochs / options.train_batch_size
     return max(1, round(total / epochs)), epochs
@@ -222,10 +223,11 @@ def _initialize(model, task: FineTuningTask, task_model, options: FineTuningOpti
 
 def _untrained_head_error(options: FineTuningOptions, problem: str) -> str:
     """Why a run without --do_train refuses an --init_checkpoint's unusable head; what to do."""
-    remedies = ["fine-tune it with --do_train", "use a checkpoint fine-tuned for this task"]
+    remedies = ["fine-tune it with `do_train`", "use a checkpoint fine-tuned for this task"]
     if best_checkpoint_prefix(options.output_dir):
-        remedies.append(f"leave out --init_checkpoint to use {os.path.join(options.output_dir, BEST_DIR)}")
-    return (f"--init_checkpoint={options.init_checkpoint}: {problem}, so this run would score an "
+        best = os.path.join(options.output_dir, BEST_DIR)
+        remedies.append(f"leave out `init_checkpoint` to use {best}")
+    return (f"`init_checkpoint`={options.init_checkpoint}: {problem}, so this run would score an "
             f"untrained head; {', '.join(remedies[:-1])}, or {remedies[-1]}")
 
 
@@ -361,8 +363,8 @@ def _callback_list(callbacks: list[keras.callbacks.Callback], model, verbose: in
 def _config_source(options: FineTuningOptions) -> str:
     """The run config's source, for errors: --bert_config_file, else the --init_checkpoint's."""
     if options.bert_config_file:
-        return f"--bert_config_file={options.bert_config_file}"
-    return f"--init_checkpoint={options.init_checkpoint}"
+        return f"`bert_config_file`={options.bert_config_file}"
+    return f"`init_checkpoint`={options.init_checkpoint}"
 
 
 def _restore_best(task_model, options: FineTuningOptions, output_dir: str) -> None:

@@ -80,11 +80,11 @@ def run_multitask(specs: list[TaskSpec], options: FineTuningOptions, tokenizer: 
 def _run_multitask(specs: list[TaskSpec], options: FineTuningOptions, tokenizer: BertTokenizer, sampling: str,
                    temperature: float) -> dict[str, dict[str, float]]:
     if not (options.do_train or options.do_eval):
-        raise UserInputError("at least one of --do_train and --do_eval must be set")
+        raise UserInputError("at least one of `do_train` and `do_eval` must be set")
     tasks = {spec.name: build_task(spec, options, tokenizer) for spec in specs}
     restored = None if options.do_train else best_checkpoint_prefix(tasks[specs[0].name].options.output_dir)
     if not (options.do_train or restored):
-        raise UserInputError(f"--do_eval without --do_train needs a multi-task --output_dir: "
+        raise UserInputError(f"`do_eval` without `do_train` needs a multi-task `output_dir`: "
                          f"{options.output_dir}/{specs[0].name} has no {BEST_DIR}/ checkpoint")
     # The checkpoint that gives the config, and the weights to train from.
     starting = resolve_init_checkpoint(restored or options.init_checkpoint)
@@ -190,10 +190,11 @@ def train_tasks(specs: list[TaskSpec], tasks: dict[str, FineTuningTask], models:
     batch = options.train_batch_size
     for spec in specs:
         if spec.weight > 0 and len(train[spec.name]) < batch:
-            raise UserInputError(f"--tasks: {spec.name}'s training set has {train[spec.name].size_text()}, fewer "
-                             f"than --train_batch_size={batch}")
+            raise UserInputError(f"`tasks`: {spec.name}'s training set has "
+                                 f"{train[spec.name].size_text()}, fewer than "
+                                 f"`train_batch_size`={batch}")
     if not options.num_train_epochs > 0:
-        raise UserInputError(f"--num_train_epochs must be positive, got {options.num_train_epochs}")
+        raise UserInputError(f"`num_train_epochs` must be positive, got {options.num_train_epochs}")
     names = [spec.name for spec in specs]
     probabilities = sampling_probabilities([len(train[name]) for name in names], [s.weight for s in specs],
                                            sampling, temperature)
@@ -284,5 +285,5 @@ def _keep_best(tasks, models, evals, options: FineTuningOptions, epoch: int, bes
 
 def _config_source(options: FineTuningOptions) -> str:
     if options.bert_config_file:
-        return f"--bert_config_file={options.bert_config_file}"
-    return f"--init_checkpoint={options.init_checkpoint}"
+        return f"`bert_config_file`={options.bert_config_file}"
+    return f"`init_checkpoint`={options.init_checkpoint}"

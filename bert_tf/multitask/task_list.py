@@ -31,28 +31,29 @@ class TaskSpec:
 def parse_tasks(text: str | None) -> list[TaskSpec]:
     """The `TaskSpec`s of `--tasks`; ValueError naming `--tasks` and the bad entry."""
     if not text:
-        raise UserInputError("--tasks is required: name:kind:data_dir[:weight],... "
+        raise UserInputError("`tasks` is required: name:kind:data_dir[:weight],... "
                          f"(kind: {', '.join(KINDS)})")
     specs = []
     for entry in text.split(","):
         parts = entry.strip().split(":")
         if len(parts) not in (3, 4) or not all(parts[:3]):
-            raise UserInputError(f"--tasks: {entry!r} is not name:kind:data_dir[:weight]")
+            raise UserInputError(f"`tasks`: {entry!r} is not name:kind:data_dir[:weight]")
         name, kind, data_dir = parts[:3]
         if kind not in KINDS:
-            raise UserInputError(f"--tasks: {entry!r}: kind {kind!r} is not one of {', '.join(KINDS)}")
+            raise UserInputError(f"`tasks`: {entry!r}: kind {kind!r} is not one of "
+                                 f"{', '.join(KINDS)}")
         try:
             weight = float(parts[3]) if len(parts) == 4 else 1.0
         except ValueError:
             weight = -1.0
         if not weight >= 0:
-            raise UserInputError(f"--tasks: {entry!r}: the weight must be a number >= 0")
+            raise UserInputError(f"`tasks`: {entry!r}: the weight must be a number >= 0")
         specs.append(TaskSpec(name, kind, data_dir, weight))
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
-        raise UserInputError(f"--tasks: each task needs its own name: {', '.join(names)}")
+        raise UserInputError(f"`tasks`: each task needs its own name: {', '.join(names)}")
     if not any(spec.weight > 0 for spec in specs):
-        raise UserInputError("--tasks: every weight is 0, so nothing would train")
+        raise UserInputError("`tasks`: every weight is 0, so nothing would train")
     return specs
 
 

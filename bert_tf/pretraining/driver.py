@@ -109,15 +109,17 @@ def resolve_config(options: PretrainingOptions) -> tuple[BertConfig, str]:
     bert_config.json of the --output_dir being resumed, else the config stored with
     --init_checkpoint (as the fine-tuning scripts do)."""
     if options.bert_config_file:
-        return BertConfig.from_json_file(options.bert_config_file), f"--bert_config_file={options.bert_config_file}"
+        return (BertConfig.from_json_file(options.bert_config_file),
+                f"`bert_config_file`={options.bert_config_file}")
     saved = os.path.join(options.output_dir, CONFIG_FILE)
     if tf.train.latest_checkpoint(options.output_dir) and tf.io.gfile.exists(saved):
-        return BertConfig.from_json_file(saved), f"{saved} (no --bert_config_file: the resumed --output_dir's)"
+        return (BertConfig.from_json_file(saved),
+                f"{saved} (no `bert_config_file`: the resumed `output_dir`'s)")
     if not options.init_checkpoint:
-        raise UserInputError("--bert_config_file is required without --init_checkpoint or an --output_dir "
-                             "to resume")
+        raise UserInputError("`bert_config_file` is required without `init_checkpoint` or an "
+                             "`output_dir` to resume")
     return (resolve_bert_config(None, options.init_checkpoint),
-            f"--init_checkpoint={options.init_checkpoint}'s config (no --bert_config_file)")
+            f"`init_checkpoint`={options.init_checkpoint}'s config (no `bert_config_file`)")
 
 
 def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strategy) -> dict[str, float]:
@@ -125,13 +127,14 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     config, config_source = resolve_config(options)
     config.check_seq_length(options.max_seq_length)
     if options.masked_lm_samples >= config.vocab_size:
-        raise UserInputError(f"--masked_lm_samples={options.masked_lm_samples} is not below the vocab_size "
-                             f"{config.vocab_size} of {config_source}: 0 scores the whole vocab exactly, and faster")
+        raise UserInputError(f"`masked_lm_samples`={options.masked_lm_samples} is not below the "
+                             f"vocab_size {config.vocab_size} of {config_source}: 0 scores the "
+                             "whole vocab exactly, and faster")
     if not (options.do_train or options.do_eval):
-        raise UserInputError("at least one of --do_train and --do_eval must be set")
+        raise UserInputError("at least one of `do_train` and `do_eval` must be set")
     if not (options.do_train or options.init_checkpoint or tf.train.latest_checkpoint(options.output_dir)):
-        raise UserInputError(f"--do_eval without --do_train needs --init_checkpoint or a pretrained --output_dir: "
-                             f"{options.output_dir} has no checkpoint")
+        raise UserInputError("`do_eval` without `do_train` needs `init_checkpoint` or a "
+                             f"pretrained `output_dir`: {options.output_dir} has no checkpoint")
     if options.do_train:
         log_interval(options)  # refuses a --log_every below --iterations_per_loop
     distribution.check_global_batch("train_batch_size", options.train_batch_size, strategy)
@@ -140,7 +143,7 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
     _check_whole_word_mask(options)
     if options.dynamic_masking:
         if not options.vocab_file:
-            raise UserInputError("--dynamic_masking needs --vocab_file")
+            raise UserInputError("`dynamic_masking` needs `vocab_file`")
         config.check_vocab_size(len(Vocab.from_file(options.vocab_file)), options.vocab_file)
     # Every input is checked before training: a bad --eval_file must not wait for the end of it.
     inputs = {"input_file": train_files} if options.do_train else {}
@@ -163,15 +166,16 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
 def _check_whole_word_mask(options: PretrainingOptions) -> None:
     """Raises UserInputError for --do_whole_word_mask or --word_segmenter where they can't apply."""
     if options.do_whole_word_mask and not options.dynamic_masking:
-        raise UserInputError("--do_whole_word_mask needs --dynamic_masking: TFRecords are masked when "
-                             "create_pretraining_data.py writes them (pass it there)")
+        raise UserInputError("`do_whole_word_mask` needs `dynamic_masking`: TFRecords are masked "
+                             "when create_pretraining_data.py writes them (pass it there)")
     if options.word_segmenter != "none":
         if not options.do_whole_word_mask:
-            raise UserInputError(f"--word_segmenter={options.word_segmenter} needs --do_whole_word_mask")
+            raise UserInputError(f"`word_segmenter`={options.word_segmenter} needs "
+                                 "`do_whole_word_mask`")
         try:
             word_segmentation.segmenter(options.word_segmenter)
         except word_segmentation.SegmenterError as error:
-            raise UserInputError(f"--word_segmenter: {error}") from None
+            raise UserInputError(f"`word_segmenter`: {error}") from None
 
 
 def log_interval(options: PretrainingOptions) -> int:
@@ -190,9 +194,10 @@ def log_interval(options: PretrainingOptions) -> int:
     if options.log_every is None:
         return options.iterations_per_loop
     if options.log_every < options.iterations_per_loop:
-        raise UserInputError(f"--log_every={options.log_every} is below --iterations_per_loop="
-                             f"{options.iterations_per_loop}: metrics are read between loops; leave --log_every out "
-                             f"to log after each loop, or lower --iterations_per_loop")
+        raise UserInputError(f"`log_every`={options.log_every} is below "
+                             f"`iterations_per_loop`={options.iterations_per_loop}: metrics are "
+                             "read between loops; leave `log_every` out to log after each loop, "
+                             "or lower `iterations_per_loop`")
     return options.log_every
 
 
@@ -211,7 +216,8 @@ def _expand_inputs(options: PretrainingOptions) -> tuple[list[str], list[str]]:
     eval_flag = _eval_flag(options)
     read = [flag for flag, runs in (("input_file", options.do_train), (eval_flag, options.do_eval)) if runs]
     if "input_file" in read and not options.input_file:
-        raise UserInputError("--input_file is required to train, and to evaluate without --eval_file")
+        raise UserInputError("`input_file` is required to train, and to evaluate without "
+                             "`eval_file`")
     files = {flag: corpus.expand_input_files(getattr(options, flag), flag) for flag in read}
     return (files["input_file"] if options.do_train else []), (files[eval_flag] if options.do_eval else [])
 
@@ -228,8 +234,8 @@ def _check_one_eval_batch(options: PretrainingOptions, eval_files: list[str]) ->
     count = pretraining_dataset.input_errors_named(lambda: int(records.reduce(0, lambda n, _: n + 1)), flag,
                                                    getattr(options, flag))
     if count < options.eval_batch_size:
-        raise UserInputError(f"--eval_batch_size={options.eval_batch_size} is more than the {count} examples "
-                             f"of --{flag}: the eval would see no full batch")
+        raise UserInputError(f"`eval_batch_size`={options.eval_batch_size} is more than the "
+                             f"{count} examples of `{flag}`: the eval would see no full batch")
 
 
 def _train_and_evaluate(config: BertConfig, config_source: str, options: PretrainingOptions, strategy,
@@ -316,8 +322,9 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
         updated = int(optimizer.iterations.numpy())
         skipped = 0 if updated > step else skipped + num_steps
         if skipped >= _MAX_SKIPPED_STEPS:
-            raise UserInputError(f"--dtype={options.dtype}: the last {skipped} steps all had non-finite gradients "
-                                 f"(at step {step}); the loss is not finite whatever the loss scale")
+            raise UserInputError(f"`dtype`={options.dtype}: the last {skipped} steps all had "
+                                 f"non-finite gradients (at step {step}); the loss is not finite "
+                                 "whatever the loss scale")
         step = updated
         window_steps += num_steps
         done = step == options.num_train_steps

@@ -56,10 +56,11 @@ def parse_layers(spec: str, num_layers: int) -> list[int]:
         try:
             layers.append(int(item))
         except ValueError:
-            raise UserInputError(f"--layers={spec}: {item.strip()!r} is not an integer") from None
+            raise UserInputError(f"`layers`={spec}: {item.strip()!r} is not an integer") from None
         if not -num_layers <= layers[-1] < num_layers:
-            raise UserInputError(f"--layers={spec}: layer {layers[-1]} is outside "
-                                 f"{-num_layers}..{num_layers - 1} (the model has {num_layers} layers)")
+            raise UserInputError(f"`layers`={spec}: layer {layers[-1]} is outside "
+                                 f"{-num_layers}..{num_layers - 1} (the model has {num_layers} "
+                                 "layers)")
     return layers
 
 
@@ -86,8 +87,8 @@ def check_pairs_fit(texts: list[tuple[str, str | None]], max_seq_length: int, pa
         return
     line = next((line for line, (_, text_b) in enumerate(texts, start=1) if text_b is not None), None)
     if line is not None:
-        raise UserInputError(f"--max_seq_length={max_seq_length} is too short for the text pair at {path}:{line}: "
-                             f"[CLS] a [SEP] b [SEP] needs {_SHORTEST_PAIR} or more")
+        raise UserInputError(f"`max_seq_length`={max_seq_length} is too short for the text pair at "
+                             f"{path}:{line}: [CLS] a [SEP] b [SEP] needs {_SHORTEST_PAIR} or more")
 
 
 class FeatureExtractor:
@@ -105,7 +106,7 @@ class FeatureExtractor:
     def __init__(self, encoder: BertEncoder, tokenizer: BertTokenizer, layers: list[int],
                  max_seq_length: int, pooling: str = "none"):
         if pooling not in POOLINGS:
-            raise UserInputError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
+            raise UserInputError(f"`pooling`={pooling}: expected one of {', '.join(POOLINGS)}")
         self.encoder, self.tokenizer = encoder, tokenizer
         self.layers, self.max_seq_length, self.pooling = list(layers), max_seq_length, pooling
 

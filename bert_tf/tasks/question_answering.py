@@ -61,10 +61,11 @@ class SquadTask(FineTuningTask):
                  verbose_logging: bool = False, task: str = "squad"):
         super().__init__(options, tokenizer)
         if task == "cmrc2018" and version_2_with_negative:
-            raise UserInputError("--task=cmrc2018 has no unanswerable questions: drop --version_2_with_negative")
+            raise UserInputError("`task`=cmrc2018 has no unanswerable questions: drop "
+                                 "`version_2_with_negative`")
         for flag, value in (("n_best_size", n_best_size), ("max_answer_length", max_answer_length)):
             if value < 1:
-                raise UserInputError(f"--{flag} must be positive, got {value}")
+                raise UserInputError(f"`{flag}` must be positive, got {value}")
         version = "v2.0" if version_2_with_negative else "v1.1"
         names = {split: f"cmrc2018_{split}.json" if task == "cmrc2018" else f"{split}-{version}.json"
                  for split in ("train", "dev")}

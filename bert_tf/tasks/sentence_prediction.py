@@ -53,7 +53,8 @@ class SentencePredictionTask(FineTuningTask):
                  text_b_column: str | None = None, label_column: str = "label", xnli_language: str = "zh"):
         super().__init__(options, tokenizer)
         if not task_name:
-            raise UserInputError("--task_name is required: a GLUE task (e.g. MRPC, SST-2, MNLI), XNLI, or csv/tsv")
+            raise UserInputError("`task_name` is required: a GLUE task (e.g. MRPC, SST-2, MNLI), "
+                                 "XNLI, or csv/tsv")
         self.processor = glue.get_processor(task_name, text_a_column, text_b_column, label_column, xnli_language)
         self.task = glue.normalize_task_name(task_name)
         self.main_metric = classification_metrics.main_metric(self.task)
@@ -70,7 +71,7 @@ class SentencePredictionTask(FineTuningTask):
         """
         if self._label_list is None and not self.processor.is_regression:
             fixed = not isinstance(self.processor, glue.DelimitedFileProcessor)
-            source = (f"--task_name={self.processor.name}" if fixed
+            source = (f"`task_name`={self.processor.name}" if fixed
                       else os.path.join(self.options.data_dir, self.processor.file_name("train")))
             self._label_list = task_labels(
                 self, lambda: self.processor.labels(self.options.data_dir), source, fixed)
@@ -87,7 +88,8 @@ class SentencePredictionTask(FineTuningTask):
         """Mean squared error for regression; else cross-entropy, optionally smoothed."""
         if self.processor.is_regression:
             if label_smoothing:
-                raise UserInputError(f"--label_smoothing is for classification; {self.task} is a regression task")
+                raise UserInputError(f"`label_smoothing` is for classification; {self.task} is a "
+                                     "regression task")
             return {LOGITS: keras.losses.MeanSquaredError()}  # scores [batch] vs logits [batch, 1]
         return {LOGITS: SparseCrossEntropy(label_smoothing)}
 

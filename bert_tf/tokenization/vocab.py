@@ -99,12 +99,13 @@ class Vocab:
         capitalized = self.capitalized_share
         if do_lower_case and capitalized > CASED_VOCAB_SHARE:
             raise VocabError(f"{self.path}: a cased vocab ({capitalized:.0%} of its tokens have "
-                             "capitals) with do_lower_case: lower-cased words would miss them; pass "
-                             "--do_lower_case=false")
+                             "capitals) with do_lower_case: lower-cased words would miss them; "
+                             "pass `do_lower_case`=false")
         if (not do_lower_case and capitalized < UNCASED_VOCAB_SHARE and self.lower_case_share > CASED_VOCAB_SHARE
                 and self.accented_share < UNCASED_VOCAB_SHARE):
-            raise VocabError(f"{self.path}: an uncased vocab (no capitalised tokens) without do_lower_case: "
-                             "capitalised words would be [UNK] or split into pieces; pass --do_lower_case=true")
+            raise VocabError(f"{self.path}: an uncased vocab (no capitalised tokens) without "
+                             "do_lower_case: capitalised words would be [UNK] or split into "
+                             "pieces; pass `do_lower_case`=true")
 
     @property
     def pad_id(self) -> int:

@@ -45,13 +45,13 @@ def create_strategy(distribution_strategy: str = "default", tpu: str | None = No
     if tpu:
         distribution_strategy = "tpu"
     if distribution_strategy not in STRATEGIES:
-        raise DistributionError(f"--distribution_strategy must be one of {', '.join(STRATEGIES)}; "
+        raise DistributionError(f"`distribution_strategy` must be one of {', '.join(STRATEGIES)}; "
                                 f"got {distribution_strategy!r}")
     if distribution_strategy == "default":
         return tf.distribute.get_strategy()
     if distribution_strategy == "tpu":
         return _with_timeout(lambda: tpu_strategy(tpu_cluster_resolver(tpu, tpu_zone, gcp_project)),
-                             tpu_timeout_s, f"--{tpu_flag}={tpu}")
+                             tpu_timeout_s, f"`{tpu_flag}`={tpu}")
     if num_gpus is None:
         # Physical, not logical: listing logical devices starts the runtime, after which
         # MultiWorkerMirroredStrategy can no longer configure its collective ops.
@@ -59,7 +59,7 @@ def create_strategy(distribution_strategy: str = "default", tpu: str | None = No
     try:
         return distribute_utils.get_distribution_strategy(distribution_strategy, num_gpus=num_gpus)
     except RuntimeError as e:  # TensorFlow's runtime refusing the strategy: one line, not a traceback
-        raise DistributionError(f"--distribution_strategy={distribution_strategy}: {e}") from e
+        raise DistributionError(f"`distribution_strategy`={distribution_strategy}: {e}") from e
 
 
 def tpu_cluster_resolver(tpu: str | None, zone: str | None = None, project: str | None = None
@@ -123,15 +123,16 @@ def check_num_tpu_cores(num_tpu_cores: int | None, replicas: int) -> None:
     """google-research/bert's --num_tpu_cores, when given, must be the TPU strategy's `replicas`:
     the strategy runs one replica on every core of the TPU, so fewer or more cannot be had."""
     if num_tpu_cores is not None and num_tpu_cores != replicas:
-        raise DistributionError(f"--num_tpu_cores={num_tpu_cores}: the TPU has {replicas} cores, and the "
-                                f"TPU strategy uses all of them; pass --num_tpu_cores={replicas} or leave it out")
+        raise DistributionError(f"`num_tpu_cores`={num_tpu_cores}: the TPU has {replicas} cores, "
+                                "and the TPU strategy uses all of them; pass "
+                                f"`num_tpu_cores`={replicas} or leave it out")
 
 
 def check_global_batch(flag: str, batch_size: int, strategy: tf.distribute.Strategy) -> None:
     """A global batch must split evenly over the replicas; the error names the flag."""
     replicas = strategy.num_replicas_in_sync
     if batch_size % replicas:
-        raise UserInputError(f"--{flag}={batch_size} is not divisible by the {replicas} replicas")
+        raise UserInputError(f"`{flag}`={batch_size} is not divisible by the {replicas} replicas")
 
 
 def set_precision(dtype: str) -> None:
@@ -143,7 +144,8 @@ def set_precision(dtype: str) -> None:
     try:
         keras.mixed_precision.set_dtype_policy(DTYPE_POLICIES[dtype])
     except KeyError:
-        raise UserInputError(f"--dtype must be one of {', '.join(DTYPE_POLICIES)}; got {dtype!r}") from None
+        raise UserInputError(f"`dtype` must be one of {', '.join(DTYPE_POLICIES)}; got "
+                             f"{dtype!r}") from None
 
 
 def strategy_from_flags(flag_values: flags.FlagValues):

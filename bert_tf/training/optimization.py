@@ -84,7 +84,8 @@ def create_optimizer(name: str, learning_rate: float, num_train_steps: int, num_
     """BERT's pretraining optimizer: adamw, or lamb (layer-wise adaptive, You et al.: `Lamb`); see
     `bert_optimizer`."""
     if name not in OPTIMIZER_CLASSES:
-        raise UserInputError(f"--optimizer must be one of {', '.join(OPTIMIZER_CLASSES)}; got {name!r}")
+        raise UserInputError(f"`optimizer` must be one of {', '.join(OPTIMIZER_CLASSES)}; got "
+                             f"{name!r}")
     return bert_optimizer(OPTIMIZER_CLASSES[name], learning_rate, num_train_steps, num_warmup_steps,
                           weight_decay, loss_scale)
 
