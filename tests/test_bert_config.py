@@ -122,8 +122,8 @@ def test_write_is_atomic_and_leaves_no_temporary(tmp_path):
 def test_a_vocab_with_more_tokens_than_the_model_is_refused_and_one_with_fewer_warned(caplog):
     config = BertConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                         intermediate_size=128)
-    with pytest.raises(ConfigError, match=r"^--vocab_file=cased/vocab.txt has 101 tokens, more than the "
-                                          r"model's vocab_size 100: is it the vocab"):
+    with pytest.raises(ConfigError, match=r"^`vocab_file`=cased/vocab.txt has 101 tokens, more "
+                                          r"than the model's vocab_size 100: is it the vocab"):
         config.check_vocab_size(101, "cased/vocab.txt")
     config.check_vocab_size(100, "vocab.txt")
     assert not caplog.records

@@ -99,7 +99,7 @@ def test_records_identical_for_any_num_workers(tmp_path):
 
 def test_a_segmenter_needs_whole_word_masking(tmp_path):
     with pytest.raises(generator.PretrainingDataError,
-                       match="^--word_segmenter=rjieba needs --do_whole_word_mask$"):
+                       match="^`word_segmenter`=rjieba needs `do_whole_word_mask`$"):
         create(tmp_path, "out", word_segmenter="rjieba")
     assert not list(tmp_path.iterdir())
 

@@ -113,16 +113,17 @@ def assert_no_output(tmp_path):
 
 
 def test_missing_input_file(tmp_path):
-    with pytest.raises(corpus.CorpusError, match=r"^--input_file: no file matches .*/nothing\*\.txt$"):
+    with pytest.raises(corpus.CorpusError, match=r"^`input_file`: no file matches "
+                                                 r".*/nothing\*\.txt$"):
         corpus.expand_input_files(f"{tmp_path}/nothing*.txt")
 
 
 def test_input_globs_expand_in_flag_order_without_repeats(tmp_path):
     a, b = str(write_file(tmp_path / "a.txt", b"x\n")), str(write_file(tmp_path / "b.txt", b"y\n"))
     assert corpus.expand_input_files(f" {b} ,{tmp_path}/*.txt,") == [b, a]
-    with pytest.raises(corpus.CorpusError, match=r"^--eval_file: no file matches .*/typo\*$"):
+    with pytest.raises(corpus.CorpusError, match=r"^`eval_file`: no file matches .*/typo\*$"):
         corpus.expand_input_files(f"{a},{tmp_path}/typo*", flag="eval_file")
-    with pytest.raises(corpus.CorpusError, match=r"^--input_file: no input file given$"):
+    with pytest.raises(corpus.CorpusError, match=r"^`input_file`: no input file given$"):
         corpus.expand_input_files(" , ")
 
 
@@ -131,7 +132,7 @@ def test_wildcards_skip_hidden_names_as_a_shell_does(tmp_path):
     a, hidden = str(write_file(tmp_path / "a.txt", b"x\n")), str(write_file(tmp_path / ".a.txt.tmp-1a2b3c4d", b"x"))
     assert corpus.expand_input_files(f"{tmp_path}/*") == [a]
     assert corpus.expand_input_files(f"{tmp_path}/.a.txt.tmp-*") == [hidden]
-    with pytest.raises(corpus.CorpusError, match=r"^--input_file: no file matches .*/\*\.tmp-\*$"):
+    with pytest.raises(corpus.CorpusError, match=r"^`input_file`: no file matches .*/\*\.tmp-\*$"):
         corpus.expand_input_files(f"{tmp_path}/*.tmp-*")
 
 
@@ -204,7 +205,8 @@ def test_missing_vocab_and_vocab_without_special_tokens(tmp_path, small_corpus):
 
 def test_empty_corpus(tmp_path, uncased_vocab_file):
     blank = str(write_file(tmp_path / "blank.txt", b"\n  \n\n"))
-    with pytest.raises(corpus.CorpusError, match=r"^--input_file: the corpus is empty \(1 files without text\)$"):
+    with pytest.raises(corpus.CorpusError, match=r"^`input_file`: the corpus is empty \(1 files "
+                                                 r"without text\)$"):
         create(tmp_path, [blank], uncased_vocab_file)
     assert_no_output(tmp_path)
 
@@ -239,14 +241,14 @@ def test_invalid_utf8_lines_are_counted(tmp_path, uncased_vocab_file):
 
 @pytest.mark.parametrize("flags,message", [
     (dict(max_predictions_per_seq=20, max_seq_length=512),
-     r"^--max_predictions_per_seq=20 is too small for --masked_lm_prob=0.15: a sequence of "
-     r"--max_seq_length=512 has 77 predictions; use 77 to 512$"),
+     r"^`max_predictions_per_seq`=20 is too small for `masked_lm_prob`=0.15: a sequence of "
+     r"`max_seq_length`=512 has 77 predictions; use 77 to 512$"),
     (dict(max_seq_length=1024, max_predictions_per_seq=154),
-     r"^--max_seq_length=1024 is greater than 512: pass the model's --bert_config_file"),
+     r"^`max_seq_length`=1024 is greater than 512: pass the model's `bert_config_file`"),
     (dict(max_predictions_per_seq=200),
-     r"^--max_predictions_per_seq=200 is greater than --max_seq_length=128: use 19 to 128$"),
+     r"^`max_predictions_per_seq`=200 is greater than `max_seq_length`=128: use 19 to 128$"),
     (dict(max_seq_length=4),
-     r"^--max_seq_length=4: must be at least 5"),
+     r"^`max_seq_length`=4: must be at least 5"),
 ])
 def test_bad_flags(tmp_path, small_corpus, uncased_vocab_file, flags, message):
     with pytest.raises(generator.PretrainingDataError, match=message):
@@ -256,8 +258,9 @@ def test_bad_flags(tmp_path, small_corpus, uncased_vocab_file, flags, message):
 
 def test_max_seq_length_against_bert_config(tmp_path, small_corpus, uncased_vocab_file):
     config = REPO / "configs" / "tiny" / "bert_config.json"
-    with pytest.raises(generator.PretrainingDataError, match=r"^--max_seq_length=1024 is greater than "
-                       r"max_position_embeddings=512 of --bert_config_file=.*tiny/bert_config.json$"):
+    message = (r"^`max_seq_length`=1024 is greater than max_position_embeddings=512 of "
+               r"`bert_config_file`=.*tiny/bert_config.json$")
+    with pytest.raises(generator.PretrainingDataError, match=message):
         create(tmp_path, [small_corpus], uncased_vocab_file, max_seq_length=1024, max_predictions_per_seq=154,
                bert_config_file=str(config))
     with pytest.raises(ConfigError, match=r"nope\.json: no such config file$"):
@@ -281,8 +284,8 @@ def test_num_output_shards_names_the_shards_of_one_output_file(tmp_path):
 
 
 @pytest.mark.parametrize("shards,message", [
-    (0, "--num_output_shards=0: must be at least 1"),
-    (3, "--num_output_shards=3 needs one --output_file (a prefix), got 2"),
+    (0, "`num_output_shards`=0: must be at least 1"),
+    (3, "`num_output_shards`=3 needs one `output_file` (a prefix), got 2"),
 ])
 def test_bad_num_output_shards(shards, message):
     with pytest.raises(generator.PretrainingDataError) as error:
@@ -333,11 +336,11 @@ def test_output_that_is_an_input_a_directory_or_listed_twice_is_refused(tmp_path
     same = str(tmp_path / "data" / ".." / "data" / "corpus.txt")  # the input, spelled otherwise
     twice = str(tmp_path / "out.tfrecord")
     for outputs, message in [
-        ([same], f"--output_file: {same} is also an --input_file"),
-        ([twice, twice], f"--output_file: {twice} is listed twice"),
-        ([twice, str(vocab)], f"--output_file: {vocab} is also the --vocab_file"),
-        ([str(config)], f"--output_file: {config} is also the --bert_config_file"),
-        ([str(tmp_path)], f"--output_file: {tmp_path} is a directory"),
+        ([same], f"`output_file`: {same} is also an `input_file`"),
+        ([twice, twice], f"`output_file`: {twice} is listed twice"),
+        ([twice, str(vocab)], f"`output_file`: {vocab} is also the `vocab_file`"),
+        ([str(config)], f"`output_file`: {config} is also the `bert_config_file`"),
+        ([str(tmp_path)], f"`output_file`: {tmp_path} is a directory"),
     ]:
         with pytest.raises(corpus.CorpusError) as error:
             generator.create_pretraining_data([str(data)], outputs, options, bert_config_file=str(config),
@@ -474,7 +477,8 @@ def test_a_cased_vocab_with_lower_casing_is_refused_before_the_workers_start(tmp
     """In one line naming the vocab, not as a worker that died in its initializer."""
     cased = write_word_vocab(tmp_path / "cased.txt", ["Alpha met Beta"], do_lower_case=False)
     options = generator.PretrainingDataOptions(vocab_file=cased)
-    with pytest.raises(VocabError, match=rf"^{cased}: a cased vocab .* pass --do_lower_case=false$"):
+    with pytest.raises(VocabError, match=rf"^{cased}: a cased vocab .* pass "
+                                         r"`do_lower_case`=false$"):
         generator.create_pretraining_data([small_corpus], [str(tmp_path / "out.tfrecord")], options,
                                           num_workers=2, progress=False)
     assert_no_output(tmp_path)

@@ -65,8 +65,9 @@ def test_every_character_is_kept_past_the_learners_default_1000(tmp_path):
     corpus = write_file(tmp_path / "corpus.txt", "\n".join("".join(chars[i:i + 50]) for i in range(0, 1500, 50)))
     tokens = vocab_learner.learn_vocab([str(corpus)], 3005, keep_cjk_suffix_pieces=True)
     assert set(chars) | {f"##{c}" for c in chars} <= set(tokens) and len(tokens) == 3005
-    with pytest.raises(ValueError, match=r"^--vocab_size=3004 is too small for this corpus: the smallest vocab "
-                       r"it can learn has 3005 tokens \(its 1500 characters"):
+    with pytest.raises(ValueError, match=r"^`vocab_size`=3004 is too small for this corpus: the "
+                                         r"smallest vocab it can learn has 3005 tokens \(its 1500 "
+                                         r"characters"):
         vocab_learner.learn_vocab([str(corpus)], 3004, keep_cjk_suffix_pieces=True)
 
 
@@ -77,11 +78,12 @@ def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
         f"create_vocab.py: error: --input_file: no file matches {tmp_path}/missing*.txt")
     empty = tmp_path / "empty.txt"
     empty.write_text("\n  \n\t\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"^--input_file: the corpus is empty \(1 files without text\)$"):
+    with pytest.raises(ValueError, match=r"^`input_file`: the corpus is empty \(1 files without "
+                                         r"text\)$"):
         vocab_learner.create_vocab(str(empty), output, 100)
     controls = tmp_path / "controls.txt"
     controls.write_text("\u0001\u0002\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"^--input_file: no words in .*controls.txt$"):
+    with pytest.raises(ValueError, match=r"^`input_file`: no words in .*controls.txt$"):
         vocab_learner.create_vocab(str(controls), output, 100)
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes("fine\ncaf\u00e9\n".encode("latin-1"))
@@ -89,16 +91,19 @@ def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
         vocab_learner.create_vocab(str(latin1), output, 100)
     with pytest.raises(ValueError, match=rf"^{tmp_path}: a directory, not a corpus file$"):
         vocab_learner.create_vocab(str(tmp_path), output, 100)
-    with pytest.raises(ValueError, match=r"^--vocab_size=6 leaves no room after the 6 reserved tokens$"):
+    with pytest.raises(ValueError, match=r"^`vocab_size`=6 leaves no room after the 6 reserved "
+                                         r"tokens$"):
         vocab_learner.create_vocab(str(corpus), output, 6, num_unused=1)
-    with pytest.raises(ValueError, match=r"^--vocab_size=20 is too small for this corpus: the smallest vocab "
-                       r"it can learn has (1\d\d) tokens \(its (\d+) characters, those but CJK also as a ## "
-                       r"piece, and 5 reserved tokens\); use --vocab_size=\1 or more$") as error:
+    with pytest.raises(ValueError, match=r"^`vocab_size`=20 is too small for this corpus: the "
+                                         r"smallest vocab it can learn has (1\d\d) tokens \(its "
+                                         r"(\d+) characters, those but CJK also as a ## piece, and "
+                                         r"5 reserved tokens\); use `vocab_size`=\1 or "
+                                         r"more$") as error:
         vocab_learner.create_vocab(str(corpus), output, 20)
     smallest, chars = map(int, re.search(r"has (\d+) tokens \(its (\d+)", str(error.value)).groups())
     assert smallest == 2 * chars + 5
     assert len(vocab_learner.learn_vocab([str(corpus)], smallest)) == smallest  # that size can be had
-    with pytest.raises(ValueError, match=r"^--output_file: no directory .*missing$"):
+    with pytest.raises(ValueError, match=r"^`output_file`: no directory .*missing$"):
         vocab_learner.create_vocab(str(corpus), tmp_path / "missing" / "vocab.txt", 100)
     assert sorted(tmp_path.iterdir()) == sorted([empty, controls, latin1])
 
@@ -147,6 +152,6 @@ def test_chinese_vocab_keeps_cjk_characters_whole_only(tmp_path):
 
 def test_smallest_chinese_vocab_counts_no_cjk_suffix_pieces(tmp_path):
     path = write_file(tmp_path / "corpus.txt", "中文ab\n")  # 中, 文, a, ##a, b, ##b and 5 reserved
-    with pytest.raises(ValueError, match=r"use --vocab_size=11 or more$"):
+    with pytest.raises(ValueError, match=r"use `vocab_size`=11 or more$"):
         vocab_learner.create_vocab(str(path), tmp_path / "vocab.txt", 10)
     assert vocab_learner.create_vocab(str(path), tmp_path / "vocab.txt", 11)[5:] == ["a", "b", "中", "文", "##a", "##b"]

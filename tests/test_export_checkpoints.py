@@ -50,10 +50,10 @@ def assert_same_outputs(got, expected, leading_shape=(2,)):
 def no_head(checkpoint, model_type, looked_for, holds=None):
     """The error for a checkpoint without a `model_type` head, holding a head of type `holds` (or
     none, or "masked_lm": a pretraining checkpoint)."""
-    advice = {None: "export it with the --model_type it was fine-tuned for",
+    advice = {None: "export it with the `model_type` it was fine-tuned for",
               "masked_lm": "it is a pretraining checkpoint: export it "
-                           "with --model_type=hub, or fine-tune it first"
-              }.get(holds, f"it holds a {holds} head: export it with --model_type={holds}")
+                           "with `model_type`=hub, or fine-tune it first"
+              }.get(holds, f"it holds a {holds} head: export it with `model_type`={holds}")
     return (rf"^{re.escape(str(checkpoint))}: no {model_type} head "
             rf"\({re.escape(looked_for)}\); {re.escape(advice)}$")
 
@@ -64,8 +64,9 @@ def test_a_fine_tuned_classifier_gives_its_head_and_its_width(tmp_path):
     exported = model_from_checkpoint(prefix, "classifier", tiny_config())
     assert exported.num_classes == 3
     assert_same_outputs(exported, model)
-    with pytest.raises(ValueError, match=rf"^--num_classes=2 \(or the number of --labels\) does not fit "
-                                         rf"{re.escape(prefix)}: its classifier head has 3 classes$"):
+    with pytest.raises(ValueError, match=r"^`num_classes`=2 \(or the number of `labels`\) does "
+                                         rf"not fit {re.escape(prefix)}: its classifier head has 3 "
+                                         r"classes$"):
         model_from_checkpoint(prefix, "classifier", tiny_config(), num_classes=2)
     for model_type, looked_for in (("span", "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model"),
                                    ("multiple_choice", "Hugging Face BertForMultipleChoice or a bert_tf "
@@ -221,7 +222,7 @@ def test_export_task_model_builds_a_model_that_only_loaded_its_encoder(tmp_path,
 
 def test_seq_length_beyond_the_positions_is_refused_by_the_python_api(tmp_path, tokenizer):
     encoder = tiny_encoder()  # max_position_embeddings 64
-    message = r"^--max_seq_length=65 exceeds the model's max_position_embeddings 64$"
+    message = r"^`max_seq_length`=65 exceeds the model's max_position_embeddings 64$"
     with pytest.raises(ValueError, match=message):
         export_task_model(BertClassifier(encoder, 2), tmp_path / "task", tokenizer=tokenizer, seq_length=65)
     with pytest.raises(ValueError, match=message):
@@ -236,14 +237,15 @@ def test_an_export_replaces_an_earlier_export_but_nothing_else(tmp_path, tokeniz
     run_dir = tmp_path / "run"  # say a fine-tuning --output_dir given as --export_dir too
     (run_dir / "best").mkdir(parents=True)
     (run_dir / "eval_results.txt").write_text("accuracy = 0.9\n")
-    with pytest.raises(ValueError, match=f"^--export_dir={run_dir}: holds files that are not a SavedModel"):
+    with pytest.raises(ValueError, match=f"^`export_dir`={run_dir}: holds files that are not a "
+                                         "SavedModel"):
         export_task_model(model, run_dir, tokenizer=tokenizer, seq_length=16)
     assert sorted(p.name for p in run_dir.iterdir()) == ["best", "eval_results.txt"]
 
 
 def test_a_vocab_beyond_the_model_is_refused(tmp_path):
     big = BertTokenizer(write_word_vocab(tmp_path / "vocab.txt", [f"w{i}" for i in range(TINY["vocab_size"])]))
-    message = (rf"^--vocab_file=.*vocab.txt has {len(big.vocab)} "
+    message = (rf"^`vocab_file`=.*vocab.txt has {len(big.vocab)} "
                r"tokens, more than the model's vocab_size 97")
     with pytest.raises(ValueError, match=message):
         export_task_model(BertClassifier(tiny_encoder(), 2), tmp_path / "task", tokenizer=big, seq_length=16)
@@ -282,7 +284,7 @@ def test_a_checkpoint_without_masked_lm_weights_exports_no_mlm(tmp_path, tokeniz
 def test_a_hub_export_refused_for_one_part_writes_neither(tmp_path, tokenizer):
     (tmp_path / "export" / "encoder").mkdir(parents=True)
     (tmp_path / "export" / "encoder" / "notes.txt").write_text("not an export\n")
-    message = (rf"^--export_dir={re.escape(str(tmp_path / 'export'))}: "
+    message = (rf"^`export_dir`={re.escape(str(tmp_path / 'export'))}: "
                r"its encoder/ holds files that are not "
                "a SavedModel, which the export would replace; choose an empty or new directory$")
     with pytest.raises(ValueError, match=message):
@@ -291,7 +293,7 @@ def test_a_hub_export_refused_for_one_part_writes_neither(tmp_path, tokenizer):
 
 
 def test_a_hub_export_dir_holding_other_files_is_refused(tmp_path, tokenizer):
-    message = (rf"^--export_dir={re.escape(str(tmp_path))}: holds "
+    message = (rf"^`export_dir`={re.escape(str(tmp_path))}: holds "
                r"files other than preprocessing/ and encoder/ "
                r"\(vocab.txt\), which the export would replace; choose an empty or new directory$")
     with pytest.raises(ValueError, match=message):  # the pair replaces the directory as a whole
@@ -330,8 +332,9 @@ def test_a_hub_export_that_fails_midway_leaves_the_earlier_pair_whole(tmp_path, 
 ])
 def test_a_seq_length_too_short_for_two_texts_names_the_flag(tmp_path, tokenizer, model_type, make):
     export = export_hub_pair if model_type == "hub" else export_task_model
-    message = (rf"^--max_seq_length=3 is too short for --model_type={model_type}: it packs two texts "
-               r"into a sequence, which needs at least 4 \(\[CLS\], a \[SEP\] per text and one token\)$")
+    message = (rf"^`max_seq_length`=3 is too short for `model_type`={model_type}: it packs two "
+               r"texts into a sequence, which needs at least 4 \(\[CLS\], a \[SEP\] per text and "
+               r"one token\)$")
     with pytest.raises(ValueError, match=message):
         export(make(), tmp_path / "export", tokenizer=tokenizer, seq_length=3)
     assert not (tmp_path / "export").exists()

@@ -146,9 +146,9 @@ def test_unsupported_model_is_a_one_line_value_error(exported, tmp_path):
 
 def test_labels_unlike_the_classes_are_a_one_line_value_error(exported, tmp_path):
     model, tokenizer, _, _ = exported
-    with pytest.raises(ValueError, match=r"^--labels: 2 given for a classifier with 3 classes$"):
+    with pytest.raises(ValueError, match=r"^`labels`: 2 given for a classifier with 3 classes$"):
         export_task_model(model, tmp_path, tokenizer=tokenizer, seq_length=SEQ_LENGTH, labels=LABELS[:2])
-    with pytest.raises(ValueError, match=r"^--labels: a,b,a names a class twice$"):
+    with pytest.raises(ValueError, match=r"^`labels`: a,b,a names a class twice$"):
         export_task_model(model, tmp_path, tokenizer=tokenizer, seq_length=SEQ_LENGTH, labels=["a", "b", "a"])
 
 

@@ -208,9 +208,10 @@ def test_version_2_threshold_decides_as_run_squad(trained, tmp_path):
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(max_query_length=21), r"^--max_query_length=21 leaves no room for the context in --max_seq_length=24$"),
+    (dict(max_query_length=21), r"^`max_query_length`=21 leaves no room for the context in "
+                                r"`max_seq_length`=24$"),
     (dict(doc_stride=0, max_query_length=MAX_QUERY),
-     r"^--doc_stride=0, --max_answer_length=30 and --n_best_size=20 must be positive$"),
+     r"^`doc_stride`=0, `max_answer_length`=30 and `n_best_size`=20 must be positive$"),
 ])
 def test_bad_window_options_are_one_line_value_errors(trained, options, message):
     model, tokenizer, _, _ = trained

@@ -98,7 +98,7 @@ def test_tagger_batch_of_0(tagger):
 
 def test_tagger_labels_unlike_the_classes_are_a_one_line_value_error(tagger, tokenizer, tmp_path):
     model, _ = tagger
-    with pytest.raises(ValueError, match=r"^--labels: 4 given for a tagger with 3 classes$"):
+    with pytest.raises(ValueError, match=r"^`labels`: 4 given for a tagger with 3 classes$"):
         export_task_model(model, tmp_path, tokenizer=tokenizer, seq_length=SEQ_LENGTH, labels=[*LABELS, "X"])
 
 

@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
+from bert_tf.cli_errors import flag_wording
 from bert_tf.models import BertEncoder
 from bert_tf.tasks import feature_extraction
 from bert_tf.tasks.feature_extraction import FeatureExtractor, parse_layers
@@ -106,7 +107,7 @@ def test_cls_pooling_and_batches_agree(model):
 
 def test_layers_are_checked():
     assert parse_layers("-1,-2,0", 2) == [-1, -2, 0]
-    with pytest.raises(ValueError, match=r"^--layers=-1,x: 'x' is not an integer$"):
+    with pytest.raises(ValueError, match=r"^`layers`=-1,x: 'x' is not an integer$"):
         parse_layers("-1,x", 2)
     with pytest.raises(ValueError, match=r"layer -3 is outside -2\.\.1 \(the model has 2 layers\)"):
         parse_layers("-3", 2)
@@ -158,7 +159,7 @@ def test_bad_flags_are_one_line_errors(model, tmp_path, case):
     flag_values = parsed_flags(*(f"--{name}={value}" for name, value in argv.items() if value is not None))
     with pytest.raises((ValueError, FileNotFoundError)) as error:
         feature_extraction.run(flag_values)
-    assert str(error.value) == message
+    assert flag_wording(error.value, flag_values) == message  # as the script words it
     assert not (tmp_path / "out.jsonl").exists()
     assert all(path.read_bytes() == content for path, content in inputs.items())
 
@@ -175,7 +176,8 @@ def test_no_file_of_the_checkpoint_is_an_output(model, tmp_path):
                                    f"--vocab_file={model['vocab']}", f"--init_checkpoint={prefix}")
         with pytest.raises(ValueError) as error:
             feature_extraction.run(flag_values)
-        assert str(error.value) == f"--output_file: {target} is also a file of the --init_checkpoint"
+        message = f"--output_file: {target} is also a file of the --init_checkpoint"
+        assert flag_wording(error.value, flag_values) == message  # as the script words it
     assert {path: path.read_bytes() for path in directory.iterdir()} == files
 
 

@@ -105,7 +105,8 @@ def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
     deeper = write_tiny_config(tmp_path / "deeper", vocab_size=_vocab_size(tmp_path), num_hidden_layers=3)
     options = _options(tmp_path, do_train=False, bert_config_file=deeper)
     best = tmp_path / "out" / "best"
-    with pytest.raises(ValueError, match=f"^{re.escape(f'--bert_config_file={deeper}: {best}/ckpt: the model')}'s "
+    source = re.escape(f"`bert_config_file`={deeper}: {best}/ckpt: the model")
+    with pytest.raises(ValueError, match=f"^{source}'s "
                                          f"config does not match the checkpoint's: num_hidden_layers 3 in the model, "
                                          f"2 in {re.escape(str(best))}/bert_config.json$"):
         run_finetuning(KeywordTask(options, task.tokenizer), options)
@@ -200,22 +201,24 @@ def test_a_new_run_in_the_same_output_dir_keeps_its_own_best(tmp_path):
 
 def test_bad_options_fail_with_the_flag_named(tmp_path):
     options = _options(tmp_path, do_train=False, do_eval=False)
-    with pytest.raises(ValueError, match="at least one of --do_train"):
+    with pytest.raises(ValueError, match="at least one of `do_train`"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, train_batch_size=1000)
-    with pytest.raises(ValueError, match="fewer than --train_batch_size=1000"):
+    with pytest.raises(ValueError, match="fewer than `train_batch_size`=1000"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     (tmp_path / "small").mkdir()
     options = _options(tmp_path, bert_config_file=write_tiny_config(tmp_path / "small", vocab_size=10))
-    with pytest.raises(ValueError, match=r"^--vocab_file=.*vocab.txt has \d+ tokens, more than the model's "
-                                         r"vocab_size 10"):
+    with pytest.raises(ValueError, match=r"^`vocab_file`=.*vocab.txt has \d+ tokens, more than the "
+                                         r"model's vocab_size 10"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, export_dir=str(tmp_path))  # the data: refused before training
-    with pytest.raises(ValueError, match=f"^--export_dir={tmp_path}: holds files that are not a SavedModel"):
+    with pytest.raises(ValueError, match=f"^`export_dir`={tmp_path}: holds files that are not a "
+                                         "SavedModel"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     for epochs in (0, float("nan")):
         options = _options(tmp_path, num_train_epochs=epochs)
-        with pytest.raises(ValueError, match=f"^--num_train_epochs must be positive, got {epochs}$"):
+        with pytest.raises(ValueError, match="^`num_train_epochs` must be positive, got "
+                                             f"{epochs}$"):
             run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, bert_config_file=None)
     with pytest.raises(ValueError, match="^--bert_config_file is required without --init_checkpoint$"):
@@ -225,13 +228,14 @@ def test_bad_options_fail_with_the_flag_named(tmp_path):
     with pytest.raises(ValueError, match=f"^--init_checkpoint={missing}: no such checkpoint"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, do_train=False)  # nothing to evaluate but random weights
-    with pytest.raises(ValueError, match=r"^--do_eval and --do_predict without --do_train need --init_checkpoint "
-                                         r"or a fine-tuned --output_dir: .*out has no best/ checkpoint$"):
+    with pytest.raises(ValueError, match=r"^`do_eval` and `do_predict` without `do_train` need "
+                                         r"`init_checkpoint` or a fine-tuned `output_dir`: .*out "
+                                         r"has no best/ checkpoint$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     assert not (tmp_path / "out").exists()
     plain = write_file(tmp_path / "plain.txt", "not a folder\n")
     options = _options(tmp_path, output_dir=str(plain / "out"))
-    with pytest.raises(ValueError, match=rf"^--output_dir: cannot create the directory {plain}/out "
+    with pytest.raises(ValueError, match=rf"^`output_dir`: cannot create the directory {plain}/out "
                                          rf"\({plain} is not a directory\)$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
 
@@ -286,19 +290,21 @@ def test_an_eval_only_run_refuses_a_checkpoint_without_the_tasks_head(tmp_path, 
                                 (three_way, r"its classifier head has shapes \[\(64, 3\), \(3,\)\], the model "
                                             r"needs \[\(64, 2\), \(2,\)\]")):
         options = _options(tmp_path, do_train=False, init_checkpoint=checkpoint, output_dir=str(tmp_path / "eval"))
-        with pytest.raises(ValueError, match=rf"^--init_checkpoint={re.escape(checkpoint)}: {problem}, so this run "
-                                             r"would score an untrained head; fine-tune it with --do_train, or use "
-                                             r"a checkpoint fine-tuned for this task$"):
+        with pytest.raises(ValueError, match=rf"^`init_checkpoint`={re.escape(checkpoint)}: "
+                                             rf"{problem}, so this run would score an untrained "
+                                             r"head; fine-tune it with `do_train`, or use a "
+                                             r"checkpoint fine-tuned for this task$"):
             run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     assert not (tmp_path / "eval").exists()
     # An output_dir that holds a fine-tuned best/ is what the run likely meant: the error says so.
     fine_tuned = tmp_path / "fine_tuned"
     _fine_tuned(fine_tuned / "best", BertClassifier(tiny_encoder(vocab_size=vocab_size), 2))
     options = _options(tmp_path, do_train=False, init_checkpoint=pretrained, output_dir=str(fine_tuned))
-    with pytest.raises(ValueError, match=rf"^--init_checkpoint={re.escape(pretrained)}: {no_head}, so this run "
-                                         r"would score an untrained head; fine-tune it with --do_train, use a "
-                                         r"checkpoint fine-tuned for this task, or leave out --init_checkpoint to "
-                                         rf"use {re.escape(str(fine_tuned / 'best'))}$"):
+    with pytest.raises(ValueError, match=rf"^`init_checkpoint`={re.escape(pretrained)}: {no_head}, "
+                                         r"so this run would score an untrained head; fine-tune "
+                                         r"it with `do_train`, use a checkpoint fine-tuned for "
+                                         r"this task, or leave out `init_checkpoint` to use "
+                                         rf"{re.escape(str(fine_tuned / 'best'))}$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
 
     # Fine-tuning from it starts the head fresh: with a warning for a head that does not fit, while
@@ -509,9 +515,10 @@ def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
     assert sum(not np.allclose(one[name], initial[name]) for name in one.files) > len(one.files) // 2
     assert results["mlm_aux_driver_accuracy"] > 0.9  # the driver takes --mlm_aux_weight on 2 replicas
     # Keras's fit fails with several steps per call on 2 mirrored replicas: refused before any work.
-    assert results["iterations_per_loop_error"] == ("--iterations_per_loop=2 needs one replica or a TPU: Keras "
-                                                    "cannot run several steps per call under MirroredStrategy with 2 "
-                                                    "replicas; leave it at 1")
+    assert results["iterations_per_loop_error"] == ("`iterations_per_loop`=2 needs one replica or "
+                                                    "a TPU: Keras cannot run several steps per "
+                                                    "call under MirroredStrategy with 2 replicas; "
+                                                    "leave it at 1")
 
 
 def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:

@@ -163,10 +163,12 @@ def test_a_backup_that_cannot_be_resumed_is_a_one_line_error_and_kept(tmp_path):
     deeper = write_tiny_config(tmp_path / "deeper", vocab_size=len(open(options.vocab_file).read().split()),
                                num_hidden_layers=3)
     escaped = re.escape(str(backup))
-    with pytest.raises(ValueError, match=rf"^--bert_config_file={re.escape(deeper)}: {escaped}/ckpt-8: the model's "
-                                         rf"config does not match the checkpoint's: num_hidden_layers 3 in the model, "
-                                         rf"2 in {escaped}/bert_config.json; resume with the config it was written "
-                                         rf"with, or delete {escaped} to start over$"):
+    with pytest.raises(ValueError, match=rf"^`bert_config_file`={re.escape(deeper)}: "
+                                         rf"{escaped}/ckpt-8: the model's config does not match "
+                                         r"the checkpoint's: num_hidden_layers 3 in the model, 2 "
+                                         rf"in {escaped}/bert_config.json; resume with the config "
+                                         rf"it was written with, or delete {escaped} to start "
+                                         r"over$"):
         _run(_resume_options(tmp_path, bert_config_file=deeper))
 
     _run(options)

@@ -203,7 +203,8 @@ def test_a_blank_label_in_the_training_file_is_refused(tmp_path, blank):
     (tmp_path / "train.csv").write_text(f"text,label\na,pos\nb,{blank}\nc,neg\n", encoding="utf-8")
     with pytest.raises(DataError) as caught:
         get_processor("csv").labels(str(tmp_path))
-    assert str(caught.value) == f"{tmp_path}/train.csv:3: empty label in the column 'label' (--label_column)"
+    assert str(caught.value) == (f"{tmp_path}/train.csv:3: empty label in the column 'label' "
+                                 "(`label_column`)")
 
 
 def test_a_test_file_whose_label_column_is_empty_in_every_row_is_unlabelled(tmp_path):
@@ -236,9 +237,10 @@ def test_bad_csv_data(tmp_path):
     assert str(caught.value) == f"{tmp_path}/dev.csv:2: malformed CSV row: 1 columns, the header names 2"
     with pytest.raises(DataError) as caught:
         get_processor("csv", text_a_column="review").read(str(tmp_path), "train")
-    assert str(caught.value) == (f"{tmp_path}/train.csv:1: no column 'review' (--text_a_column) "
+    assert str(caught.value) == (f"{tmp_path}/train.csv:1: no column 'review' (`text_a_column`) "
                                  f"in the header text, label")
-    with pytest.raises(DataError, match="^--task_name=boolq: unknown task; choose one of cola, mnli"):
+    with pytest.raises(DataError, match="^`task_name`=boolq: unknown task; choose one of cola, "
+                                        "mnli"):
         get_processor("boolq")
 
 
@@ -345,7 +347,7 @@ def test_xnli_task_name_language_and_labels():
      "tab-separated columns, XNLI needs at least 8"),
     ("test", dict(test_rows=[xnli_row("fr", "neutral", "A .", "B ."), xnli_row("en", "neutral", "A .", "B .")]),
      "{dir}/xnli.test.tsv: no rows in the language "
-     "'de' (--xnli_language); the file has en, fr"),
+     "'de' (`xnli_language`); the file has en, fr"),
 ])
 def test_bad_xnli_rows_name_file_and_line(tmp_path, split, files, error):
     write_xnli(tmp_path, **files)

@@ -138,7 +138,7 @@ def test_created_directories_keeps_what_keep_asks_for(tmp_path):
 
 def test_created_directories_names_the_flag_of_one_it_cannot_create(tmp_path):
     plain = write_file(tmp_path / "plain.txt", "not a folder\n")
-    message = f"--output_file: cannot create the directory {plain}/sub ({plain} is not a directory)"
+    message = f"`output_file`: cannot create the directory {plain}/sub ({plain} is not a directory)"
     with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
         with io_utils.created_directories([tmp_path / "new", plain / "sub"], "output_file", error=RuntimeError):
             pass

@@ -47,9 +47,9 @@ def record(directory) -> dict:
 
 def in_use(flag: str, directory, pid: int, host: str = HOST, lapses: str = "") -> str:
     """The refusal of a run that finds `directory` held by `pid` (whose record says since when)."""
-    return (f"--{flag}={directory} is in use by another run: pid {pid} on {host} since "
+    return (f"`{flag}`={directory} is in use by another run: pid {pid} on {host} since "
             f"{utc(record(directory)['started'])}{lapses}; "
-            f"wait for it to end, or choose another --{flag}")
+            f"wait for it to end, or choose another `{flag}`")
 
 
 def exactly(message: str) -> str:
@@ -86,7 +86,9 @@ def test_a_second_pretraining_run_is_refused_and_the_killed_first_one_resumes(tm
             assert first.poll() is None and time.monotonic() < deadline, (tmp_path / "first.log").read_text()[-3000:]
             time.sleep(0.1)
         second = run_script("run_pretraining.py", *flags)
+        # The script words the setting as its flag.
         expected = in_use("output_dir", opts.output_dir, first.pid)
+        expected = expected.replace("`output_dir`", "--output_dir")
         assert_fails_with_line(second, f"run_pretraining.py: error: {expected}")
     finally:
         first.send_signal(signal.SIGKILL)
@@ -162,9 +164,9 @@ def test_on_an_object_store_a_run_whose_record_was_replaced_stops_before_its_nex
         backup.on_epoch_end(0)
         checkpoints.save(manager, 1)
         write_record(directory)
-        taken = exactly(f"--output_dir={directory} was taken over by another run: pid 4321 on elsewhere since "
-                        f"{utc(record(directory)['started'])}; this run "
-                        "stops so that the two do not mix their outputs")
+        taken = exactly(f"`output_dir`={directory} was taken over by another run: pid 4321 on "
+                        f"elsewhere since {utc(record(directory)['started'])}; this run stops so "
+                        "that the two do not mix their outputs")
         backup.step = 1
         with pytest.raises(OutputDirTakenOver, match=taken):
             backup.on_epoch_end(1)
@@ -179,9 +181,9 @@ def test_on_an_object_store_a_run_whose_record_was_replaced_stops_before_its_nex
 
 
 def another_kind(directory, found: str, other: str, kind: str) -> str:
-    return exactly(f"--output_dir={directory} holds a {other} run's "
-                   f"outputs ({found}); a {kind} run writes to a "
-                     f"new or empty directory, or to an earlier {kind} run's: choose another --output_dir")
+    return exactly(f"`output_dir`={directory} holds a {other} run's outputs ({found}); a {kind} "
+                   f"run writes to a new or empty directory, or to an earlier {kind} run's: choose "
+                   "another `output_dir`")
 
 
 def _listing(directory) -> list[str]:

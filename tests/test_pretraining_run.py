@@ -112,8 +112,9 @@ def test_float16_run_whose_loss_is_never_finite_stops(tmp_path):
     path = write_pretraining_batch(tmp_path / "nan.tfrecord", batch)
     try:
         distribution.set_precision("float16")
-        with pytest.raises(ValueError, match=r"^--dtype=float16: the last 100 steps all had non-finite gradients "
-                                             r"\(at step 0\); the loss is not finite whatever the loss scale$"):
+        with pytest.raises(ValueError, match=r"^`dtype`=float16: the last 100 steps all had "
+                                             r"non-finite gradients \(at step 0\); the loss is not "
+                                             r"finite whatever the loss scale$"):
             run_pretraining(options(tmp_path, input_file=str(path), dtype="float16", num_train_steps=1000,
                                     iterations_per_loop=20, log_every=100, save_checkpoints_steps=100),
                             tf.distribute.get_strategy())
@@ -245,8 +246,9 @@ def test_resuming_with_another_architecture_is_refused(trained, tmp_path):
     opts = resumed(trained, tmp_path, bert_config_file=config)
     saved = pathlib.Path(opts.output_dir, "bert_config.json")
     before = saved.read_text()
-    with pytest.raises(ValueError, match=r"^--bert_config_file=.*: .*ckpt-6: the model's config does not match "
-                                         r"the checkpoint's: num_attention_heads 2 in the model, 4 in "):
+    with pytest.raises(ValueError, match=r"^`bert_config_file`=.*: .*ckpt-6: the model's config "
+                                         r"does not match the checkpoint's: num_attention_heads 2 "
+                                         r"in the model, 4 in "):
         run_pretraining(opts, tf.distribute.get_strategy())
     assert saved.read_text() == before
     assert tf.train.latest_checkpoint(opts.output_dir).endswith("ckpt-6")
@@ -255,9 +257,10 @@ def test_resuming_with_another_architecture_is_refused(trained, tmp_path):
 def test_resuming_with_other_shapes_and_no_saved_config_is_one_line(trained, tmp_path):
     opts = resumed(trained, tmp_path, bert_config_file=write_tiny_config(tmp_path, intermediate_size=48))
     pathlib.Path(opts.output_dir, "bert_config.json").unlink()  # nothing to compare the config with
-    with pytest.raises(ValueError, match=r"^--bert_config_file=\S+: .*ckpt-6 was written by another architecture "
-                                         r"\([^\n]*shape[^\n]*\); resume with the config it was written with, "
-                                         r"or start a new --output_dir$"):
+    with pytest.raises(ValueError, match=r"^`bert_config_file`=\S+: .*ckpt-6 was written by "
+                                         r"another architecture \([^\n]*shape[^\n]*\); resume with "
+                                         r"the config it was written with, or start a new "
+                                         r"`output_dir`$"):
         run_pretraining(opts, tf.distribute.get_strategy())
 
 
@@ -268,16 +271,18 @@ def test_an_architecture_mismatch_names_where_the_config_came_from(trained, tmp_
     run_pretraining(other, tf.distribute.get_strategy())
     opts = resumed(trained, tmp_path, bert_config_file=None, init_checkpoint=other.output_dir)
     pathlib.Path(opts.output_dir, "bert_config.json").unlink()  # the config comes from --init_checkpoint
-    with pytest.raises(ValueError, match=r"^--init_checkpoint=\S+/other/out's config \(no --bert_config_file\): "
-                                         r".*ckpt-6 was written by another architecture"):
+    with pytest.raises(ValueError, match=r"^`init_checkpoint`=\S+/other/out's config \(no "
+                                         r"`bert_config_file`\): .*ckpt-6 was written by another "
+                                         r"architecture"):
         run_pretraining(opts, tf.distribute.get_strategy())
 
 
 def test_resuming_with_float16_is_refused(trained, tmp_path):
     try:
         distribution.set_precision("float16")
-        with pytest.raises(ValueError, match=r"^--dtype: .*ckpt-6 was written without --dtype=float16; "
-                                             r"resume it without --dtype=float16, or start a new --output_dir"):
+        with pytest.raises(ValueError, match=r"^`dtype`: .*ckpt-6 was written without "
+                                             r"`dtype`=float16; resume it without `dtype`=float16, "
+                                             r"or start a new `output_dir`"):
             run_pretraining(resumed(trained, tmp_path, dtype="float16"), tf.distribute.get_strategy())
         # Evaluating it in float16 is no resume: the weights are float32 whatever the dtype.
         evaluated = run_pretraining(dataclasses.replace(trained, output_dir=str(tmp_path / "resumed"), dtype="float16",
@@ -291,9 +296,10 @@ def test_a_damaged_checkpoint_is_a_one_line_error(trained, tmp_path):
     opts = resumed(trained, tmp_path)
     data = pathlib.Path(opts.output_dir) / "ckpt-6.data-00000-of-00001"
     data.write_bytes(data.read_bytes()[:1000])  # a disk that filled up, say
-    with pytest.raises(ValueError, match=r"^--output_dir=.*resumed: cannot read .*resumed/ckpt-6 \(.*\); start a "
-                                         r"new --output_dir, with --init_checkpoint=.*resumed/ckpt-3 to start from "
-                                         r"the one before it$"):
+    with pytest.raises(ValueError, match=r"^`output_dir`=.*resumed: cannot read .*resumed/ckpt-6 "
+                                         r"\(.*\); start a new `output_dir`, with "
+                                         r"`init_checkpoint`=.*resumed/ckpt-3 to start from the "
+                                         r"one before it$"):
         run_pretraining(opts, tf.distribute.get_strategy())
 
 
@@ -304,9 +310,10 @@ def test_output_dir_of_another_tool_is_refused(tmp_path, do_train):
     encoder = BertEncoder.from_bert_config(BertConfig.from_json_file(opts.bert_config_file))
     prefix = write_tf1_checkpoint(encoder, pathlib.Path(opts.output_dir) / "model.ckpt-100")
     tf.compat.v1.train.update_checkpoint_state(opts.output_dir, prefix)  # as google-research/bert writes it
-    with pytest.raises(ValueError, match=r"^--output_dir=.*: .*model.ckpt-100 is not a bert_tf pretraining "
-                                         r"checkpoint; to start from it, use --init_checkpoint=.*model.ckpt-100 "
-                                         r"with a new --output_dir$"):
+    with pytest.raises(ValueError, match=r"^`output_dir`=.*: .*model.ckpt-100 is not a bert_tf "
+                                         r"pretraining checkpoint; to start from it, use "
+                                         r"`init_checkpoint`=.*model.ckpt-100 with a new "
+                                         r"`output_dir`$"):
         run_pretraining(opts, tf.distribute.get_strategy())
     assert not pathlib.Path(opts.output_dir, "bert_config.json").exists()  # the directory is left as it was
 
@@ -336,8 +343,9 @@ def fails_leaving_no_output_dir(opts, error, match):
 
 def test_log_every_below_iterations_per_loop_is_refused(tmp_path):
     fails_leaving_no_output_dir(options(tmp_path, iterations_per_loop=4, log_every=2), ValueError,
-                                r"^--log_every=2 is below --iterations_per_loop=4: metrics are read between loops; "
-                                r"leave --log_every out to log after each loop, or lower --iterations_per_loop$")
+                                r"^`log_every`=2 is below `iterations_per_loop`=4: metrics are "
+                                r"read between loops; leave `log_every` out to log after each "
+                                r"loop, or lower `iterations_per_loop`$")
     result = run_script("run_pretraining.py", f"--input_file={tmp_path}/x", f"--output_dir={tmp_path}/out",
                         "--bert_config_file=configs/tiny/bert_config.json", "--do_train", "--log_every=100",
                         timeout=120)  # --iterations_per_loop's default: 1000
@@ -349,13 +357,13 @@ def test_log_every_below_iterations_per_loop_is_refused(tmp_path):
 
 def test_no_files_match(tmp_path):
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(tmp_path / "nothing-*")), CorpusError,
-                                r"^--input_file: no file matches .*nothing-\*$")
+                                r"^`input_file`: no file matches .*nothing-\*$")
 
 
 def test_record_length_differs_from_flag(tmp_path):
     fails_leaving_no_output_dir(options(tmp_path, max_seq_length=32), InputError,
                                 r"train.tfrecord: feature 'input_ids' has length 16, "
-                                r"but --max_seq_length makes it 32$")
+                                r"but `max_seq_length` makes it 32$")
 
 
 def test_a_later_record_of_another_length_names_the_flag(tmp_path):
@@ -364,16 +372,18 @@ def test_a_later_record_of_another_length_names_the_flag(tmp_path):
     # TFRecord files concatenate into one.
     mixed = write_file(tmp_path / "mixed.tfrecord", pathlib.Path(first).read_bytes() + pathlib.Path(later).read_bytes())
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(mixed)), InputError,
-                                rf"^--input_file={mixed}: a record's feature 'masked_lm_\w+' has length "
-                                rf"{PREDICTIONS - 2}, but --max_predictions_per_seq makes it {PREDICTIONS}$")
+                                rf"^`input_file`={mixed}: a record's feature 'masked_lm_\w+' has "
+                                rf"length {PREDICTIONS - 2}, but `max_predictions_per_seq` makes "
+                                rf"it {PREDICTIONS}$")
 
 
 def test_empty_shard(tmp_path):
     empty = tmp_path / "train-00001-of-00002"
     tf.io.TFRecordWriter(str(empty)).close()
     fails_leaving_no_output_dir(options(tmp_path, input_file=f"{options(tmp_path).input_file},{empty}"), InputError,
-                                r"train-00001-of-00002: empty TFRecord file \(more --num_output_shards than "
-                                r"examples\?\); leave it out of the input$")
+                                r"train-00001-of-00002: empty TFRecord file \(more "
+                                r"`num_output_shards` than examples\?\); leave it out of the "
+                                r"input$")
 
 
 def test_corrupt_tfrecord(tmp_path):
@@ -382,7 +392,7 @@ def test_corrupt_tfrecord(tmp_path):
     corrupt = tmp_path / "corrupt.tfrecord"
     corrupt.write_bytes(data[: len(data) // 2] + bytes(200) + data[len(data) // 2:])
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(corrupt)), InputError,
-                                r"^--input_file=.*corrupt.tfrecord: corrupt TFRecord")
+                                r"^`input_file`=.*corrupt.tfrecord: corrupt TFRecord")
 
 
 def test_a_directory_or_a_text_file_among_the_inputs(tmp_path):
@@ -399,34 +409,35 @@ def test_corrupt_eval_file_is_named(trained, tmp_path):
     corrupt = tmp_path / "corrupt.tfrecord"
     corrupt.write_bytes(data[: len(data) // 2] + bytes(200) + data[len(data) // 2:])
     opts = resumed(trained, tmp_path, do_train=False, do_eval=True, eval_file=str(corrupt), max_eval_steps=8)
-    with pytest.raises(InputError, match=r"^--eval_file=.*corrupt.tfrecord: corrupt TFRecord "
+    with pytest.raises(InputError, match=r"^`eval_file`=.*corrupt.tfrecord: corrupt TFRecord "
                                          r"\(corrupted record at \d+\)$"):
         run_pretraining(opts, tf.distribute.get_strategy())
 
 
 def test_output_dir_under_a_file_names_the_flag(tmp_path):
     plain = write_file(tmp_path / "plain.txt", "not a folder\n")
-    with pytest.raises(ValueError, match=rf"^--output_dir: cannot create the directory {plain}/out "
+    with pytest.raises(ValueError, match=rf"^`output_dir`: cannot create the directory {plain}/out "
                                          rf"\({plain} is not a directory\)$"):
         run_pretraining(options(tmp_path, output_dir=str(plain / "out")), tf.distribute.get_strategy())
 
 
 def test_eval_without_training_needs_weights(tmp_path):
     fails_leaving_no_output_dir(options(tmp_path, do_train=False, do_eval=True), ValueError,
-                                r"^--do_eval without --do_train needs --init_checkpoint or a pretrained "
-                                r"--output_dir: .*out has no checkpoint$")
+                                r"^`do_eval` without `do_train` needs `init_checkpoint` or a "
+                                r"pretrained `output_dir`: .*out has no checkpoint$")
 
 
 def test_eval_set_smaller_than_a_batch(tmp_path):
     fails_leaving_no_output_dir(options(tmp_path, do_eval=True, eval_batch_size=100), ValueError,
-                                r"^--eval_batch_size=100 is more than the 64 examples of --input_file: "
-                                r"the eval would see no full batch$")
+                                r"^`eval_batch_size`=100 is more than the 64 examples of "
+                                r"`input_file`: the eval would see no full batch$")
 
 
 def test_more_masked_lm_samples_than_the_vocab_is_refused(tmp_path):
     fails_leaving_no_output_dir(options(tmp_path, masked_lm_samples=97), ValueError,
-                                r"^--masked_lm_samples=97 is not below the vocab_size 97 of --bert_config_file=.*: "
-                                r"0 scores the whole vocab exactly, and faster$")
+                                r"^`masked_lm_samples`=97 is not below the vocab_size 97 of "
+                                r"`bert_config_file`=.*: 0 scores the whole vocab exactly, and "
+                                r"faster$")
 
 
 def test_token_id_outside_vocab(tmp_path):
@@ -462,8 +473,9 @@ def test_explicit_use_tpu_false_ignores_the_tpu_flags(tmp_path, tpu_flag):
 def test_num_tpu_cores_must_be_the_tpus():
     distribution.check_num_tpu_cores(None, 32)
     distribution.check_num_tpu_cores(8, 8)
-    with pytest.raises(distribution.DistributionError, match=r"^--num_tpu_cores=8: the TPU has 32 cores, "
-                                                             r"and the TPU strategy uses all of them"):
+    with pytest.raises(distribution.DistributionError, match=r"^`num_tpu_cores`=8: the TPU has 32 "
+                                                             r"cores, and the TPU strategy uses "
+                                                             r"all of them"):
         distribution.check_num_tpu_cores(8, 32)
 
 
@@ -489,11 +501,12 @@ def test_dynamic_masking_checks_every_corpus_before_training(tmp_path, uncased_v
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(latin1), **text), CorpusError,
                                 r"^1 input lines are not valid UTF-8 \(first: .*latin1.txt line 1\)$")
     fails_leaving_no_output_dir(options(tmp_path, input_file=str(good), eval_file=str(blank), **text),
-                                CorpusError, r"^--eval_file: the corpus is empty \(1 files without text\)$")
+                                CorpusError, r"^`eval_file`: the corpus is empty \(1 files without "
+                                             r"text\)$")
 
 
 def test_dynamic_masking_needs_a_vocab_the_model_fits(tmp_path, uncased_vocab_file):
     fails_leaving_no_output_dir(options(tmp_path, dynamic_masking=True), ValueError,
-                                "^--dynamic_masking needs --vocab_file$")
+                                "^`dynamic_masking` needs `vocab_file`$")
     fails_leaving_no_output_dir(options(tmp_path, dynamic_masking=True, vocab_file=uncased_vocab_file),
                                 ValueError, "has 30522 tokens, more than the model's vocab_size 97")

@@ -92,7 +92,8 @@ def test_cross_entropy_with_label_smoothing_and_squared_error(vocab):
     loss = model.evaluate(np.array([[1.5], [2.0]], np.float32), {"logits": np.array([1.0, 4.0], np.float32)},
                           verbose=0)
     assert loss == pytest.approx((0.25 + 4.0) / 2)  # each logit against its own score only
-    with pytest.raises(ValueError, match="--label_smoothing is for classification; stsb is a regression"):
+    with pytest.raises(ValueError, match="`label_smoothing` is for classification; stsb is a "
+                                         "regression"):
         regression.loss(label_smoothing=0.2)
 
 
@@ -144,7 +145,7 @@ def test_load_head_assigns_a_fitting_tf1_classifier(vocab):
 
 
 def test_task_name_is_required(vocab):
-    with pytest.raises(ValueError, match="^--task_name is required"):
+    with pytest.raises(ValueError, match="^`task_name` is required"):
         task_for("", FIXTURES / "SST-2", vocab)
 
 
@@ -176,6 +177,7 @@ def test_xnli_labels_are_fixed_against_a_checkpoint_fine_tuned_on_others(tmp_pat
     save_model_checkpoint(model, str(tmp_path / "ckpt"), {}, labels=("yes", "maybe", "no"))
     options = FineTuningOptions(data_dir=str(tmp_path), vocab_file=vocab, output_dir="unused", do_eval=True,
                                 init_checkpoint=str(tmp_path / "ckpt"))
-    with pytest.raises(ValueError, match="^--task_name=XNLI has the labels contradiction, entailment, neutral, "
-                                         "but the checkpoint was fine-tuned on yes, maybe, no"):
+    with pytest.raises(ValueError, match="^`task_name`=XNLI has the labels contradiction, "
+                                         "entailment, neutral, but the checkpoint was fine-tuned "
+                                         "on yes, maybe, no"):
         SentencePredictionTask(options, BertTokenizer(vocab), "xnli").label_list

@@ -34,7 +34,7 @@ def test_reads_v1_and_v2():
     assert len(v2) == 22 and len(impossible) == 6
     assert all(e.answers == () for e in impossible)  # plausible_answers are not answers
     with pytest.raises(SquadDataError, match=r"train-v2\.0\.json: question 2\.0-0n0 is_impossible: .*"
-                                             r"--version_2_with_negative"):
+                                             r"`version_2_with_negative`"):
         read_squad_examples(V2)
 
 
@@ -74,7 +74,7 @@ def test_questions_without_an_answers_field_need_answers_not_required(tmp_path):
     examples = read_squad_examples(str(path), require_answers=False)
     assert [(e.qas_id, e.answers) for e in examples] == [("q1", ()), ("q2", ())]
     with pytest.raises(SquadDataError, match=rf"^{path}: question q1: missing field 'answers' \(training and "
-                                             r"--do_eval need the gold answers\)$"):
+                                             r"`do_eval` need the gold answers\)$"):
         read_squad_examples(str(path))
 
 
