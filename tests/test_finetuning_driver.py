@@ -441,7 +441,7 @@ def test_finetuning_with_every_option_learns_and_applies_each(tmp_path):
     # Position rows past max_seq_length get no gradient: only the decoupled weight decay (0.01)
     # shrinks them, at the embeddings' rate. 16 steps an epoch, 48 in all; the embeddings are 3
     # below the top: frozen until step 3 * (16 // 3) = 15, then at 0.9 ** 3 of the learning rate.
-    schedule = optimization.warmup_linear_decay(5e-3, 48, 4)
+    schedule = optimization.warmup_linear_decay(5e-3, 48, 4, decay_from_warmup=True)
     expected = 1 - np.prod([1 - 0.01 * 0.9 ** 3 * float(schedule(t)) for t in range(15, 48)])
     unused = slice(options.max_seq_length, None)
     shrink = 1 - np.linalg.norm(trained["position"][unused]) / np.linalg.norm(built["position"][unused])

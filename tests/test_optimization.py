@@ -1,4 +1,5 @@
-"""The pretraining optimizers take their papers' steps, on a Dense layer and a LayerNorm."""
+"""The optimizers take their papers' steps (for fine-tuning, PyTorch's AdamW's), on a Dense
+layer and a LayerNorm."""
 
 import keras
 import numpy as np
@@ -87,6 +88,52 @@ def test_fused_adamw_takes_keras_adamw_steps(sparse):
     # The kernel takes 1 - beta_2 in float32 (1.3e-5 off the float64 0.001 that Keras casts).
     for name in ("_momentums", "_velocities"):
         np.testing.assert_allclose(getattr(optimizers[1], name)[0], getattr(optimizers[0], name)[0], rtol=3e-5)
+
+
+def test_finetuning_adamw_takes_torch_adamw_steps_under_transformers_schedule():
+    # The default: PyTorch's AdamW (epsilon 1e-8) under transformers' linear warmup, then a decay
+    # from the peak; gradients of a lower layer's scale, where google-research/bert's 1e-6 counts.
+    import torch  # imported here: the other tests do without it
+
+    total, warmup = 8, 2
+    variables, gradients = _layers_and_gradients()
+    gradients = [1e-3 * g for g in gradients]
+    start = [v.numpy() for v in variables]
+    optimizer = optimization.create_finetuning_optimizer(
+        LEARNING_RATE, total, warmup, variable_depths={}, num_layers=1, weight_decay=WEIGHT_DECAY)
+    weights = [torch.tensor(w, requires_grad=True) for w in start]
+    decayed, spared = weights[:1], weights[1:]  # the kernel; its bias and the LayerNorm
+    groups = [{"params": decayed, "weight_decay": WEIGHT_DECAY},
+              {"params": spared, "weight_decay": 0.0}]
+    reference = torch.optim.AdamW(groups, lr=LEARNING_RATE, eps=1e-8)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        reference, lambda t: t / warmup if t < warmup else (total - t) / (total - warmup))
+    for _ in range(total - 1):
+        optimizer.apply(gradients, variables)
+        for weight, gradient in zip(weights, gradients):
+            weight.grad = torch.tensor(gradient)
+        reference.step()
+        schedule.step()
+    # Keras adds epsilon before Adam's bias correction, PyTorch after it: 1e-8 either way moves the
+    # smallest gradients' steps by a little; google-research/bert's 1e-6 by a few percent.
+    for variable, weight, before in zip(variables, weights, start):
+        np.testing.assert_allclose(variable.numpy() - before, weight.detach().numpy() - before,
+                                   rtol=5e-3, atol=1e-7, err_msg=variable.path)
+
+
+@pytest.mark.parametrize("google_bert, epsilon, rates", [
+    (False, 1e-8, [0.5, 1.0, 0.5]),  # transformers' decay: from the peak at the end of warmup
+    (True, 1e-6, [0.5, 0.8, 0.4]),   # google-research/bert's: the line from the peak at step 0
+])
+def test_finetuning_optimizer_epsilon_and_schedule(google_bert, epsilon, rates):
+    optimizer = optimization.create_finetuning_optimizer(LEARNING_RATE, 10, 2, variable_depths={},
+                                                         num_layers=1, google_bert=google_bert)
+    assert optimizer.epsilon == epsilon
+    seen = []
+    for step in (1, 2, 6):  # in warmup, at its end, halfway down
+        optimizer.iterations.assign(step)
+        seen.append(float(optimization.current_learning_rate(optimizer)) / LEARNING_RATE)
+    np.testing.assert_allclose(seen, rates, rtol=1e-6)
 
 
 def test_lamb_round_trips_through_its_config():

@@ -31,9 +31,9 @@ from bert_tf.training import distribution, optimization, workers
 from bert_tf.training.eval_results import write_eval_results
 
 # The flags that decide the batches, the learning rates and the loss: a resume must keep them.
-RESUME_FLAGS = ("max_seq_length", "do_lower_case", "train_batch_size", "num_train_epochs", "learning_rate",
-                "warmup_proportion", "layerwise_lr_decay", "gradual_unfreezing", "label_smoothing",
-                "mlm_aux_weight", "random_seed", "dtype")
+RESUME_FLAGS = ("max_seq_length", "do_lower_case", "train_batch_size", "num_train_epochs",
+                "learning_rate", "warmup_proportion", "google_bert_optimizer", "layerwise_lr_decay",
+                "gradual_unfreezing", "label_smoothing", "mlm_aux_weight", "random_seed", "dtype")
 
 
 def run_finetuning(task: FineTuningTask, options: FineTuningOptions,
@@ -167,7 +167,7 @@ def _build(task: FineTuningTask, options: FineTuningOptions, config: BertConfig,
             layer_depths(encoder), encoder.num_hidden_layers, options.layerwise_lr_decay,
             unfreeze_every_steps=(max(1, steps_per_epoch // (encoder.num_hidden_layers + 1))
                                   if options.gradual_unfreezing else 0),
-            loss_scale=options.dtype == "float16")
+            loss_scale=options.dtype == "float16", google_bert=options.google_bert_optimizer)
         model.compile(optimizer=optimizer, loss=task.loss(options.label_smoothing),
                       jit_compile=options.jit_compile, steps_per_execution=options.iterations_per_loop)
         optimizer.build(model.trainable_variables)  # else the train step's first trace builds it, and is retraced

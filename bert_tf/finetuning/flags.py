@@ -30,6 +30,11 @@ def define_finetuning_flags(**defaults) -> None:
     flags.DEFINE_float("num_train_epochs", 3.0, "Training epochs (may be fractional).")
     flags.DEFINE_float("warmup_proportion", 0.1, "Fraction of the training steps with linear warmup.",
                        lower_bound=0.0, upper_bound=1.0)
+    flags.DEFINE_bool("google_bert_optimizer", False,
+                      "Fine-tune with google-research/bert's AdamW epsilon, 1e-6, and its decay, "
+                      "a line from the peak at step 0, so that warmup ends below the peak. "
+                      "Default: epsilon 1e-8 and a decay from the peak at the end of warmup, as in "
+                      "Hugging Face transformers, which learn faster.")
     flags.DEFINE_float("layerwise_lr_decay", 1.0,
                        "Discriminative fine-tuning: each layer below the top gets this factor on its "
                        "learning rate (1 = off; 0.9 to 0.95 are common).", lower_bound=0.0, upper_bound=1.0)

@@ -30,6 +30,7 @@ class FineTuningOptions:
     learning_rate: float = 5e-5
     num_train_epochs: float = 3.0
     warmup_proportion: float = 0.1
+    google_bert_optimizer: bool = False  # google-research/bert's epsilon and learning-rate decay
     layerwise_lr_decay: float = 1.0
     label_smoothing: float = 0.0
     gradual_unfreezing: bool = False

@@ -211,7 +211,8 @@ def train_tasks(specs: list[TaskSpec], tasks: dict[str, FineTuningTask], models:
     encoder = next(iter(models.values())).encoder
     optimizer = optimization.create_finetuning_optimizer(
         options.learning_rate, total_steps, int(total_steps * options.warmup_proportion), layer_depths(encoder),
-        encoder.num_hidden_layers, options.layerwise_lr_decay)
+        encoder.num_hidden_layers, options.layerwise_lr_decay,
+        google_bert=options.google_bert_optimizer)
     multi = MultiTaskModel(encoder, models)
     multi.compile(optimizer=optimizer)
     optimizer.build(multi.trainable_variables)
