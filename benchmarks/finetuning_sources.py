@@ -18,7 +18,7 @@ import pathlib
 import tarfile
 
 from bert_tf import io_utils
-from bert_tf.datasets import public_data
+from bert_tf.corpora import public_data
 
 VADER_SDIST = "vaderSentiment==3.3.2"
 VADER_ARCHIVE = "additional_resources/hutto_ICWSM_2014.tar.gz"
