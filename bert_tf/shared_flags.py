@@ -95,6 +95,11 @@ SHARED_FLAGS = {
         "With --do_whole_word_mask: segment Chinese text into words with this segmenter, and mask "
         "all the characters of a word together (rjieba is jieba in Rust).",
         dict(enum_values=["none", "jieba", "rjieba"])),
+    "next_sentence_prediction": SharedFlag(
+        flags.DEFINE_bool, True,
+        "Sentence pairs for next-sentence prediction (BERT). False: contiguous full-length text "
+        "packed across sentences and documents, with no next-sentence labels or head (RoBERTa's "
+        "FULL-SENTENCES). run_pretraining.py's must match the data's."),
     # SQuAD's windows and answer spans: run_squad.py's, and export_model.py's --model_type=span.
     "version_2_with_negative": SharedFlag(
         flags.DEFINE_bool, False, "SQuAD 2.0: some questions have no answer in the context."),

@@ -7,9 +7,9 @@ file, a TF Hub encoder SavedModel). The output directory then holds `bert_config
 `vocab.txt` (copied when the input directory, or the SavedModel's assets, has one) and the
 checkpoint, to pass as `--bert_config_file`, `--vocab_file` and `--init_checkpoint`:
 `DIR/bert_model.ckpt` (tf1, Google's names) or `DIR/ckpt` (bert_tf,
-`tf.train.Checkpoint(model=BertPretrainer)`, or `encoder=` when the input has no pretraining
-heads). The directory is written whole, then renamed into place; a
-new one, or an earlier conversion's, is replaced.
+`tf.train.Checkpoint(model=BertPretrainer)`, without the next-sentence head when the input has
+none, or `encoder=` when the input has no pretraining heads). The directory is written whole,
+then renamed into place; a new one, or an earlier conversion's, is replaced.
 
 The TF1 `bert_config.json` names `hidden_act` as google-research/bert's
 `modeling.get_activation` reads it (see `tf1_config`): its "gelu" is the tanh approximation,
@@ -93,6 +93,11 @@ def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config
     config = resolve_bert_config(bert_config_file, input_checkpoint, checkpoint_flag="input_checkpoint")
     pretrainer = BertPretrainer(BertEncoder.from_bert_config(config))
     report = load_checkpoint(input_checkpoint, pretrainer)
+    missing_heads = {name.split("/")[1] for name in report.missing if name.startswith("cls/")}
+    if missing_heads == {"seq_relationship"}:  # pretrained without next-sentence prediction
+        pretrainer = BertPretrainer(BertEncoder.from_bert_config(config),
+                                    next_sentence_prediction=False)
+        report = load_checkpoint(input_checkpoint, pretrainer)
     if to == "tf1":
         config = tf1_config(config, report.format)
     elif config.hidden_act == "gelu" and report.format in _GOOGLE_FORMATS:

@@ -76,7 +76,8 @@ def encoder_of(model) -> BertEncoder:
 def tf1_variables(model) -> dict[str, TF1Variable]:
     """TF1 name -> variable, for a `BertEncoder`, a `BertPretrainer` or any model with `.encoder`.
 
-    A `BertPretrainer` adds `cls/predictions/...` and `cls/seq_relationship/...`; it is
+    A `BertPretrainer` adds `cls/predictions/...` and, with its next-sentence head,
+    `cls/seq_relationship/...`; it is
     built first if it has not been called yet, so that its heads have variables.
     """
     encoder = encoder_of(model)
@@ -106,7 +107,7 @@ def tf1_variables(model) -> dict[str, TF1Variable]:
         names.update(_dense("cls/predictions/transform/dense", head.transform))
         names.update(_layer_norm("cls/predictions/transform/LayerNorm", head.layer_norm))
         names["cls/predictions/output_bias"] = TF1Variable(head.output_bias)
-    if isinstance(model, BertPretrainer):
+    if isinstance(model, BertPretrainer) and model.next_sentence_head is not None:
         # TF1 stores the next-sentence kernel as [2, hidden]; ours is [hidden, 2].
         names["cls/seq_relationship/output_weights"] = TF1Variable(model.next_sentence_head.kernel,
                                                                    transposed=True)

@@ -29,7 +29,7 @@ def create_pretraining_data(flag_values: flags.FlagValues = FLAGS) -> generator.
         word_segmenter=fv.word_segmenter, max_seq_length=fv.max_seq_length,
         max_predictions_per_seq=fv.max_predictions_per_seq,
         random_seed=fv.random_seed, dupe_factor=fv.dupe_factor, masked_lm_prob=fv.masked_lm_prob,
-        short_seq_prob=fv.short_seq_prob)
+        short_seq_prob=fv.short_seq_prob, next_sentence_prediction=fv.next_sentence_prediction)
     with naming_output_flag("output_file", fv.output_file):
         return generator.create_pretraining_data(
             corpus.expand_input_files(fv.input_file), generator.output_paths(fv.output_file, fv.num_output_shards),
@@ -39,7 +39,7 @@ def create_pretraining_data(flag_values: flags.FlagValues = FLAGS) -> generator.
 
 def _create_pretraining_data_main(argv, flag_values: flags.FlagValues) -> None:
     reject_arguments(argv)
-    print(create_pretraining_data(flag_values).summary())
+    print(create_pretraining_data(flag_values).summary(flag_values.next_sentence_prediction))
     gc.freeze()  # Exit without the final collections over TensorFlow's objects.
 
 

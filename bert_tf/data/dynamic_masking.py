@@ -23,6 +23,11 @@ With whole-word masking, the lines are grouped into words as they are read
 words), and each batch is masked by `masked_lm.mask_tokens`, create_pretraining_data's
 rule: whole words in random order while they fit in the sequence's budget, one
 80/10/10 draw per word.
+
+With `next_sentence_prediction=False`, the text is one stream of tokens, a `[SEP]` where a
+blank line or the end of a file ends a document (RoBERTa's FULL-SENTENCES), cut into windows
+that fill `[CLS] window [SEP]` exactly; segment ids are all 0 and there is no
+`next_sentence_labels`.
 """
 
 from __future__ import annotations
@@ -108,19 +113,65 @@ def _pairs_function(tokenizer: BertTokenizer, segment_tokens: int,
     return pairs_of_block
 
 
-def _segment_stream(files: Sequence[str], pairs_of_block, seed, input_context, endless: bool = True):
+def _text_function(tokenizer: BertTokenizer, words: WordGrouper | None,
+                   sep_id: int) -> tf.types.experimental.GenericFunction:
+    """A block of lines `[n]` -> its tokens `[tokens]`, with `sep_id` for each blank line that ends
+    a document (the first blank line of a run; one that starts the block may repeat a separator)."""
+    blank_line = unicode_tables.regex_class(unicode_tables.whitespace_ranges()) + "*"
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+    def text_of_block(lines):
+        blank = tf.strings.regex_full_match(lines, blank_line)
+        separator = blank & ~tf.concat([[False], blank[:-1]], 0)  # [n]
+        sentences = tokenizer.tokenize(lines)
+        if words is not None:
+            sentences = _mark_continuations(lines, sentences, words)
+        separators = tf.ragged.boolean_mask(tf.fill([tf.size(lines), 1], sep_id),
+                                            separator[:, None])
+        return tf.concat([sentences, tf.cast(separators, sentences.dtype)], axis=1).flat_values
+
+    return text_of_block
+
+
+def _segment_stream(files: Sequence[str], pairs_of_block, seed, input_context, endless: bool = True,
+                    file_ends_document: bool = False):
     """A sharded dataset of segments (int32 `[tokens]`) with their next one in the document, from
-    `_pairs_function`'s `pairs_of_block`.
+    `_pairs_function`'s `pairs_of_block` (or of tokens, from `_text_function`'s `text_of_block`).
 
     Endless, with the files reshuffled every pass; with `endless=False`, one pass in file order.
+    With `file_ends_document`, a blank line is read after each file's last.
     """
+    def lines_of(file_name):
+        lines = tf.data.TextLineDataset(file_name)
+        return lines.concatenate(tf.data.Dataset.from_tensors("")) if file_ends_document else lines
+
     def read_blocks(file_names: tf.data.Dataset) -> tf.data.Dataset:
         if endless:  # a block does not span passes, so a short file's long line is not repeated in one
             file_names = file_names.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
-        blocks = file_names.flat_map(tf.data.TextLineDataset).batch(_BLOCK_LINES).flat_map(_split_long_lines)
+        blocks = file_names.flat_map(lines_of).batch(_BLOCK_LINES).flat_map(_split_long_lines)
         return blocks.repeat() if endless else blocks
 
     return pretraining_dataset.read_pipeline_share(files, read_blocks, input_context).map(pairs_of_block).unbatch()
+
+
+def _pairs(files: Sequence[str], pairs_of_block, seeds: list, input_context,
+           shuffle_buffer_size: int) -> tf.data.Dataset:
+    """Shuffled (A, B, whether B is random) from `_pairs_function`'s `pairs_of_block`, drawing from
+    `seeds[:3]` (the module docstring has the rule)."""
+    _require_segments(files, pairs_of_block, input_context)
+    pairs = _segment_stream(files, pairs_of_block, seeds[0], input_context)
+    random_segments = _segment_stream(files, pairs_of_block, seeds[1], input_context).map(
+        lambda segment, following, has_next: segment).shuffle(shuffle_buffer_size, seed=seeds[1])
+    coins = tf.data.Dataset.random(seed=seeds[2], rerandomize_each_iteration=True)
+
+    def choose_b(pair, random_segment, coin):
+        segment, following, has_next = pair
+        is_random = tf.logical_or(tf.logical_not(has_next), coin % 2 == 0)
+        b = tf.cond(is_random, lambda: random_segment, lambda: following)
+        return segment, b, tf.cast(is_random, tf.int32)
+
+    dataset = tf.data.Dataset.zip((pairs, random_segments, coins)).map(choose_b)
+    return dataset.shuffle(shuffle_buffer_size, seed=seeds[0])
 
 
 def _split_long_lines(block: tf.Tensor) -> tf.data.Dataset:
@@ -132,10 +183,14 @@ def _split_long_lines(block: tf.Tensor) -> tf.data.Dataset:
         tf.RaggedTensor.from_row_starts(lines, tf.range(0, tf.size(lines, tf.int64), _BLOCK_LINES)))
 
 
-def _require_segments(files: Sequence[str], pairs_of_block, input_context) -> None:
+def _require_segments(files: Sequence[str], pairs_of_block, input_context,
+                      sep_id: int | None = None) -> None:
     """Raises `CorpusError` if this pipeline's share of `files` holds no token: the endless
-    stream would then search it forever. Reads up to the first segment, so normally one block."""
+    stream would then search it forever. Reads up to the first segment, so normally one block.
+    With `sep_id`, `pairs_of_block` is `_text_function`'s, and its separators are no token."""
     probe = _segment_stream(files, pairs_of_block, None, input_context, endless=False)
+    if sep_id is not None:
+        probe = probe.filter(lambda token: token != sep_id)
     if next(iter(probe.take(1)), None) is not None:
         return
     share = "the corpus" if input_context is None else (
@@ -206,7 +261,8 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
                             max_predictions_per_seq: int = 20, masked_lm_prob: float = 0.15,
                             seed: int | None = None, input_context: tf.distribute.InputContext | None = None,
                             shuffle_buffer_size: int = 10_000, do_whole_word_mask: bool = False,
-                            word_segmenter: str = "none") -> tf.data.Dataset:
+                            word_segmenter: str = "none",
+                            next_sentence_prediction: bool = True) -> tf.data.Dataset:
     """An endless stream of masked-LM + NSP batches from raw corpus text (see the module docstring).
 
     Args:
@@ -220,6 +276,7 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
       do_whole_word_mask: mask whole words (a token and its `##` pieces).
       word_segmenter: with `do_whole_word_mask`, "jieba" or "rjieba" also makes
         the characters of a segmented Chinese word one word.
+      next_sentence_prediction: False: windows of packed text, without next-sentence labels.
 
     Raises:
       corpus.CorpusError: this pipeline's share of the corpus yields no token
@@ -236,44 +293,46 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
     words = WordGrouper(vocab.tokens, do_lower_case, word_segmenter) if do_whole_word_mask else None
     if input_context is not None:
         batch_size = input_context.get_per_replica_batch_size(batch_size)
-    segment_tokens = max(1, (max_seq_length - 3) // 2)
-    pairs_of_block = _pairs_function(tokenizer, segment_tokens, words)
-    _require_segments(files, pairs_of_block, input_context)
     # Four streams; seeds s and s + 1 (a resumed run's) share none of them.
     seeds = [None] * 4 if seed is None else [4 * seed + stream for stream in range(4)]
-    pairs = _segment_stream(files, pairs_of_block, seeds[0], input_context)
-    random_segments = _segment_stream(files, pairs_of_block, seeds[1], input_context).map(
-        lambda segment, following, has_next: segment).shuffle(shuffle_buffer_size, seed=seeds[1])
-    coins = tf.data.Dataset.random(seed=seeds[2], rerandomize_each_iteration=True)
-
-    def choose_b(pair, random_segment, coin):
-        segment, following, has_next = pair
-        is_random = tf.logical_or(tf.logical_not(has_next), coin % 2 == 0)
-        return segment, tf.cond(is_random, lambda: random_segment, lambda: following), tf.cast(is_random, tf.int32)
-
-    dataset = tf.data.Dataset.zip((pairs, random_segments, coins)).map(choose_b)
-    dataset = dataset.shuffle(shuffle_buffer_size, seed=seeds[0]).ragged_batch(batch_size, drop_remainder=True)
+    if next_sentence_prediction:
+        pairs_of_block = _pairs_function(tokenizer, max(1, (max_seq_length - 3) // 2), words)
+        dataset = _pairs(files, pairs_of_block, seeds, input_context, shuffle_buffer_size)
+        dataset = dataset.ragged_batch(batch_size, drop_remainder=True)
+    else:
+        text_of_block = _text_function(tokenizer, words, vocab.sep_id)
+        _require_segments(files, text_of_block, input_context, vocab.sep_id)
+        dataset = _segment_stream(files, text_of_block, seeds[0], input_context,
+                                  file_ends_document=True)
+        dataset = dataset.batch(max_seq_length - 2, drop_remainder=True)  # [max_seq_length - 2]
+        dataset = dataset.shuffle(shuffle_buffer_size, seed=seeds[0])
+        dataset = dataset.batch(batch_size, drop_remainder=True)
     dataset = tf.data.Dataset.zip((dataset, _mask_seeds(seeds[3], input_context)))
 
     trimmer = tf_text.RoundRobinTrimmer(max_seq_length - 3)
     selector_options = dict(max_selections_per_batch=max_predictions_per_seq, selection_rate=masked_lm_prob,
                             unselectable_ids=[vocab.cls_id, vocab.sep_id, vocab.pad_id])
-    lengths = pretraining_features.feature_lengths(max_seq_length, max_predictions_per_seq)
+    lengths = pretraining_features.feature_lengths(max_seq_length, max_predictions_per_seq,
+                                                   next_sentence_prediction)
     config = masked_lm.MaskingConfig(masked_lm_prob, max_predictions_per_seq, len(vocab), vocab.cls_id,
                                      vocab.sep_id, vocab.mask_id)
 
     # graph ops only: autograph would convert tf-text's code
     @tf.autograph.experimental.do_not_convert
     def mask_and_pack(examples, seed):
-        a, b, labels = examples
-        ids, segment_ids = tf_text.combine_segments(trimmer.trim([a, b]), vocab.cls_id, vocab.sep_id)
+        if next_sentence_prediction:
+            a, b, labels = examples
+            segments = trimmer.trim([a, b])
+        else:  # [batch, max_seq_length - 2] windows
+            segments, labels = [tf.RaggedTensor.from_tensor(examples)], None
+        ids, segment_ids = tf_text.combine_segments(segments, vocab.cls_id, vocab.sep_id)
         segment_ids, _ = tf_text.pad_model_inputs(segment_ids, max_seq_length)
         if words is not None:
             ids, continuation = _split_continuations(ids)
             input_ids, input_mask = tf_text.pad_model_inputs(ids, max_seq_length, pad_value=vocab.pad_id)
             continuation, _ = tf_text.pad_model_inputs(tf.cast(continuation, tf.int32), max_seq_length)
             features = _mask_whole_words(input_ids, input_mask, continuation, seed, config)
-            features.update(input_mask=input_mask, segment_ids=segment_ids, next_sentence_labels=labels)
+            features.update(input_mask=input_mask, segment_ids=segment_ids)
         else:
             selection_seed, values_seed = tf.unstack(tf.random.experimental.stateless_split(seed))
             masked, positions, masked_ids = tf_text.mask_language_model(
@@ -285,8 +344,10 @@ def dynamic_masking_dataset(files: Sequence[str], vocab_file: str, do_lower_case
             features = {
                 "input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids,
                 "masked_lm_positions": positions, "masked_lm_ids": masked_ids,
-                "masked_lm_weights": weights, "next_sentence_labels": labels,
+                "masked_lm_weights": weights,
             }
+        if next_sentence_prediction:
+            features["next_sentence_labels"] = labels
         features = pretraining_features.to_model_dtypes(features)
         return {name: tf.ensure_shape(features[name], [batch_size] if name == "next_sentence_labels"
                                       else [batch_size, length])

@@ -155,17 +155,19 @@ def encode_batch(values: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]
     """Serializes a batch of pretraining examples into one buffer.
 
     Args:
-      values: every name of `pretraining_features.FEATURE_NAMES` -> array
-        `[batch, length]` (ints >= 0, or floats for `FLOAT_FEATURES`), already padded.
+      values: every name of `pretraining_features.FEATURE_NAMES`, or all but
+        `next_sentence_labels` -> array `[batch, length]` (ints >= 0, or floats for
+        `FLOAT_FEATURES`), already padded.
 
     Returns:
       (data, lengths): the `batch` serialized `tf.train.Example`s one after the
       other, flat uint8, and each one's length `[batch]`. Each equals
       `to_example(...).SerializeToString(deterministic=True)` of its row.
     """
-    batch_size = len(values[pretraining_features.FEATURE_NAMES[0]])
+    names = pretraining_features.names_of(values)
+    batch_size = len(values[names[0]])
     features = _Message(batch_size)  # Features: one map entry per feature, sorted by name
-    for name in sorted(pretraining_features.FEATURE_NAMES):
+    for name in sorted(names):
         entry = _feature_entry(name, np.asarray(values[name]).reshape(batch_size, -1))
         features.length_delimited(bytes([_TAG_1]), entry)
     example = _Message(batch_size)

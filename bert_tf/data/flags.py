@@ -16,8 +16,8 @@ def define_create_pretraining_data_flags(flag_values: flags.FlagValues = flags.F
     """google-research/bert's flags and defaults, plus the parallel run's and the sharding's."""
     define = dict(flag_values=flag_values)
     define_shared_flags("input_file", "output_file", "vocab_file", "do_lower_case",
-                        "do_whole_word_mask", "word_segmenter", "max_seq_length",
-                        "max_predictions_per_seq", "random_seed", **define)
+                        "do_whole_word_mask", "word_segmenter", "next_sentence_prediction",
+                        "max_seq_length", "max_predictions_per_seq", "random_seed", **define)
     flags.DEFINE_integer("dupe_factor", 10, "Passes over the input, each with different masks.", **define)
     flags.DEFINE_float("masked_lm_prob", 0.15, "Masked-LM probability.", **define)
     flags.DEFINE_float("short_seq_prob", 0.1, "Probability of a shorter target sequence length.", **define)

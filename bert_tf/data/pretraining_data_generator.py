@@ -10,6 +10,11 @@ inputs only, not on `num_workers`. A random next sentence comes from another
 document of the same chunk (a chunk spans files, so small files are grouped).
 Memory is bounded by the chunk size times the workers, whatever the corpus size.
 
+With `next_sentence_prediction=False`, the chunk's documents, in a new random order for each
+of the `dupe_factor` passes, are one text with a `[SEP]` between documents, cut into full
+sequences (`pretraining_instances.text_windows`): every example of a chunk is full but its
+last, and has no `next_sentence_labels`; `short_seq_prob` is not used.
+
 Workers start by `fork`, with TensorFlow imported and the tokenizer's Unicode
 tables built, unless this process already ran TensorFlow ops (then by `spawn`).
 """
@@ -41,7 +46,7 @@ from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
 from bert_tf.data import corpus, example_encoder, masked_lm, word_segmentation
 from bert_tf.data.pretraining_instances import (Documents, PairSpans, create_pairs, pack_pairs,
-                                                truncate_pairs)
+                                                pack_windows, text_windows, truncate_pairs)
 from bert_tf.errors import UserInputError
 from bert_tf.tokenization import BertTokenizer, Vocab, unicode_tables
 
@@ -69,11 +74,13 @@ class PretrainingDataOptions:
     dupe_factor: int = 10
     masked_lm_prob: float = 0.15
     short_seq_prob: float = 0.1
+    next_sentence_prediction: bool = True  # False: packed text, no next_sentence_labels
 
     @property
     def max_num_tokens(self) -> int:
-        """Tokens of A and B together: `max_seq_length` less `[CLS]` and two `[SEP]`."""
-        return self.max_seq_length - 3
+        """Tokens of A and B together: `max_seq_length` less `[CLS]` and two `[SEP]`; of packed
+        text: less `[CLS]` and one `[SEP]`."""
+        return self.max_seq_length - (3 if self.next_sentence_prediction else 2)
 
     def validate(self, bert_config_file: str | None = None) -> None:
         """Raises `PretrainingDataError` (or `ConfigError`) naming the bad flag.
@@ -93,9 +100,11 @@ class PretrainingDataOptions:
                 word_segmentation.segmenter(self.word_segmenter)
             except word_segmentation.SegmenterError as error:
                 fail(f"`word_segmenter`: {error}")
-        if self.max_seq_length < 5:
+        shortest, layout = ((5, "[CLS] A [SEP] B [SEP]") if self.next_sentence_prediction
+                            else (3, "[CLS] text [SEP]"))
+        if self.max_seq_length < shortest:
             fail(f"`max_seq_length`={self.max_seq_length}: "
-                 "must be at least 5 ([CLS] A [SEP] B [SEP])")
+                 f"must be at least {shortest} ({layout})")
         if bert_config_file:
             limit = BertConfig.from_json_file(bert_config_file).max_position_embeddings
             if self.max_seq_length > limit:
@@ -146,7 +155,7 @@ class Statistics:
     def mean_masked_word_chars(self) -> float:
         return self.masked_chars / max(self.masked_words, 1)
 
-    def summary(self) -> str:
+    def summary(self, next_sentence_prediction: bool = True) -> str:
         seconds = self.seconds
         predicted = max(int(self.actions.sum()), 1)
         mask, rand, keep = (100.0 * self.actions / predicted).tolist()
@@ -155,9 +164,10 @@ class Statistics:
                 f"  average real length {self.real_tokens / max(self.examples, 1):.1f} tokens;"
                 f" masked fraction {self.masked_fraction:.4f}"
                 f" ({mask:.1f}% [MASK], {rand:.1f}% random, {keep:.1f}% unchanged);"
-                f" mean masked word {self.mean_masked_word_chars:.2f} characters;"
-                f" NSP {self.random_next / max(self.examples, 1):.3f} random next /"
-                f" {1 - self.random_next / max(self.examples, 1):.3f} real next")
+                f" mean masked word {self.mean_masked_word_chars:.2f} characters"
+                + (f"; NSP {self.random_next / max(self.examples, 1):.3f} random next /"
+                   f" {1 - self.random_next / max(self.examples, 1):.3f} real next"
+                   if next_sentence_prediction else "; no next-sentence labels (packed text)"))
 
 
 class _ChunkProcessor:
@@ -183,21 +193,46 @@ class _ChunkProcessor:
         ids = self.tokenizer.tokenize(lines)
         return ids.flat_values.numpy(), ids.row_splits.numpy()
 
-    def _examples(self, spans: PairSpans, documents: Documents,
+    def _examples(self, batch: PairSpans | np.ndarray, documents: Documents,
                   rng: np.random.Generator) -> tuple[dict[str, np.ndarray], Statistics]:
-        """Pairs truncated, packed and masked: (schema features `[pairs, ...]`, statistics)."""
-        spans = truncate_pairs(spans, self.options.max_num_tokens, rng)
-        features = pack_pairs(spans, documents.token_ids, self.options.max_seq_length, **self.special_ids,
-                              continues=documents.continues)
+        """Pairs truncated, packed and masked, or `text_windows` packed and masked: (the schema's
+        features `[examples, ...]`, their statistics)."""
+        labels = None
+        if isinstance(batch, PairSpans):
+            spans = truncate_pairs(batch, self.options.max_num_tokens, rng)
+            features = pack_pairs(spans, documents.token_ids, self.options.max_seq_length,
+                                  **self.special_ids, continues=documents.continues)
+            labels = spans.is_random_next
+        else:
+            features = pack_windows(batch, documents.token_ids, **self.special_ids,
+                                    continues=documents.continues)
         masked, actions, words = masked_lm.mask_tokens(features["input_ids"], features["input_mask"],
                                                        self.masking, rng, features.pop("continues", None))
         features.update(masked)
-        features["next_sentence_labels"] = spans.is_random_next
+        if labels is not None:
+            features["next_sentence_labels"] = labels
         predicted = masked["masked_lm_weights"] > 0
-        stats = Statistics(examples=len(spans), real_tokens=int(features["input_mask"].sum()),
-                           random_next=int(spans.is_random_next.sum()), actions=actions, masked_words=words,
+        stats = Statistics(examples=len(batch), real_tokens=int(features["input_mask"].sum()),
+                           random_next=0 if labels is None else int(labels.sum()), actions=actions,
+                           masked_words=words,
                            masked_chars=int(self.token_chars[masked["masked_lm_ids"][predicted]].sum()))
         return features, stats
+
+    def _instances(self, documents: Documents, py_rng: random.Random,
+                   np_rng: np.random.Generator) -> PairSpans | np.ndarray:
+        """The chunk's `dupe_factor` passes, shuffled: sentence pairs, or windows of packed text."""
+        options = self.options
+        if not options.next_sentence_prediction:
+            orders = [np_rng.permutation(documents.num_documents)
+                      for _ in range(options.dupe_factor)]
+            windows = text_windows(documents, orders, options.max_num_tokens)
+            return windows[np_rng.permutation(len(windows))]
+        order = list(range(documents.num_documents))
+        py_rng.shuffle(order)
+        spans = PairSpans.concatenate([
+            create_pairs(documents, order, options.max_num_tokens, options.short_seq_prob, py_rng)
+            for _ in range(options.dupe_factor)])
+        return spans.take(np_rng.permutation(len(spans)))
 
     def __call__(self, chunk: corpus.CorpusChunk) -> tuple[str, np.ndarray, Statistics]:
         """(the scratch file's path, the size of each record in it `[examples]`, statistics)."""
@@ -207,17 +242,14 @@ class _ChunkProcessor:
         seeds = np.random.SeedSequence([options.random_seed, chunk.index])
         py_rng = random.Random(int(seeds.generate_state(1)[0]))
         np_rng = np.random.default_rng(seeds)
-        order = list(range(documents.num_documents))
-        py_rng.shuffle(order)
-        spans = PairSpans.concatenate([
-            create_pairs(documents, order, options.max_num_tokens, options.short_seq_prob, py_rng)
-            for _ in range(options.dupe_factor)])
-        spans = spans.take(np_rng.permutation(len(spans)))
+        instances = self._instances(documents, py_rng, np_rng)
         path = os.path.join(self.scratch_dir, f"chunk-{chunk.index:06d}.tfrecord")
         sizes, stats = [np.zeros(0, np.int64)], Statistics(documents=documents.num_documents)
         with tf.io.TFRecordWriter(path) as writer:
-            for begin in range(0, len(spans), _BATCH):
-                batch = spans.take(np.arange(begin, min(begin + _BATCH, len(spans))))
+            for begin in range(0, len(instances), _BATCH):
+                batch = np.arange(begin, min(begin + _BATCH, len(instances)))
+                batch = (instances.take(batch) if isinstance(instances, PairSpans)
+                         else instances[batch])
                 features, batch_stats = self._examples(batch, documents, np_rng)
                 data, lengths = example_encoder.encode_batch(features)
                 for record in example_encoder.split_records(data, lengths):

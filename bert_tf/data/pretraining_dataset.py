@@ -16,8 +16,12 @@ class InputError(UserInputError):
     """Input files that cannot be used, with the file and feature named."""
 
 
-def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq: int) -> None:
-    """Reads the first record of `path` and checks each feature's length against the flags."""
+def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq: int,
+                         next_sentence_prediction: bool = True) -> None:
+    """Reads the first record of `path` and checks each feature's length against the flags, and
+    its mode: records with `next_sentence_labels` are sentence pairs for next-sentence prediction,
+    records without are packed text (create_pretraining_data.py's
+    `--next_sentence_prediction=false`)."""
     if tf.io.gfile.isdir(path):
         raise InputError(f"{path}: is a directory, not a TFRecord file")
     try:
@@ -33,7 +37,14 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
         example = tf.train.Example.FromString(first.numpy())
     except Exception:  # protobuf's DecodeError has no stable import path
         raise InputError(f"{path}: the first record is not a tf.train.Example") from None
-    expected = pretraining_features.feature_lengths(max_seq_length, max_predictions_per_seq)
+    has_labels = "next_sentence_labels" in example.features.feature
+    if has_labels != next_sentence_prediction:
+        written, flag = ("with", "true") if has_labels else ("without", "false")
+        raise InputError(f"{path}: written {written} next-sentence prediction "
+                         f"(create_pretraining_data.py `next_sentence_prediction`={flag});"
+                         f" train on it with `next_sentence_prediction`={flag}")
+    expected = pretraining_features.feature_lengths(max_seq_length, max_predictions_per_seq,
+                                                    next_sentence_prediction)
     for name, length in expected.items():
         if name not in example.features.feature:
             raise InputError(f"{path}: records lack the feature '{name}'")
@@ -71,7 +82,8 @@ def read_pipeline_share(files: list[str], read, input_context: tf.distribute.Inp
 def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
                         max_predictions_per_seq: int, vocab_size: int | None = None,
                         is_training: bool = True, input_context: tf.distribute.InputContext | None = None,
-                        shuffle_buffer: int = 10_000, seed: int | None = None) -> tf.data.Dataset:
+                        shuffle_buffer: int = 10_000, seed: int | None = None,
+                        next_sentence_prediction: bool = True) -> tf.data.Dataset:
     """Batches of pretraining features from TFRecord files, with static shapes.
 
     For training: files are sharded per input pipeline (`input_context`,
@@ -82,7 +94,8 @@ def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
     remainder so every shape is static (TPU, XLA).
 
     Yields dicts of int32 features (float32 `masked_lm_weights`), as
-    `pretraining_features.parse_examples` makes them. With `vocab_size`, a token
+    `pretraining_features.parse_examples` makes them (without `next_sentence_labels`
+    when not `next_sentence_prediction`). With `vocab_size`, a token
     id out of range fails with a clear error instead of a gather error deep in
     the model.
     """
@@ -100,7 +113,8 @@ def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
         dataset = dataset.shuffle(shuffle_buffer, seed=seed)
     dataset = dataset.batch(batch_size, drop_remainder=True)
     dataset = dataset.map(
-        lambda records: pretraining_features.parse_examples(records, max_seq_length, max_predictions_per_seq),
+        lambda records: pretraining_features.parse_examples(
+            records, max_seq_length, max_predictions_per_seq, next_sentence_prediction),
         num_parallel_calls=tf.data.AUTOTUNE)
     if vocab_size is not None:
         dataset = dataset.map(lambda features: _check_token_ids(features, vocab_size))

@@ -1,11 +1,13 @@
-"""Sentence pairs for masked-LM + next-sentence pretraining (google-research/bert's algorithm).
+"""Sentence pairs for masked-LM + next-sentence pretraining (google-research/bert's algorithm),
+or windows of packed text for the masked LM alone (RoBERTa's FULL-SENTENCES).
 
 Tokens stay in one flat array: a document is a range of sentences and a
 sentence a range of tokens, so segment A (contiguous sentences) and segment B
 (the continuation, or sentences of a random document) are token ranges.
 `create_pairs` runs the per-document loop in Python, one step per pair (a
 binary search finds where a segment reaches its target length); truncation and
-packing are vectorised over all pairs.
+packing are vectorised over all pairs. `text_windows` and `pack_windows` are the
+packed-text counterparts, vectorised throughout.
 """
 
 from __future__ import annotations
@@ -187,4 +189,58 @@ def pack_pairs(spans: PairSpans, token_ids: np.ndarray, max_seq_length: int, cls
     packed = {"input_ids": input_ids, "segment_ids": in_b & input_mask, "input_mask": input_mask}
     if continues is not None:
         packed["continues"] = continues[source] & is_token
+    return packed
+
+
+SEPARATOR = -1  # in `text_windows`: the [SEP] between two documents
+PADDING = -2  # in `text_windows`: past the end of the text
+
+
+def text_windows(documents: Documents, document_orders: Sequence[np.ndarray],
+                 window_length: int) -> np.ndarray:
+    """The documents in each order of `document_orders`, one order after the other, as one text
+    with a `SEPARATOR` between consecutive documents, cut into windows of `window_length`.
+
+    Returns:
+      int64 `[windows, window_length]`: the index in `documents.token_ids` of each token, or
+      `SEPARATOR`. Every window is full but the last, which ends in `PADDING`.
+    """
+    token_starts = documents.sentence_splits[documents.document_splits[:-1]]  # [documents]
+    token_ends = documents.sentence_splits[documents.document_splits[1:]]
+    order = np.concatenate([np.asarray(o, np.int64) for o in document_orders])
+    lengths = (token_ends - token_starts)[order] + 1  # each document and the separator after it
+    ends = np.cumsum(lengths)
+    # Each position's index in `token_ids`: its offset in the text less its document's shift.
+    shift = np.repeat(ends - lengths - token_starts[order], lengths)
+    stream = np.arange(ends[-1] if len(ends) else 0) - shift
+    stream[ends - 1] = SEPARATOR
+    stream = stream[:-1]  # no separator after the last document
+    stream = np.pad(stream, (0, -len(stream) % window_length), constant_values=PADDING)
+    return stream.reshape(-1, window_length)
+
+
+def pack_windows(windows: np.ndarray, token_ids: np.ndarray, cls_id: int, sep_id: int, pad_id: int,
+                 continues: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """`[CLS] window [SEP]`, padded, each `[windows, window_length + 2]`: `input_ids` int32,
+    `segment_ids` (all False) and `input_mask` bool; with `continues` (aligned with
+    `token_ids`), also `continues` bool, False at `[CLS]`, `[SEP]` and padding.
+
+    `windows` are `text_windows`'s: a document separator becomes `[SEP]`, as RoBERTa
+    separates documents; every sequence starts with `[CLS]` and ends with `[SEP]`, as
+    google-research/bert's do, so fine-tuning sees the layout it was pretrained on.
+    """
+    num_windows, window_length = windows.shape
+    is_token = windows >= 0
+    source = np.where(is_token, windows, 0)
+    body = np.where(is_token, token_ids[source], np.where(windows == SEPARATOR, sep_id, pad_id))
+    length = is_token.sum(axis=1) + (windows == SEPARATOR).sum(axis=1) + 2  # [windows]
+    input_ids = np.full((num_windows, window_length + 2), pad_id, np.int32)
+    input_ids[:, 0] = cls_id
+    input_ids[:, 1:-1] = body
+    input_ids[np.arange(num_windows), length - 1] = sep_id
+    input_mask = np.arange(window_length + 2) < length[:, None]
+    packed = {"input_ids": input_ids, "segment_ids": np.zeros_like(input_mask),
+              "input_mask": input_mask}
+    if continues is not None:
+        packed["continues"] = np.pad(continues[source] & is_token, ((0, 0), (1, 1)))
     return packed

@@ -1,4 +1,5 @@
-"""`BertPretrainer`: a `BertEncoder` with the masked-LM and next-sentence heads."""
+"""`BertPretrainer`: a `BertEncoder` with the masked-LM head and, optionally, the next-sentence
+head."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from bert_tf.models.train_step import GlobalClippingTrainStep
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class BertPretrainer(GlobalClippingTrainStep, keras.Model):
-    """BERT's pretraining model (masked LM + next-sentence prediction).
+    """BERT's pretraining model: masked LM, plus next-sentence prediction unless
+    `next_sentence_prediction=False` (RoBERTa's masked LM alone: no next-sentence head,
+    output, loss or metric; the features need no `next_sentence_labels`).
 
     It is called on a batch of the pretraining TFRecord features
     (`bert_tf.data.pretraining_features`) as they are: `input_ids`,
@@ -53,24 +56,29 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
     ((2, 3, 100), (2, 2))
     """
 
-    def __init__(self, encoder: BertEncoder, masked_lm_samples: int = 0, **kwargs):
+    def __init__(self, encoder: BertEncoder, masked_lm_samples: int = 0,
+                 next_sentence_prediction: bool = True, **kwargs):
         # The encoder's policy: `compile` then adds loss scaling to a mixed_float16 model.
         super().__init__(**{"dtype": encoder.dtype_policy, **kwargs})
         self.encoder = encoder
         self.masked_lm_samples = masked_lm_samples
+        self.next_sentence_prediction = next_sentence_prediction
         self._sampling_seed = keras.random.SeedGenerator() if masked_lm_samples else None
         self.masked_lm_head = MaskedLMHead.for_encoder(encoder)
         # Glorot uniform, as Model Garden's next-sentence head, not the encoder's truncated normal
         # (stddev `initializer_range`): a wider output passes next-sentence prediction's gradient
         # into the encoder from the start, which learns it sooner (docs/design-notes.md).
         self.next_sentence_head = keras.layers.Dense(
-            2, kernel_initializer="glorot_uniform", dtype=encoder.dtype_policy, name="next_sentence_head")
+            2, kernel_initializer="glorot_uniform", dtype=encoder.dtype_policy,
+            name="next_sentence_head") if next_sentence_prediction else None
 
         self.masked_lm_accuracy = keras.metrics.Mean("masked_lm_accuracy")
         self.masked_lm_loss = keras.metrics.Mean("masked_lm_loss")
-        self.next_sentence_accuracy = keras.metrics.SparseCategoricalAccuracy("next_sentence_accuracy")
-        self.next_sentence_loss = keras.metrics.Mean("next_sentence_loss")
-        self.next_sentence_auc = NextSentenceAUC()
+        if next_sentence_prediction:
+            self.next_sentence_accuracy = keras.metrics.SparseCategoricalAccuracy(
+                "next_sentence_accuracy")
+            self.next_sentence_loss = keras.metrics.Mean("next_sentence_loss")
+            self.next_sentence_auc = NextSentenceAUC()
 
     def call(self, features, training=False):
         # Only [CLS] and the masked positions of the last layer are read: the encoder
@@ -87,8 +95,9 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         else:
             outputs = {"masked_lm_logits": self.masked_lm_head(  # [batch, predictions, vocab]
                 masked_states, self.encoder.word_embedding_matrix)}
-        next_sentence_logits = self.next_sentence_head(encoder_outputs["pooled_output"])
-        outputs["next_sentence_logits"] = ops.cast(next_sentence_logits, "float32")  # [batch, 2]
+        if self.next_sentence_head is not None:
+            logits = self.next_sentence_head(encoder_outputs["pooled_output"])
+            outputs["next_sentence_logits"] = ops.cast(logits, "float32")  # [batch, 2]
         return outputs
 
     def build_with_dummy_inputs(self) -> None:
@@ -100,7 +109,8 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         # The encoder is a functional model and already built; only the heads are new.
         batch, predictions = features_shape["masked_lm_positions"]
         self.masked_lm_head.build((batch, predictions, self.encoder.hidden_size))
-        self.next_sentence_head.build((batch, self.encoder.hidden_size))
+        if self.next_sentence_head is not None:
+            self.next_sentence_head.build((batch, self.encoder.hidden_size))
 
     # -- Keras training hooks: the targets live in the features (x). --------------------
 
@@ -129,15 +139,19 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         label_logits, best_logits = _label_and_best_logits(features, outputs)  # [batch, predictions]
         self.masked_lm_accuracy.update_state(label_logits >= best_logits, sample_weight=weights)
         self.masked_lm_loss.update_state(losses["masked_lm_cross_entropy"], sample_weight=weights)
-        self.next_sentence_accuracy.update_state(features["next_sentence_labels"],
-                                                 outputs["next_sentence_logits"])
-        self.next_sentence_loss.update_state(losses["next_sentence_cross_entropy"])
-        self.next_sentence_auc.update_state(features["next_sentence_labels"], outputs["next_sentence_logits"])
+        if self.next_sentence_prediction:
+            labels, logits = features["next_sentence_labels"], outputs["next_sentence_logits"]
+            self.next_sentence_accuracy.update_state(labels, logits)
+            self.next_sentence_loss.update_state(losses["next_sentence_cross_entropy"])
+            self.next_sentence_auc.update_state(labels, logits)
 
     @property
     def pretraining_metrics(self):
-        return [self.masked_lm_accuracy, self.masked_lm_loss,
-                self.next_sentence_accuracy, self.next_sentence_loss, self.next_sentence_auc]
+        metrics = [self.masked_lm_accuracy, self.masked_lm_loss]
+        if self.next_sentence_prediction:
+            metrics += [self.next_sentence_accuracy, self.next_sentence_loss,
+                        self.next_sentence_auc]
+        return metrics
 
     def get_config(self):
         return {
@@ -145,6 +159,7 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
             "trainable": self.trainable,
             "encoder": keras.saving.serialize_keras_object(self.encoder),
             "masked_lm_samples": self.masked_lm_samples,
+            "next_sentence_prediction": self.next_sentence_prediction,
         }
 
     @classmethod

@@ -1,4 +1,5 @@
-"""Pretraining loss: weighted-mean masked-LM cross-entropy plus mean next-sentence cross-entropy."""
+"""Pretraining loss: weighted-mean masked-LM cross-entropy plus mean next-sentence cross-entropy
+(when the model predicts next sentences)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,15 @@ def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_example
     next_sentence_loss = mean(ce)
     loss = masked_lm_loss + next_sentence_loss
 
+    Without `next_sentence_logits` in `outputs` (no next-sentence head), `loss` is the
+    masked-LM loss alone and there is no next-sentence entry.
+
     Args:
         features: the pretraining feature dict (`masked_lm_ids`, `masked_lm_weights`,
             `next_sentence_labels`).
-        outputs: `BertPretrainer` outputs: `next_sentence_logits`, and `masked_lm_logits` or, from a
-            sampled softmax, `masked_lm_log_partition` and `masked_lm_label_logits`.
+        outputs: `BertPretrainer` outputs: `next_sentence_logits` (if any), and
+            `masked_lm_logits` or, from a sampled softmax, `masked_lm_log_partition` and
+            `masked_lm_label_logits`.
         masked_lm_weight_sum, num_examples: the denominators. They default to
             this batch's; a distributed step passes the global batch's, so that the
             replicas' losses sum to the loss of the whole batch.
@@ -37,17 +42,17 @@ def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_example
         mlm_ce = cross_entropy(features["masked_lm_ids"], outputs["masked_lm_logits"])  # [batch, predictions]
     else:
         mlm_ce = outputs["masked_lm_log_partition"] - outputs["masked_lm_label_logits"]
-    nsp_ce = cross_entropy(features["next_sentence_labels"], outputs["next_sentence_logits"])  # [batch]
     if masked_lm_weight_sum is None:
         masked_lm_weight_sum = ops.sum(weights)
-    if num_examples is None:
-        num_examples = ops.cast(ops.shape(nsp_ce)[0], "float32")
     masked_lm_loss = ops.divide_no_nan(ops.sum(weights * mlm_ce), masked_lm_weight_sum)
-    next_sentence_loss = ops.sum(nsp_ce) / num_examples
-    return {
-        "loss": masked_lm_loss + next_sentence_loss,
-        "masked_lm_loss": masked_lm_loss,
-        "next_sentence_loss": next_sentence_loss,
-        "masked_lm_cross_entropy": mlm_ce,
-        "next_sentence_cross_entropy": nsp_ce,
-    }
+    losses = {"loss": masked_lm_loss, "masked_lm_loss": masked_lm_loss,
+              "masked_lm_cross_entropy": mlm_ce}
+    if "next_sentence_logits" in outputs:
+        nsp_ce = cross_entropy(features["next_sentence_labels"],
+                               outputs["next_sentence_logits"])  # [batch]
+        if num_examples is None:
+            num_examples = ops.cast(ops.shape(nsp_ce)[0], "float32")
+        losses["next_sentence_loss"] = ops.sum(nsp_ce) / num_examples
+        losses["next_sentence_cross_entropy"] = nsp_ce
+        losses["loss"] = masked_lm_loss + losses["next_sentence_loss"]
+    return losses

@@ -17,6 +17,7 @@ _LOSS_SCALE = "optimizer/dynamic_scale/.ATTRIBUTES/VARIABLE_VALUE"
 # The global step; a loss-scaled optimizer counts it in its inner optimizer (its own count stays 0).
 _STEP = "optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"
 _LOSS_SCALED_STEP = "optimizer/inner_optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"
+_NEXT_SENTENCE_HEAD = "model/next_sentence_head/"
 
 
 def pretraining_checkpoint(model: BertPretrainer, optimizer) -> tf.train.Checkpoint:
@@ -35,13 +36,20 @@ def save(manager: tf.train.CheckpointManager, step: int) -> None:
 def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, config_source: str,
                     training: bool = True) -> None:
     """Refuses to resume the manager's newest checkpoint with another architecture than the
-    bert_config.json beside it, or, `training`, across --dtype=float16 and the other dtypes.
+    bert_config.json beside it, with or without the next-sentence head it lacks or has, or,
+    `training`, across --dtype=float16 and the other dtypes.
     `config_source` names where the model's config comes
     from (`--bert_config_file=...`), for the error."""
     latest = manager.latest_checkpoint
     if not latest:
         return
     check_stored_config(latest, model, config_source)
+    names = [name for name, _ in tf.train.list_variables(latest)]
+    has_head = any(name.startswith(_NEXT_SENTENCE_HEAD) for name in names)
+    if has_head != model.next_sentence_prediction:
+        raise UserInputError(f"`next_sentence_prediction`: {latest} was written with "
+                             f"`next_sentence_prediction`={str(has_head).lower()}; resume it so, "
+                             f"or start a new `output_dir` with `init_checkpoint`={latest}")
     if not training:  # an eval reads the weights alone, float32 whatever --dtype trained them
         return
     loss_scaled = isinstance(manager.checkpoint.optimizer, keras.optimizers.LossScaleOptimizer)

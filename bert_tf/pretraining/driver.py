@@ -52,6 +52,7 @@ class PretrainingOptions:
     dynamic_masking: bool = False
     do_whole_word_mask: bool = False  # dynamic masking only
     word_segmenter: str = "none"  # with whole-word masking: "jieba" or "rjieba" group Chinese words
+    next_sentence_prediction: bool = True  # False: masked LM alone, on packed text
     vocab_file: str | None = None
     do_lower_case: bool = True
     dtype: str = "float32"
@@ -73,12 +74,15 @@ def _distributed_dataset(strategy, files, global_batch_size, options, is_trainin
             dataset = dynamic_masking.dynamic_masking_dataset(
                 files, options.vocab_file, options.do_lower_case, global_batch_size, options.max_seq_length,
                 options.max_predictions_per_seq, seed=seed, input_context=context,
-                do_whole_word_mask=options.do_whole_word_mask, word_segmenter=options.word_segmenter)
+                do_whole_word_mask=options.do_whole_word_mask,
+                word_segmenter=options.word_segmenter,
+                next_sentence_prediction=options.next_sentence_prediction)
         else:
             dataset = pretraining_dataset.pretraining_dataset(
                 files, global_batch_size, options.max_seq_length,
                 options.max_predictions_per_seq, vocab_size=vocab_size, is_training=is_training,
-                input_context=context, seed=seed)
+                input_context=context, seed=seed,
+                next_sentence_prediction=options.next_sentence_prediction)
         return dataset if is_training else dataset.take(_pipeline_batches(context, options.max_eval_steps))
 
     return strategy.distribute_datasets_from_function(dataset_fn)
@@ -95,7 +99,9 @@ def build_model(config: BertConfig, options: PretrainingOptions, strategy):
     with strategy.scope():
         if options.random_seed is not None:
             keras.utils.set_random_seed(options.random_seed)
-        model = BertPretrainer(BertEncoder.from_bert_config(config), masked_lm_samples=options.masked_lm_samples)
+        model = BertPretrainer(BertEncoder.from_bert_config(config),
+                               masked_lm_samples=options.masked_lm_samples,
+                               next_sentence_prediction=options.next_sentence_prediction)
         model.build_with_dummy_inputs()
         optimizer = optimization.create_optimizer(
             options.optimizer, options.learning_rate, options.num_train_steps,
@@ -155,7 +161,8 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
         else:
             for path in files:
                 pretraining_dataset.check_record_lengths(path, options.max_seq_length,
-                                                      options.max_predictions_per_seq)
+                                                         options.max_predictions_per_seq,
+                                                         options.next_sentence_prediction)
     if options.do_eval and not options.dynamic_masking:  # the text stream is endless
         _check_one_eval_batch(options, eval_files)
 

@@ -43,7 +43,8 @@ def define_pretraining_flags() -> None:
                       "Mask on the fly from raw text, fresh every epoch (RoBERTa): --input_file and "
                       "--eval_file are then text corpora (one sentence per line, blank line between "
                       "documents), and --vocab_file is needed.")
-    define_shared_flags("do_whole_word_mask", "word_segmenter", "do_lower_case", "vocab_file")
+    define_shared_flags("do_whole_word_mask", "word_segmenter", "next_sentence_prediction",
+                        "do_lower_case", "vocab_file")
     flags.DEFINE_enum("demo_language", "en", ["en", "zh"],
                       "The demo's language: en, English Wikipedia with bert-base-uncased's vocab; zh, Chinese "
                       "news with bert-base-chinese's vocab and whole-word masking of rjieba's words.")

@@ -80,9 +80,9 @@ class PretrainingRunner:
     # -- metrics ---------------------------------------------------------------------------
 
     def metric_results(self) -> dict[str, float]:
-        """The pretraining metrics and `loss` (their two losses summed), as floats."""
+        """The pretraining metrics and `loss` (their losses summed), as floats."""
         results = {m.name: float(m.result().numpy()) for m in self.model.pretraining_metrics}
-        results["loss"] = results["masked_lm_loss"] + results["next_sentence_loss"]
+        results["loss"] = results["masked_lm_loss"] + results.get("next_sentence_loss", 0.0)
         return results
 
     def reset_metrics(self) -> None:
