@@ -122,20 +122,28 @@ def split_corpus(corpus: pathlib.Path, out_dir: pathlib.Path,
 
 
 def _parsed_records(record_file: str, max_seq_length: int, max_predictions_per_seq: int, batch_size: int):
+    """The records' features, with `next_sentence_labels` where the records have them."""
+    first = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(record_file))).numpy())
+    labelled = "next_sentence_labels" in first.features.feature
     return tf.data.TFRecordDataset(record_file).batch(batch_size).map(
-        lambda r: pretraining_features.parse_examples(r, max_seq_length, max_predictions_per_seq))
+        lambda r: pretraining_features.parse_examples(r, max_seq_length, max_predictions_per_seq,
+                                                      labelled))
 
 
 def majority_baselines(record_file: str, max_seq_length: int, max_predictions_per_seq: int) -> dict:
-    """Accuracy of always predicting the most frequent masked token, and the majority NSP label."""
+    """Accuracy of always predicting the most frequent masked token, and the majority NSP label
+    (where the records have labels)."""
     counts, nsp = collections.Counter(), []
-    for features in _parsed_records(record_file, max_seq_length, max_predictions_per_seq, 1024).as_numpy_iterator():
+    records = _parsed_records(record_file, max_seq_length, max_predictions_per_seq, 1024)
+    for features in records.as_numpy_iterator():
         real = features["masked_lm_weights"] > 0
         counts.update(features["masked_lm_ids"][real].tolist())
-        nsp.extend(features["next_sentence_labels"].tolist())
+        nsp.extend(features.get("next_sentence_labels", []).tolist())
     token, count = counts.most_common(1)[0]
-    return {"masked_lm_accuracy": count / sum(counts.values()), "masked_lm_token": token,
-            "next_sentence_accuracy": max(np.mean(nsp), 1 - np.mean(nsp))}
+    baselines = {"masked_lm_accuracy": count / sum(counts.values()), "masked_lm_token": token}
+    if nsp:
+        baselines["next_sentence_accuracy"] = max(np.mean(nsp), 1 - np.mean(nsp))
+    return baselines
 
 
 def accuracy_at_mask_inputs(model, record_file: str, max_seq_length: int, max_predictions_per_seq: int,
@@ -202,10 +210,11 @@ def run_demo(flag_values) -> dict:
           f"frequent token: {baseline['masked_lm_accuracy']:.3f})")
     print(f"   at [MASK] inputs  {at_mask['masked_lm_accuracy']:.3f}   (always predicting their "
           f"most frequent token: {at_mask['majority_accuracy']:.3f})")
-    print(f"  next sentence      {results['next_sentence_accuracy']:.3f}   (always predicting the "
-          f"majority label: {baseline['next_sentence_accuracy']:.3f})")
-    print(f"  next sentence AUC  {results['next_sentence_auc']:.3f}   (ranking the pairs at random, "
-          f"or by a constant prediction: 0.500)")
+    if options.next_sentence_prediction:
+        print(f"  next sentence      {results['next_sentence_accuracy']:.3f}   (always predicting "
+              f"the majority label: {baseline['next_sentence_accuracy']:.3f})")
+        print(f"  next sentence AUC  {results['next_sentence_auc']:.3f}   (ranking the pairs at "
+              "random, or by a constant prediction: 0.500)")
 
     export_dir = pathlib.Path(options.output_dir) / "export"
     if language.word_segmenter == "none":
@@ -334,7 +343,8 @@ def _create_records(text: pathlib.Path, output: pathlib.Path, vocab_file, option
         vocab_file=str(vocab_file), do_lower_case=options.do_lower_case, max_seq_length=options.max_seq_length,
         max_predictions_per_seq=options.max_predictions_per_seq, dupe_factor=DUPE_FACTOR,
         random_seed=options.random_seed if options.random_seed is not None else 12345,
-        do_whole_word_mask=word_segmenter != "none", word_segmenter=word_segmenter)
+        do_whole_word_mask=word_segmenter != "none", word_segmenter=word_segmenter,
+        next_sentence_prediction=options.next_sentence_prediction)
     stats = create_pretraining_data([str(text)], [str(output)], data_options, num_workers=os.cpu_count() or 1,
                                     progress=False)
     words = f", masked words of {stats.mean_masked_word_chars:.2f} characters" if word_segmenter != "none" else ""
