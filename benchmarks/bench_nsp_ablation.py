@@ -7,12 +7,13 @@ fine-tuning on a sentence-pair task.
 Both models are the tiny config, trained from the same initialisation for the same steps on
 the same batch size and sequence length (32 tokens: at longer ones alone the tiny model stays
 on the unigram plateau for longer than this budget, docs/design-notes.md), on the Wikipedia
-sample less every tenth article:
+sample less every fifth article:
 one on google-research/bert's sentence pairs with next-sentence prediction, one on
 contiguous full-length text with the masked LM alone (`--next_sentence_prediction=false`,
 RoBERTa's FULL-SENTENCES). Each is then fine-tuned, from each of `--seeds` seeds, on a
 sentence-pair task built from the held-out articles (the GLUE fixtures have a few lines
-only): are two sentences from the same article? Half the pairs are, half are not;
+only): are two sentences from the same article? Half the pairs are, half are not; each
+sentence of a pair is drawn from an article in proportion to its sentences either way, and
 the articles of the training pairs and of the dev pairs are disjoint. The script prints
 each dev accuracy, the two means, their difference and the spread over the seeds.
 """
@@ -53,12 +54,23 @@ flags.DEFINE_string("work_dir", None, "Where the data and checkpoints go and sta
                     "temporary directory, removed at the end).")
 FLAGS = flags.FLAGS
 
-DEV_ARTICLES = 4  # the last held-out articles: the dev pairs' (the others: the training pairs')
+HELD_OUT_EVERY = 5  # every fifth article is held out for the pair task
+DEV_ARTICLES = 8  # the last held-out articles: the dev pairs' (the others: the training pairs')
 
 
-def sentences_by_article(text: pathlib.Path) -> list[list[str]]:
-    """The held-out articles' sentences of 6 to 40 words, by article."""
-    articles = text.read_text(encoding="utf-8").strip().split("\n\n")
+def split_corpus(corpus: pathlib.Path, out_dir: pathlib.Path) -> tuple[pathlib.Path, list[str]]:
+    """(the pretraining corpus file, the held-out articles)."""
+    articles = corpus.read_text(encoding="utf-8").strip().split("\n\n")
+    held_out = articles[HELD_OUT_EVERY - 1::HELD_OUT_EVERY]
+    kept = [a for i, a in enumerate(articles) if i % HELD_OUT_EVERY != HELD_OUT_EVERY - 1]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "train.txt"
+    path.write_text("\n\n".join(kept) + "\n", encoding="utf-8")
+    return path, held_out
+
+
+def sentences_by_article(articles: list[str]) -> list[list[str]]:
+    """The articles' sentences of 6 to 40 words, by article."""
     return [[s for s in a.splitlines() if 6 <= len(s.split()) <= 40] for a in articles]
 
 
@@ -75,14 +87,16 @@ def same_article_pairs(articles: list[list[str]], count: int,
             a, b = rng.choice(len(articles[first]), 2, replace=False)
             pairs.append((1, articles[first][a], articles[first][b]))
         else:
-            second = rng.choice([k for k in range(len(articles)) if k != first])
+            others = weights.copy()
+            others[first] = 0
+            second = rng.choice(len(articles), p=others / others.sum())
             pairs.append((0, rng.choice(articles[first]), rng.choice(articles[second])))
     return pairs
 
 
-def write_task(heldout_text: pathlib.Path, task_dir: pathlib.Path) -> None:
+def write_task(held_out: list[str], task_dir: pathlib.Path) -> None:
     """The pair task in GLUE's MRPC layout: train.tsv and dev.tsv."""
-    articles = sentences_by_article(heldout_text)
+    articles = sentences_by_article(held_out)
     rng = np.random.default_rng(0)
     splits = {"train": (articles[:-DEV_ARTICLES], FLAGS.train_pairs),
               "dev": (articles[-DEV_ARTICLES:], FLAGS.dev_pairs)}
@@ -136,10 +150,10 @@ def compare(work_dir: str) -> None:
         "num_train_steps": FLAGS.pretrain_steps, "num_warmup_steps": FLAGS.pretrain_steps // 10,
         "save_checkpoints_steps": FLAGS.pretrain_steps, "do_eval": False, "verbose": False})
     data_dir = pathlib.Path(work_dir) / "data"
-    train_text, heldout_text = demo.split_corpus(fetch_wikipedia_sample(), data_dir)
+    train_text, held_out = split_corpus(fetch_wikipedia_sample(), data_dir)
     vocab_file = str(fetch_uncased_vocab())
     task_dir = data_dir / "same_article"
-    write_task(heldout_text, task_dir)
+    write_task(held_out, task_dir)
 
     accuracies = {}
     for next_sentence_prediction in (True, False):

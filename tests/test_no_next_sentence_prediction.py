@@ -241,6 +241,8 @@ def test_the_checkpoint_converts_exports_and_fine_tunes(pretrained, data, tmp_pa
         assert not any("seq_relationship" in name for name in got)
         for name, v in got.items():
             np.testing.assert_array_equal(v.variable.numpy(), expected[name])
+    encoder = BertEncoder.from_bert_config(config)  # as extract_features.py loads it
+    assert not load_checkpoint(opts.output_dir, encoder).missing
     hub = model_from_checkpoint(opts.output_dir, "hub", config)  # export_model.py's model
     assert isinstance(hub, BertPretrainer)
     np.testing.assert_array_equal(hub.masked_lm_head.output_bias.numpy(),
