@@ -17,6 +17,7 @@ _LOSS_SCALE = "optimizer/dynamic_scale/.ATTRIBUTES/VARIABLE_VALUE"
 # The global step; a loss-scaled optimizer counts it in its inner optimizer (its own count stays 0).
 _STEP = "optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"
 _LOSS_SCALED_STEP = "optimizer/inner_optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"
+_MASKED_LM_HEAD = "model/masked_lm_head/"
 _NEXT_SENTENCE_HEAD = "model/next_sentence_head/"
 
 
@@ -45,8 +46,10 @@ def check_resumable(manager: tf.train.CheckpointManager, model: BertPretrainer, 
         return
     check_stored_config(latest, model, config_source)
     names = [name for name, _ in tf.train.list_variables(latest)]
+    # Another tool's checkpoint is `restore_or_initialize`'s to refuse.
+    ours = any(name.startswith(_MASKED_LM_HEAD) for name in names)
     has_head = any(name.startswith(_NEXT_SENTENCE_HEAD) for name in names)
-    if has_head != model.next_sentence_prediction:
+    if ours and has_head != model.next_sentence_prediction:
         raise UserInputError(f"`next_sentence_prediction`: {latest} was written with "
                              f"`next_sentence_prediction`={str(has_head).lower()}; resume it so, "
                              f"or start a new `output_dir` with `init_checkpoint`={latest}")
