@@ -36,11 +36,11 @@ from absl import app, flags, logging  # noqa: E402
 
 from bert_tf.data.pretraining_data_generator import (PretrainingDataOptions,  # noqa: E402
                                                      create_pretraining_data)
-from bert_tf.datasets import fetch_uncased_vocab, fetch_wikipedia_sample  # noqa: E402
+from bert_tf.corpora import fetch_uncased_vocab, fetch_wikipedia_sample  # noqa: E402
 from bert_tf.finetuning.driver import run_finetuning  # noqa: E402
 from bert_tf.finetuning.options import FineTuningOptions  # noqa: E402
 from bert_tf.pretraining import demo  # noqa: E402
-from bert_tf.pretraining.run import PretrainingOptions, run_pretraining  # noqa: E402
+from bert_tf.pretraining.driver import PretrainingOptions, run_pretraining  # noqa: E402
 from bert_tf.tasks.sentence_prediction import SentencePredictionTask  # noqa: E402
 from bert_tf.tokenization import BertTokenizer  # noqa: E402
 

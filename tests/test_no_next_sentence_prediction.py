@@ -20,7 +20,7 @@ from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.finetuning.driver import run_finetuning
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.models import BertEncoder, BertPretrainer
-from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
+from bert_tf.pretraining.driver import PretrainingOptions, run_pretraining
 from bert_tf.tasks.sentence_prediction import SentencePredictionTask
 from bert_tf.tokenization import BertTokenizer, Vocab
 from bert_test_utils import (run_script, write_file, write_pretraining_records, write_tiny_config,
@@ -199,8 +199,8 @@ def test_records_of_the_other_mode_are_refused_in_one_line(data, pretrained, tmp
     _, vocab_file, _, records = data
     with pytest.raises(InputError, match=rf"^{records[0]}: written without next-sentence "
                                          r"prediction \(create_pretraining_data.py "
-                                         r"--next_sentence_prediction=false\); train on it with "
-                                         r"--next_sentence_prediction=false$"):
+                                         r"`next_sentence_prediction`=false\); train on it with "
+                                         r"`next_sentence_prediction`=false$"):
         run_pretraining(options(tmp_path, records, vocab_file, next_sentence_prediction=True),
                         tf.distribute.get_strategy())
     assert not (tmp_path / "out").exists()
@@ -213,10 +213,10 @@ def test_resuming_across_modes_is_refused_and_resuming_continues(pretrained, tmp
                                   do_eval=False)
     latest = tf.train.latest_checkpoint(str(output_dir))
     pairs = write_pretraining_records(tmp_path / "pairs.tfrecord", 8, SEQ, PREDICTIONS, 50)
-    with pytest.raises(ValueError, match=rf"^--next_sentence_prediction: {latest} was written "
-                                         r"with --next_sentence_prediction=false; resume it so, "
-                                         r"or start a new --output_dir with "
-                                         rf"--init_checkpoint={latest}$"):
+    with pytest.raises(ValueError, match=rf"^`next_sentence_prediction`: {latest} was written "
+                                         r"with `next_sentence_prediction`=false; resume it so, "
+                                         r"or start a new `output_dir` with "
+                                         rf"`init_checkpoint`={latest}$"):
         run_pretraining(dataclasses.replace(resumed, next_sentence_prediction=True,
                                             input_file=pairs), tf.distribute.get_strategy())
     run_pretraining(resumed, tf.distribute.get_strategy())
