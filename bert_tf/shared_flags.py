@@ -13,10 +13,7 @@ from typing import Any, Callable
 
 from absl import flags
 
-# The values of --distribution_strategy and --dtype (with the Keras policy of each), here
-# rather than in `distribution`, so that a script defines its flags without importing TensorFlow.
-STRATEGIES = ("tpu", "mirrored", "multi_worker_mirrored", "one_device", "default")
-DTYPE_POLICIES = {"float32": "float32", "bfloat16": "mixed_bfloat16", "float16": "mixed_float16"}
+from bert_tf.training.runtime_choices import DTYPE_POLICIES, STRATEGIES
 
 
 @dataclasses.dataclass(frozen=True)

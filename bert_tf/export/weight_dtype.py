@@ -6,7 +6,7 @@ from keras import ops
 
 from bert_tf.errors import UserInputError
 from bert_tf.models import BertEncoder
-from bert_tf.shared_flags import DTYPE_POLICIES
+from bert_tf.training.runtime_choices import DTYPE_POLICIES
 
 
 def with_weights_in(model, dtype: str):

@@ -11,7 +11,7 @@ from absl import flags, logging
 from official.common import distribute_utils
 
 from bert_tf.errors import UserInputError
-from bert_tf.shared_flags import DTYPE_POLICIES, STRATEGIES
+from bert_tf.training.runtime_choices import DTYPE_POLICIES, STRATEGIES
 
 
 class DistributionError(UserInputError, RuntimeError):
