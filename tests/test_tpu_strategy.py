@@ -30,14 +30,15 @@ def test_a_pod_slices_hosts_all_reach_the_strategy(results):
     pod = results["pod"]
     assert pod["resolver_hosts"] == pod["addresses"] and len(pod["addresses"]) == HOSTS
     assert pod["master"] == f"grpc://{pod['addresses'][0]}"
-    assert pod["error"].startswith(f"--tpu={pod['tpu']}: cannot connect to the TPU: TPUs not found in the cluster")
+    assert pod["error"].startswith(
+        f"`tpu`={pod['tpu']}: cannot connect to the TPU: TPUs not found in the cluster")
     assert pod["remote_tasks"] == list(range(HOSTS))
 
 
 def test_a_tpu_vms_local_tpus_need_no_connection(results):
     local = results["local"]
     assert local["resolver_hosts"] == []
-    assert local["error"].startswith("--tpu=local: cannot connect to the TPU: TPUs not found in the cluster")
+    assert local["error"].startswith("`tpu`=local: cannot connect to the TPU: TPUs not found in the cluster")
     assert local["remote_tasks"] == []
 
 
