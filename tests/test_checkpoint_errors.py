@@ -165,15 +165,17 @@ def test_convert_fails_with_one_line_and_nonzero_exit(tmp_path):
 
 def test_a_config_that_neither_flag_gives_is_an_error_naming_both(google_dir, tmp_path):
     prefix = google_dir / "bert_model.ckpt"
-    with pytest.raises(ValueError, match="^--bert_config_file is required without --init_checkpoint$"):
+    with pytest.raises(ValueError,
+                       match="^`bert_config_file` is required without `init_checkpoint`$"):
         resolve_bert_config(None, None)
     with pytest.raises(ValueError) as error:
-        resolve_bert_config(None, str(prefix), checkpoint_flag="input")
-    assert str(error.value) == ("--bert_config_file is required: no bert_config.json or config.json lies "
-                                f"beside --input={prefix}")
+        resolve_bert_config(None, str(prefix), setting="input")
+    assert str(error.value) == ("`bert_config_file` is required: no bert_config.json or "
+                                f"config.json lies beside `input`={prefix}")
     with pytest.raises(CheckpointError) as error:
         resolve_bert_config(None, str(tmp_path / "ckpt"))
-    assert str(error.value) == f"--init_checkpoint={tmp_path}/ckpt: no such checkpoint (no {tmp_path}/ckpt.index)"
+    assert str(error.value) == (f"`init_checkpoint`={tmp_path}/ckpt: no such checkpoint "
+                                f"(no {tmp_path}/ckpt.index)")
     config = tmp_path / "bert_config.json"
     config.write_text(json.dumps(TINY))
     assert resolve_bert_config(str(config), str(tmp_path / "ckpt")).hidden_size == TINY["hidden_size"]

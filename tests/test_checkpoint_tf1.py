@@ -72,7 +72,8 @@ def test_pretraining_init_checkpoint_takes_google_tf1(google_checkpoint, tmp_pat
     missing = tmp_path / "nothing"
     with pytest.raises(CheckpointError) as error:
         restore_or_initialize(manager, model, str(missing))
-    assert str(error.value) == f"--init_checkpoint={missing}: no such checkpoint (no {missing}.index)"
+    assert str(error.value) == (f"`init_checkpoint`={missing}: no such checkpoint "
+                                f"(no {missing}.index)")
 
 
 def test_ours_to_tf1_to_ours_is_lossless(google_checkpoint, tmp_path):

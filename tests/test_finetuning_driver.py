@@ -221,11 +221,12 @@ def test_bad_options_fail_with_the_flag_named(tmp_path):
                                              f"{epochs}$"):
             run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, bert_config_file=None)
-    with pytest.raises(ValueError, match="^--bert_config_file is required without --init_checkpoint$"):
+    with pytest.raises(ValueError,
+                       match="^`bert_config_file` is required without `init_checkpoint`$"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     missing = tmp_path / "missing" / "ckpt"
     options = _options(tmp_path, bert_config_file=None, init_checkpoint=str(missing))
-    with pytest.raises(ValueError, match=f"^--init_checkpoint={missing}: no such checkpoint"):
+    with pytest.raises(ValueError, match=f"^`init_checkpoint`={missing}: no such checkpoint"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, do_train=False)  # nothing to evaluate but random weights
     with pytest.raises(ValueError, match=r"^`do_eval` and `do_predict` without `do_train` need "

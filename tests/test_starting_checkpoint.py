@@ -80,6 +80,6 @@ def test_no_checkpoint_is_one_error_naming_the_path_or_the_flag(tmp_path):
     missing = r"missing: no such checkpoint \(no .*missing\.index\)$"
     with pytest.raises(CheckpointError, match=r"^[^-].*" + missing):
         resolve_starting_checkpoint(tmp_path / "missing")
-    with pytest.raises(CheckpointError, match=r"^--init_checkpoint=.*missing: no such checkpoint"):
+    with pytest.raises(CheckpointError, match=r"^`init_checkpoint`=.*missing: no such"):
         resolve_init_checkpoint(str(tmp_path / "missing"))
     assert resolve_init_checkpoint(None) is None

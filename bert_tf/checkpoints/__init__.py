@@ -21,9 +21,9 @@ _EXPORTS = {"CheckpointError": "bert_tf.checkpoints.checkpoint_weights",
             "checkpoint_config": "bert_tf.checkpoints.starting_checkpoint",
             "checkpoint_labels": "bert_tf.checkpoints.starting_checkpoint",
             "resolve_starting_checkpoint": "bert_tf.checkpoints.starting_checkpoint",
-            "load_init_checkpoint": "bert_tf.checkpoints.checkpoint_flags",
-            "resolve_bert_config": "bert_tf.checkpoints.checkpoint_flags",
-            "resolve_init_checkpoint": "bert_tf.checkpoints.checkpoint_flags",
+            "load_init_checkpoint": "bert_tf.checkpoints.loader",
+            "resolve_bert_config": "bert_tf.checkpoints.starting_checkpoint",
+            "resolve_init_checkpoint": "bert_tf.checkpoints.starting_checkpoint",
             "write_tf1_checkpoint": "bert_tf.checkpoints.tf1_checkpoint"}
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

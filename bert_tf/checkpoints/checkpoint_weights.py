@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import numpy as np
@@ -11,6 +12,16 @@ from bert_tf.errors import UserInputError
 
 class CheckpointError(UserInputError):
     """A checkpoint that is unreadable or does not fit the model (one line: file or variable)."""
+
+
+@contextlib.contextmanager
+def named_setting(setting: str):
+    """Prefixes a `CheckpointError` ("path: problem") with the setting that gave the path:
+    "`setting`=path: problem" (the command line words it as `--setting=path: problem`)."""
+    try:
+        yield
+    except CheckpointError as e:
+        raise CheckpointError(f"`{setting}`={e}") from None
 
 
 @dataclasses.dataclass

@@ -28,10 +28,10 @@ from absl import logging
 from bert_tf import io_utils
 from bert_tf.bert_config import CONFIG_FILE, BertConfig, ConfigError
 from bert_tf.checkpoints.bert_tf_checkpoint import TF1_ROLES
-from bert_tf.checkpoints.checkpoint_flags import resolve_bert_config
 from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.checkpoints.hub_saved_model import hub_vocab_file
 from bert_tf.checkpoints.loader import LoadReport, load_checkpoint
+from bert_tf.checkpoints.starting_checkpoint import resolve_bert_config
 from bert_tf.checkpoints.task_heads import checkpoint_heads
 from bert_tf.checkpoints.tf1_checkpoint import write_tf1_checkpoint
 from bert_tf.checkpoints.tf1_names import tf1_variables
@@ -90,7 +90,7 @@ def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config
     (`_check_output_dir`), as is a TF1 output whose `hidden_act` google-research/bert cannot
     compute (see `tf1_config`), both before writing anything.
     """
-    config = resolve_bert_config(bert_config_file, input_checkpoint, checkpoint_flag="input_checkpoint")
+    config = resolve_bert_config(bert_config_file, input_checkpoint, setting="input_checkpoint")
     pretrainer = BertPretrainer(BertEncoder.from_bert_config(config))
     report = load_checkpoint(input_checkpoint, pretrainer)
     missing_heads = {name.split("/")[1] for name in report.missing if name.startswith("cls/")}

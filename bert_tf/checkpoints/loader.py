@@ -10,7 +10,8 @@ from absl import logging
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import tf1_names
 from bert_tf.checkpoints.bert_tf_checkpoint import read_bert_tf_checkpoint, read_keras_file
-from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
+from bert_tf.checkpoints.checkpoint_weights import (CheckpointError, CheckpointWeights,
+                                                    named_setting)
 from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.checkpoints.hub_saved_model import read_hub_saved_model
 from bert_tf.checkpoints.hugging_face_checkpoint import read_hugging_face_checkpoint
@@ -158,11 +159,11 @@ def _assign(weights: CheckpointWeights, model, checkpoint: StartingCheckpoint) -
 def load_checkpoint(path: str | os.PathLike | StartingCheckpoint, model) -> LoadReport:
     """Fills `model` from the checkpoint at `path`, recognising its format by itself.
 
-    The run scripts reach it through `checkpoint_flags` (`--init_checkpoint`):
+    A run reaches it through its `init_checkpoint` option:
 
-        config = resolve_bert_config(FLAGS.bert_config_file, FLAGS.init_checkpoint)
+        config = resolve_bert_config(options.bert_config_file, options.init_checkpoint)
         model = BertPretrainer(BertEncoder.from_bert_config(config))
-        report = load_init_checkpoint(FLAGS.init_checkpoint, model)  # errors name the flag
+        report = load_init_checkpoint(options.init_checkpoint, model)  # errors name the option
 
     Formats (see `CheckpointFormat`): google-research/bert TF1 (`bert_model.ckpt`), Model
     Garden TF2 encoder checkpoints, Hugging Face `model.safetensors` / `pytorch_model.bin`,
@@ -192,4 +193,14 @@ def load_checkpoint(path: str | os.PathLike | StartingCheckpoint, model) -> Load
     classifier, labels = report.heads.get("classifier"), checkpoint.labels
     if classifier is not None and labels is not None and len(labels) == len(classifier["bias"]):
         classifier["labels"] = labels
+    return report
+
+
+def load_init_checkpoint(checkpoint: str | StartingCheckpoint, model) -> LoadReport:
+    """`load_checkpoint(checkpoint, model)`, its errors naming `init_checkpoint`
+    ("`init_checkpoint`=path: problem"), and the load logged."""
+    with named_setting("init_checkpoint"):
+        report = load_checkpoint(checkpoint, model)
+    logging.info("Initialised from %s (%s): %d variables", report.path, report.format,
+                 len(report.loaded))
     return report

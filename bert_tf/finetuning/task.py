@@ -11,8 +11,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from bert_tf.checkpoints.checkpoint_flags import resolve_init_checkpoint
-from bert_tf.checkpoints.starting_checkpoint import StartingCheckpoint
+from bert_tf.checkpoints.starting_checkpoint import StartingCheckpoint, resolve_init_checkpoint
 from bert_tf.checkpoints.task_heads import load_task_head
 from bert_tf.finetuning.best_checkpoint import starting_checkpoint_path
 from bert_tf.finetuning.options import FineTuningOptions
