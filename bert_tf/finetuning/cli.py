@@ -13,7 +13,8 @@ from bert_tf.finetuning.flags import check_required_flags
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.finetuning.task import FineTuningTask
 from bert_tf.tokenization import BertTokenizer
-from bert_tf.training import distribution, runtime_flags
+from bert_tf.training import runtime_flags
+from bert_tf.training.cli import strategy_from_flags
 
 FLAGS = flags.FLAGS
 TaskBuilder = Callable[[FineTuningOptions, BertTokenizer, flags.FlagValues], FineTuningTask]
@@ -32,7 +33,7 @@ def finetuning_main(build_task: TaskBuilder):
         take_vocab_from_checkpoint(FLAGS)
         check_required_flags(FLAGS)
         options = runtime_flags.options_from_flags(FineTuningOptions, FLAGS)
-        strategy = distribution.strategy_from_flags(FLAGS)
+        strategy = strategy_from_flags(FLAGS)
         tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case)
         run_finetuning(build_task(options, tokenizer, FLAGS), options, strategy)
 

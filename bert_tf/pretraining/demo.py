@@ -25,7 +25,7 @@ import importlib.resources
 import os
 import pathlib
 import time
-from typing import Callable
+from typing import Callable, Collection
 
 import numpy as np
 import tensorflow as tf
@@ -45,7 +45,6 @@ from bert_tf.pretraining import fill_mask
 from bert_tf.pretraining.driver import PretrainingOptions, build_model, run_pretraining
 from bert_tf.tokenization import Vocab
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
-from bert_tf.training import distribution, runtime_flags
 
 HELD_OUT_EVERY = 10  # every tenth article is held out for evaluation
 # Each article is cut into pairs this many times, with fresh target lengths, masks and random
@@ -163,30 +162,47 @@ def accuracy_at_mask_inputs(model, record_file: str, max_seq_length: int, max_pr
     return {"masked_lm_accuracy": right / total, "majority_accuracy": counts.most_common(1)[0][1] / total}
 
 
-def demo_options(flag_values) -> PretrainingOptions:
-    """The demo's settings, with every flag the user set explicitly taking precedence, but for
-    `DEMO_JOB`'s: one of those set otherwise is a `ValueError`."""
+def demo_options(options: PretrainingOptions, given: Collection[str], language: str = "en"
+                 ) -> PretrainingOptions:
+    """The demo's settings on top of `options`, but for those named in `given`, which win.
+
+    Args:
+        options: the run's options, as the user gave them.
+        given: the names of the options the user set explicitly. Setting one of `DEMO_JOB`'s
+            to another value is a `UserInputError`.
+        language: a key of `LANGUAGES`.
+
+    Returns:
+        The demo's options.
+    """
     for name, value in DEMO_JOB.items():
-        if flag_values[name].value != value and flag_values[name].present:
-            raise UserInputError(f"--{name}={flag_values[name].value}: the demo always trains, then evaluates, on "
-                                 "TFRecords it writes; give --input_file and --output_dir for another job")
-    settings = {name: value for name, value in DEMO_SETTINGS.items() if not flag_values[name].present}
-    settings["output_dir"] = LANGUAGES[flag_values.demo_language].output_dir
-    return dataclasses.replace(runtime_flags.options_from_flags(PretrainingOptions, flag_values), **settings,
-                               **DEMO_JOB)
+        if name in given and getattr(options, name) != value:
+            raise UserInputError(f"`{name}`={getattr(options, name)}: the demo always trains, then "
+                                 "evaluates, on TFRecords it writes; give `input_file` and "
+                                 "`output_dir` for another job")
+    settings = {name: value for name, value in DEMO_SETTINGS.items() if name not in given}
+    settings["output_dir"] = LANGUAGES[language].output_dir
+    return dataclasses.replace(options, **settings, **DEMO_JOB)
 
 
-def run_demo(flag_values) -> dict:
+def run_demo(options: PretrainingOptions, strategy: tf.distribute.Strategy, language: str = "en",
+             vocab_file: str | None = None) -> dict:
+    """Runs the demo (see the module's docstring), printing each step.
+
+    Args:
+        options: the demo's options (`demo_options`).
+        strategy: the strategy to pretrain under.
+        language: a key of `LANGUAGES`.
+        vocab_file: a vocab of the user's in place of the language's, or None.
+
+    Returns:
+        The held-out evaluation's results (`run_pretraining`'s).
+    """
     started = time.perf_counter()
-    if not flag_values["verbosity"].present:  # the demo prints its own summary of each step
-        logging.set_verbosity(logging.WARNING)
-    options = demo_options(flag_values)
-    language = LANGUAGES[flag_values.demo_language]
-    vocab_file = flag_values.vocab_file if flag_values["vocab_file"].present else None
-    options, shorts, vocab_file, heldout_text = prepare_data(options, vocab_file, language)
+    options, shorts, vocab_file, heldout_text = prepare_data(options, vocab_file,
+                                                             LANGUAGES[language])
 
     name = pathlib.Path(options.bert_config_file).parent.name
-    strategy = distribution.strategy_from_flags(flag_values)
     lengths = [phase.max_seq_length for phase in (*shorts, options)]
     on = (f"on each of {', '.join(map(str, lengths[:-1]))} and {lengths[-1]}-token sequences in turn"
           if shorts else f"on {lengths[-1]}-token sequences")
@@ -217,7 +233,7 @@ def run_demo(flag_values) -> dict:
               "random, or by a constant prediction: 0.500)")
 
     export_dir = pathlib.Path(options.output_dir) / "export"
-    if language.word_segmenter == "none":
+    if LANGUAGES[language].word_segmenter == "none":
         print("\n4/5 Filling in a [MASK] in held-out sentences:")
         _show_fill_mask(model, tokenizer, heldout_text, options.max_seq_length)
         print("\n5/5 Exporting the preprocessing + encoder "
@@ -225,7 +241,8 @@ def run_demo(flag_values) -> dict:
         _export_and_query(model, tokenizer, heldout_text, export_dir, options.max_seq_length)
     else:
         print("\n4/5 Filling in masked whole words in held-out sentences:")
-        masked = _masked_chinese_words(tokenizer, heldout_text, language.word_segmenter, options.max_seq_length)
+        masked = _masked_chinese_words(tokenizer, heldout_text, LANGUAGES[language].word_segmenter,
+                                       options.max_seq_length)
         for text, word in masked[:5]:
             _show_filled_word(model, tokenizer, text, word)
         print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and "
