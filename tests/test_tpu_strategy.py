@@ -38,7 +38,8 @@ def test_a_pod_slices_hosts_all_reach_the_strategy(results):
 def test_a_tpu_vms_local_tpus_need_no_connection(results):
     local = results["local"]
     assert local["resolver_hosts"] == []
-    assert local["error"].startswith("`tpu`=local: cannot connect to the TPU: TPUs not found in the cluster")
+    assert local["error"].startswith(
+        "`tpu`=local: cannot connect to the TPU: TPUs not found in the cluster")
     assert local["remote_tasks"] == []
 
 
