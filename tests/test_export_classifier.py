@@ -231,7 +231,7 @@ def test_weights_stored_in_half_precision_compute_what_mixed_precision_does(tmp_
     np.testing.assert_array_equal(logits, mixed_export.signatures["serving_default"](**inputs)["logits"])
     np.testing.assert_allclose(logits, model(inputs)["logits"], atol={"bfloat16": 2e-3, "float16": 2e-4}[dtype])
     assert with_weights_in(model, "float32") is model
-    with pytest.raises(ValueError, match="^dtype='float64': expected one of float32, bfloat16, float16$"):
+    with pytest.raises(ValueError, match="^`dtype`='float64': expected one of float32, bfloat16, float16$"):
         with_weights_in(model, "float64")
 
 

@@ -29,7 +29,7 @@ def with_weights_in(model, dtype: str):
     'bfloat16'
     """
     if dtype not in DTYPE_POLICIES:  # the --dtype values of every script
-        raise UserInputError(f"dtype={dtype!r}: expected one of {', '.join(DTYPE_POLICIES)}")
+        raise UserInputError(f"`dtype`={dtype!r}: expected one of {', '.join(DTYPE_POLICIES)}")
     if dtype == "float32":
         return model
     encoder = model if isinstance(model, BertEncoder) else model.encoder
