@@ -10,7 +10,9 @@ os.environ["KERAS_BACKEND"] = "tensorflow"
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: runs for half a minute or more on 2 cores; scheduled first")
+    config.addinivalue_line(
+        "markers", "slow: runs for half a minute or more on 2 cores; scheduled first"
+    )
 
 
 def pytest_collection_modifyitems(items):

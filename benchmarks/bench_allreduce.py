@@ -47,27 +47,41 @@ class TwoAllReducesRunner(PretrainingRunner):
             scaled_loss = self.optimizer.scale_loss(losses["loss"])
         context = tf.distribute.get_replica_context()
         replicas = context.num_replicas_in_sync
-        pairs = [(g, v) for g, v in zip(tape.gradient(scaled_loss, variables), variables) if g is not None]
-        grads = context.all_reduce(tf.distribute.ReduceOp.SUM, [tf.convert_to_tensor(g) for g, _ in pairs])
+        pairs = [
+            (g, v)
+            for g, v in zip(tape.gradient(scaled_loss, variables), variables)
+            if g is not None
+        ]
+        grads = context.all_reduce(
+            tf.distribute.ReduceOp.SUM, [tf.convert_to_tensor(g) for g, _ in pairs]
+        )
         norm = tf.linalg.global_norm(grads)
         factor = self.clip_norm / tf.maximum(norm, self.clip_norm)
         self.optimizer.apply([g * factor / replicas for g in grads], [v for _, v in pairs])
         self.model.update_pretraining_metrics(features, outputs, losses)
 
 
-
 def peer(runner_class, strategy, config: BertConfig, batch: dict, initial):
     """A callable running n train steps of `runner_class` from weights `initial`; and the model."""
     from bert_tf.pretraining.driver import PretrainingOptions, build_model
 
-    options = PretrainingOptions(bert_config_file="", input_file="", output_dir="", learning_rate=1e-4,
-                                 num_train_steps=10_000, num_warmup_steps=100, verbose=False)
+    options = PretrainingOptions(
+        bert_config_file="",
+        input_file="",
+        output_dir="",
+        learning_rate=1e-4,
+        num_train_steps=10_000,
+        num_warmup_steps=100,
+        verbose=False,
+    )
     model, optimizer = build_model(config, options, strategy)
     if initial is not None:
         for variable, value in zip(model.weights, initial):
             variable.assign(value)
     runner = runner_class(strategy, model, optimizer, FLAGS.batch_size)
-    iterator = iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensors(batch).repeat()))
+    iterator = iter(
+        strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensors(batch).repeat())
+    )
     return (lambda n: (runner.train(iterator, n), optimizer.iterations.numpy())), model
 
 
@@ -85,7 +99,9 @@ def main(argv):
     config = BertConfig.from_json_file(f"configs/{FLAGS.config}/bert_config.json")
     batch = random_batch(config, FLAGS.batch_size)
     after, model = peer(PretrainingRunner, strategy, config, batch, None)
-    before, _ = peer(TwoAllReducesRunner, strategy, config, batch, [w.numpy() for w in model.weights])
+    before, _ = peer(
+        TwoAllReducesRunner, strategy, config, batch, [w.numpy() for w in model.weights]
+    )
     peers = {"before": before, "after": after}
     for run in peers.values():
         run(2)  # trace and warm up
@@ -94,12 +110,16 @@ def main(argv):
         for name, run in peers.items():
             best[name] = min(best[name], _timed(lambda: run(FLAGS.steps)) / FLAGS.steps)
     parameters = sum(int(np.prod(v.shape)) for v in model.trainable_variables)
-    print(f"machine: {os.cpu_count()} CPUs, 2 logical CPU devices; config {FLAGS.config} "
-          f"({parameters / 1e6:.1f}M parameters, {parameters * 4 / 1e6:.0f} MB of float32 "
-          f"gradients), global batch {FLAGS.batch_size}, seq {SEQ}")
-    print(f"step time, best of {FLAGS.rounds} rounds of {FLAGS.steps} steps: before (two "
-          f"all-reduces) {best['before'] * 1e3:.0f} ms, after (one) {best['after'] * 1e3:.0f} ms, "
-          f"before/after {best['before'] / best['after']:.2f}x")
+    print(
+        f"machine: {os.cpu_count()} CPUs, 2 logical CPU devices; config {FLAGS.config} "
+        f"({parameters / 1e6:.1f}M parameters, {parameters * 4 / 1e6:.0f} MB of float32 "
+        f"gradients), global batch {FLAGS.batch_size}, seq {SEQ}"
+    )
+    print(
+        f"step time, best of {FLAGS.rounds} rounds of {FLAGS.steps} steps: before (two "
+        f"all-reduces) {best['before'] * 1e3:.0f} ms, after (one) {best['after'] * 1e3:.0f} ms, "
+        f"before/after {best['before'] / best['after']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

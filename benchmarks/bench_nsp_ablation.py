@@ -34,9 +34,11 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 
-from bert_tf.data.pretraining_data_generator import (PretrainingDataOptions,  # noqa: E402
-                                                     create_pretraining_data)
 from bert_tf.corpora import fetch_uncased_vocab, fetch_wikipedia_sample  # noqa: E402
+from bert_tf.data.pretraining_data_generator import (
+    PretrainingDataOptions,  # noqa: E402
+    create_pretraining_data,
+)
 from bert_tf.finetuning.driver import run_finetuning  # noqa: E402
 from bert_tf.finetuning.options import FineTuningOptions  # noqa: E402
 from bert_tf.pretraining import demo  # noqa: E402
@@ -50,8 +52,12 @@ flags.DEFINE_integer("max_seq_length", 32, "Sequence length of pretraining and f
 flags.DEFINE_integer("train_pairs", 4000, "Sentence pairs to fine-tune on.")
 flags.DEFINE_integer("dev_pairs", 1000, "Sentence pairs to evaluate on.")
 flags.DEFINE_float("num_train_epochs", 3.0, "Fine-tuning epochs.")
-flags.DEFINE_string("work_dir", None, "Where the data and checkpoints go and stay (default: a "
-                    "temporary directory, removed at the end).")
+flags.DEFINE_string(
+    "work_dir",
+    None,
+    "Where the data and checkpoints go and stay (default: a "
+    "temporary directory, removed at the end).",
+)
 FLAGS = flags.FLAGS
 
 HELD_OUT_EVERY = 5  # every fifth article is held out for the pair task
@@ -61,7 +67,7 @@ DEV_ARTICLES = 8  # the last held-out articles: the dev pairs' (the others: the 
 def split_corpus(corpus: pathlib.Path, out_dir: pathlib.Path) -> tuple[pathlib.Path, list[str]]:
     """(the pretraining corpus file, the held-out articles)."""
     articles = corpus.read_text(encoding="utf-8").strip().split("\n\n")
-    held_out = articles[HELD_OUT_EVERY - 1::HELD_OUT_EVERY]
+    held_out = articles[HELD_OUT_EVERY - 1 :: HELD_OUT_EVERY]
     kept = [a for i, a in enumerate(articles) if i % HELD_OUT_EVERY != HELD_OUT_EVERY - 1]
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "train.txt"
@@ -74,8 +80,9 @@ def sentences_by_article(articles: list[str]) -> list[list[str]]:
     return [[s for s in a.splitlines() if 6 <= len(s.split()) <= 40] for a in articles]
 
 
-def same_article_pairs(articles: list[list[str]], count: int,
-                       rng: np.random.Generator) -> list[tuple]:
+def same_article_pairs(
+    articles: list[list[str]], count: int, rng: np.random.Generator
+) -> list[tuple]:
     """`count` (label, sentence, sentence): 1 for two sentences of one article, 0 for two
     articles'."""
     articles = [a for a in articles if len(a) >= 2]
@@ -98,8 +105,10 @@ def write_task(held_out: list[str], task_dir: pathlib.Path) -> None:
     """The pair task in GLUE's MRPC layout: train.tsv and dev.tsv."""
     articles = sentences_by_article(held_out)
     rng = np.random.default_rng(0)
-    splits = {"train": (articles[:-DEV_ARTICLES], FLAGS.train_pairs),
-              "dev": (articles[-DEV_ARTICLES:], FLAGS.dev_pairs)}
+    splits = {
+        "train": (articles[:-DEV_ARTICLES], FLAGS.train_pairs),
+        "dev": (articles[-DEV_ARTICLES:], FLAGS.dev_pairs),
+    }
     task_dir.mkdir(parents=True, exist_ok=True)
     for split, (split_articles, count) in splits.items():
         rows = ["Quality\t#1 ID\t#2 ID\t#1 String\t#2 String"]
@@ -108,35 +117,64 @@ def write_task(held_out: list[str], task_dir: pathlib.Path) -> None:
         (task_dir / f"{split}.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
-def pretrain(options: PretrainingOptions, train_text: pathlib.Path, vocab_file: str,
-             next_sentence_prediction: bool) -> tuple[str, dict, float]:
+def pretrain(
+    options: PretrainingOptions,
+    train_text: pathlib.Path,
+    vocab_file: str,
+    next_sentence_prediction: bool,
+) -> tuple[str, dict, float]:
     """Writes the records of one mode and pretrains on them: (output_dir, last metrics, seconds)."""
     name = "nsp" if next_sentence_prediction else "no_nsp"
     records = pathlib.Path(options.output_dir) / f"{name}.tfrecord"
     data_options = PretrainingDataOptions(
-        vocab_file=vocab_file, max_seq_length=options.max_seq_length,
-        max_predictions_per_seq=options.max_predictions_per_seq, dupe_factor=demo.DUPE_FACTOR,
-        next_sentence_prediction=next_sentence_prediction)
-    stats = create_pretraining_data([str(train_text)], [str(records)], data_options,
-                                    num_workers=os.cpu_count() or 1, progress=False)
-    print(f"{name}: {stats.examples:,} examples, mean real length "
-          f"{stats.real_tokens / stats.examples:.1f} tokens", flush=True)
-    run = dataclasses.replace(options, input_file=str(records),
-                              output_dir=os.path.join(options.output_dir, name),
-                              next_sentence_prediction=next_sentence_prediction)
+        vocab_file=vocab_file,
+        max_seq_length=options.max_seq_length,
+        max_predictions_per_seq=options.max_predictions_per_seq,
+        dupe_factor=demo.DUPE_FACTOR,
+        next_sentence_prediction=next_sentence_prediction,
+    )
+    stats = create_pretraining_data(
+        [str(train_text)],
+        [str(records)],
+        data_options,
+        num_workers=os.cpu_count() or 1,
+        progress=False,
+    )
+    print(
+        f"{name}: {stats.examples:,} examples, mean real length "
+        f"{stats.real_tokens / stats.examples:.1f} tokens",
+        flush=True,
+    )
+    run = dataclasses.replace(
+        options,
+        input_file=str(records),
+        output_dir=os.path.join(options.output_dir, name),
+        next_sentence_prediction=next_sentence_prediction,
+    )
     start = time.perf_counter()
     results = run_pretraining(run, tf.distribute.get_strategy())
     return run.output_dir, results, time.perf_counter() - start
 
 
-def fine_tune(checkpoint: str, task_dir: pathlib.Path, vocab_file: str, output_dir: str,
-              seed: int) -> float:
+def fine_tune(
+    checkpoint: str, task_dir: pathlib.Path, vocab_file: str, output_dir: str, seed: int
+) -> float:
     """Dev accuracy of the pair task, fine-tuned from `checkpoint` with `seed`."""
     options = FineTuningOptions(
-        data_dir=str(task_dir), vocab_file=vocab_file, output_dir=output_dir,
-        init_checkpoint=checkpoint, do_train=True, do_eval=True,
-        max_seq_length=FLAGS.max_seq_length, train_batch_size=32, eval_batch_size=64,
-        learning_rate=1e-4, num_train_epochs=FLAGS.num_train_epochs, random_seed=seed, verbose=0)
+        data_dir=str(task_dir),
+        vocab_file=vocab_file,
+        output_dir=output_dir,
+        init_checkpoint=checkpoint,
+        do_train=True,
+        do_eval=True,
+        max_seq_length=FLAGS.max_seq_length,
+        train_batch_size=32,
+        eval_batch_size=64,
+        learning_rate=1e-4,
+        num_train_epochs=FLAGS.num_train_epochs,
+        random_seed=seed,
+        verbose=0,
+    )
     task = SentencePredictionTask(options, BertTokenizer(vocab_file), "MRPC")
     return run_finetuning(task, options)["accuracy"]
 
@@ -144,11 +182,21 @@ def fine_tune(checkpoint: str, task_dir: pathlib.Path, vocab_file: str, output_d
 def compare(work_dir: str) -> None:
     started = time.perf_counter()
     seq = FLAGS.max_seq_length
-    options = PretrainingOptions(input_file="", **{
-        **demo.DEMO_SETTINGS, "output_dir": work_dir, "max_seq_length": seq,
-        "max_predictions_per_seq": max(1, round(seq * 0.15)), "train_batch_size": 4096 // seq,
-        "num_train_steps": FLAGS.pretrain_steps, "num_warmup_steps": FLAGS.pretrain_steps // 10,
-        "save_checkpoints_steps": FLAGS.pretrain_steps, "do_eval": False, "verbose": False})
+    options = PretrainingOptions(
+        input_file="",
+        **{
+            **demo.DEMO_SETTINGS,
+            "output_dir": work_dir,
+            "max_seq_length": seq,
+            "max_predictions_per_seq": max(1, round(seq * 0.15)),
+            "train_batch_size": 4096 // seq,
+            "num_train_steps": FLAGS.pretrain_steps,
+            "num_warmup_steps": FLAGS.pretrain_steps // 10,
+            "save_checkpoints_steps": FLAGS.pretrain_steps,
+            "do_eval": False,
+            "verbose": False,
+        },
+    )
     data_dir = pathlib.Path(work_dir) / "data"
     train_text, held_out = split_corpus(fetch_wikipedia_sample(), data_dir)
     vocab_file = str(fetch_uncased_vocab())
@@ -158,29 +206,42 @@ def compare(work_dir: str) -> None:
     accuracies = {}
     for next_sentence_prediction in (True, False):
         label = "with NSP" if next_sentence_prediction else "without NSP"
-        checkpoint, results, seconds = pretrain(options, train_text, vocab_file,
-                                                next_sentence_prediction)
+        checkpoint, results, seconds = pretrain(
+            options, train_text, vocab_file, next_sentence_prediction
+        )
         shown = ", ".join(f"{k} {v:.3f}" for k, v in results.items() if k != "examples_per_second")
-        print(f"{label}: pretrained {FLAGS.pretrain_steps} steps in {seconds:.0f} s ({shown})",
-              flush=True)
+        print(
+            f"{label}: pretrained {FLAGS.pretrain_steps} steps in {seconds:.0f} s ({shown})",
+            flush=True,
+        )
         accuracies[label] = [
-            fine_tune(checkpoint, task_dir, vocab_file,
-                      os.path.join(work_dir, f"fine_tuned_{next_sentence_prediction}_{seed}"), seed)
-            for seed in range(FLAGS.seeds)]
+            fine_tune(
+                checkpoint,
+                task_dir,
+                vocab_file,
+                os.path.join(work_dir, f"fine_tuned_{next_sentence_prediction}_{seed}"),
+                seed,
+            )
+            for seed in range(FLAGS.seeds)
+        ]
         by_seed = [round(a, 4) for a in accuracies[label]]
         print(f"{label}: dev accuracy by seed {by_seed}", flush=True)
 
     with_nsp, without = (np.array(accuracies[k]) for k in ("with NSP", "without NSP"))
-    print(f"\nmachine: {os.cpu_count()} CPUs; tiny config, {FLAGS.pretrain_steps} pretraining "
-          f"steps of batch {options.train_batch_size} x {seq} tokens; same-article pair task, "
-          f"{FLAGS.train_pairs} training and {FLAGS.dev_pairs} dev pairs, {FLAGS.seeds} seeds; "
-          f"{time.perf_counter() - started:.0f} s in all")
+    print(
+        f"\nmachine: {os.cpu_count()} CPUs; tiny config, {FLAGS.pretrain_steps} pretraining "
+        f"steps of batch {options.train_batch_size} x {seq} tokens; same-article pair task, "
+        f"{FLAGS.train_pairs} training and {FLAGS.dev_pairs} dev pairs, {FLAGS.seeds} seeds; "
+        f"{time.perf_counter() - started:.0f} s in all"
+    )
     print("| pretraining | dev accuracy, mean | min to max over seeds |")
     print("| --- | --- | --- |")
     for name, values in (("with NSP", with_nsp), ("without NSP", without)):
         print(f"| {name} | {values.mean():.4f} | {values.min():.4f} to {values.max():.4f} |")
-    print(f"without NSP - with NSP: {without.mean() - with_nsp.mean():+.4f} "
-          f"(seed spread: {np.ptp(with_nsp):.4f} with, {np.ptp(without):.4f} without)")
+    print(
+        f"without NSP - with NSP: {without.mean() - with_nsp.mean():+.4f} "
+        f"(seed spread: {np.ptp(with_nsp):.4f} with, {np.ptp(without):.4f} without)"
+    )
 
 
 def main(argv):

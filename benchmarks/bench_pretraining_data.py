@@ -32,24 +32,42 @@ import numpy as np
 import psutil
 import tensorflow as tf
 
+from bert_tf.corpora import (
+    fetch_chinese_news,
+    fetch_chinese_vocab,
+    fetch_uncased_vocab,
+    fetch_wikipedia_sample,
+)
 from bert_tf.data import pretraining_features
-from bert_tf.corpora import (fetch_chinese_news, fetch_chinese_vocab, fetch_uncased_vocab,
-                             fetch_wikipedia_sample)
 from bert_tf.tokenization import Vocab
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-FLAGS = ["--max_seq_length=128", "--max_predictions_per_seq=20", "--dupe_factor=5",
-         "--masked_lm_prob=0.15", "--short_seq_prob=0.1", "--random_seed=12345", "--do_lower_case=True"]
+FLAGS = [
+    "--max_seq_length=128",
+    "--max_predictions_per_seq=20",
+    "--dupe_factor=5",
+    "--masked_lm_prob=0.15",
+    "--short_seq_prob=0.1",
+    "--random_seed=12345",
+    "--do_lower_case=True",
+]
 # Allowed differences between the two outputs (the issue's).
-TOLERANCES = {"masked_fraction": 0.01, "random_next_fraction": 0.02,
-              "mask_share": 0.02, "random_share": 0.02, "keep_share": 0.02}
+TOLERANCES = {
+    "masked_fraction": 0.01,
+    "random_next_fraction": 0.02,
+    "mask_share": 0.02,
+    "random_share": 0.02,
+    "keep_share": 0.02,
+}
 MEAN_LENGTH_RELATIVE_TOLERANCE = 0.05
 
 
 def run_command(command: list[str]) -> tuple[float, int]:
     """Runs `command`; returns (wall seconds, peak RSS in bytes of its whole process tree)."""
     start = time.perf_counter()
-    process = psutil.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = psutil.Popen(
+        command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     peak = 0
     stop = threading.Event()
 
@@ -75,8 +93,11 @@ def run_command(command: list[str]) -> tuple[float, int]:
 
 def output_statistics(path: str, mask_id: int) -> dict[str, float]:
     """Statistics of a pretraining TFRecord file, decoded with the schema module."""
-    dataset = tf.data.TFRecordDataset(path).batch(8192).map(
-        lambda s: pretraining_features.parse_examples(s, 128, 20))
+    dataset = (
+        tf.data.TFRecordDataset(path)
+        .batch(8192)
+        .map(lambda s: pretraining_features.parse_examples(s, 128, 20))
+    )
     totals = dict(examples=0, real=0, predicted=0, mask=0, keep=0, random_next=0)
     for batch in dataset.as_numpy_iterator():
         weights = batch["masked_lm_weights"] > 0
@@ -119,22 +140,38 @@ def main():
             vocab_file = fetch_chinese_vocab()
             articles = fetch_chinese_news().read_text(encoding="utf-8").split("\n\n")
             sizes = np.cumsum([len(a.encode()) + 2 for a in articles])
-            kept = articles[:max(1, int(np.searchsorted(sizes, args.corpus_mb * 2**20)))]
+            kept = articles[: max(1, int(np.searchsorted(sizes, args.corpus_mb * 2**20)))]
             corpus.write_text("\n\n".join(kept).rstrip("\n") + "\n", encoding="utf-8")
             described = f"{len(kept):,} Chinese news articles"
         mask_id = Vocab.from_file(vocab_file).mask_id
         common = [f"--input_file={corpus}", f"--vocab_file={vocab_file}", *FLAGS]
-        commands = {"model_garden": [sys.executable, "-m", "official.nlp.data.create_pretraining_data",
-                                     f"--output_file={tmp}/model_garden.tfrecord", *common]}
+        commands = {
+            "model_garden": [
+                sys.executable,
+                "-m",
+                "official.nlp.data.create_pretraining_data",
+                f"--output_file={tmp}/model_garden.tfrecord",
+                *common,
+            ]
+        }
         variants = {"bert_tf": []}
         if args.language == "zh":
             variants["bert_tf wwm"] = ["--do_whole_word_mask", "--word_segmenter=rjieba"]
         for name, extra in variants.items():
-            commands[name] = [sys.executable, "create_pretraining_data.py", f"--output_file={tmp}/{name}.tfrecord",
-                              f"--num_workers={args.num_workers}", *common, *extra]
-        print(f"corpus: {described}, {corpus.stat().st_size / 2**20:.1f} MB; {os.cpu_count()} cores;"
-              f" flags {' '.join(FLAGS)}; bert_tf wwm adds "
-              f"{' '.join(variants.get('bert_tf wwm', []))}", flush=True)
+            commands[name] = [
+                sys.executable,
+                "create_pretraining_data.py",
+                f"--output_file={tmp}/{name}.tfrecord",
+                f"--num_workers={args.num_workers}",
+                *common,
+                *extra,
+            ]
+        print(
+            f"corpus: {described}, {corpus.stat().st_size / 2**20:.1f} MB; {os.cpu_count()} cores;"
+            f" flags {' '.join(FLAGS)}; bert_tf wwm adds "
+            f"{' '.join(variants.get('bert_tf wwm', []))}",
+            flush=True,
+        )
         runs = {name: [] for name in commands}
         for name in [*variants, "model_garden", *variants]:
             runs[name].append(run_command(commands[name]))
@@ -147,8 +184,10 @@ def main():
         seconds = float(np.mean([s for s, _ in runs[name]]))
         speed[name] = stats[name]["examples"] / seconds
         peak = max(p for _, p in runs[name]) / 2**20
-        print(f"{name:14}{stats[name]['examples']:>10,}{seconds:>9.1f}"
-              f"{speed[name]:>12,.0f}{peak:>8,.0f} MB{speed[name] / speed['model_garden']:>7.1f}x")
+        print(
+            f"{name:14}{stats[name]['examples']:>10,}{seconds:>9.1f}"
+            f"{speed[name]:>12,.0f}{peak:>8,.0f} MB{speed[name] / speed['model_garden']:>7.1f}x"
+        )
     ratios = {name: speed[name] / speed["model_garden"] for name in variants}
     print(f"target: each ratio >= {args.min_ratio:g}x\n")
 
@@ -161,10 +200,15 @@ def main():
         allowed = TOLERANCES.get(key, MEAN_LENGTH_RELATIVE_TOLERANCE * peer_value)
         ok = abs(our_value - peer_value) <= allowed
         failures += [] if ok else [key]
-        print(f"{key:22}{peer_value:>14.4f}{our_value:>10.4f}{'±' + format(allowed, '.3f'):>10}"
-              f"{'' if ok else '  OUT OF RANGE'}")
-    failures += [f"{name} ratio {ratio:.1f} < {args.min_ratio:g}" for name, ratio in ratios.items()
-                 if ratio < args.min_ratio]
+        print(
+            f"{key:22}{peer_value:>14.4f}{our_value:>10.4f}{'±' + format(allowed, '.3f'):>10}"
+            f"{'' if ok else '  OUT OF RANGE'}"
+        )
+    failures += [
+        f"{name} ratio {ratio:.1f} < {args.min_ratio:g}"
+        for name, ratio in ratios.items()
+        if ratio < args.min_ratio
+    ]
     if failures:
         sys.exit(f"FAILED: {', '.join(failures)}")
     print("all statistics in range")

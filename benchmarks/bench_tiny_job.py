@@ -41,10 +41,19 @@ from bert_tf.pretraining.driver import PretrainingOptions, build_model  # noqa: 
 from bert_tf.pretraining.loops import PretrainingRunner  # noqa: E402
 
 flags.DEFINE_integer("steps", demo.DEMO_SETTINGS["num_train_steps"], "Training steps of each peer.")
-flags.DEFINE_integer("random_seed", 12345, "Seeds the records, their order and each peer's initialisation "
-                     "(the demo's --random_seed).")
-flags.DEFINE_bool("full_vocab", True, "Also train bert_tf with the whole vocab's masked-LM softmax.")
-flags.DEFINE_string("work_dir", None, "Where the records go and stay (default: a temporary directory, removed at the end).")
+flags.DEFINE_integer(
+    "random_seed",
+    12345,
+    "Seeds the records, their order and each peer's initialisation (the demo's --random_seed).",
+)
+flags.DEFINE_bool(
+    "full_vocab", True, "Also train bert_tf with the whole vocab's masked-LM softmax."
+)
+flags.DEFINE_string(
+    "work_dir",
+    None,
+    "Where the records go and stay (default: a temporary directory, removed at the end).",
+)
 FLAGS = flags.FLAGS
 
 
@@ -52,8 +61,9 @@ def train_ours(config: BertConfig, options: PretrainingOptions, features: tf.dat
     """Trains bert_tf's pretrainer; returns (seconds, a function from features to both logits)."""
     strategy = tf.distribute.get_strategy()
     model, optimizer = build_model(config, options, strategy)
-    runner = PretrainingRunner(strategy, model, optimizer, options.train_batch_size,
-                               jit_compile=options.jit_compile)
+    runner = PretrainingRunner(
+        strategy, model, optimizer, options.train_batch_size, jit_compile=options.jit_compile
+    )
     iterator = iter(features)
     runner.train(iterator, 1)  # compiles
     start = time.perf_counter()
@@ -69,8 +79,9 @@ def train_ours(config: BertConfig, options: PretrainingOptions, features: tf.dat
 
 def train_model_garden(config: BertConfig, options: PretrainingOptions, features: tf.data.Dataset):
     """Trains Model Garden's pretrainer; returns (seconds, a function: features -> both logits)."""
-    schedule = model_garden_peer.warmup_linear_decay(options.learning_rate, options.num_train_steps,
-                                                     options.num_warmup_steps)
+    schedule = model_garden_peer.warmup_linear_decay(
+        options.learning_rate, options.num_train_steps, options.num_warmup_steps
+    )
     keras.utils.set_random_seed(options.random_seed)  # as build_model seeds ours
     pretrainer, optimizer = model_garden_peer.build(config, schedule)
     step = model_garden_peer.train_step(pretrainer, optimizer, options.jit_compile)
@@ -97,11 +108,16 @@ def heldout_accuracy(predict, records: tf.data.Dataset) -> dict[str, float]:
     predict = tf.function(predict)
     for batch in records:
         mlm_logits, nsp_logits = predict(batch)
-        mlm.update_state(batch["masked_lm_ids"], mlm_logits, sample_weight=batch["masked_lm_weights"])
+        mlm.update_state(
+            batch["masked_lm_ids"], mlm_logits, sample_weight=batch["masked_lm_weights"]
+        )
         nsp.update_state(batch["next_sentence_labels"], nsp_logits)
         nsp_auc.update_state(batch["next_sentence_labels"], nsp_logits)
-    return {"masked_lm_accuracy": float(mlm.result()), "next_sentence_accuracy": float(nsp.result()),
-            "next_sentence_auc": float(nsp_auc.result())}
+    return {
+        "masked_lm_accuracy": float(mlm.result()),
+        "next_sentence_accuracy": float(nsp.result()),
+        "next_sentence_auc": float(nsp_auc.result()),
+    }
 
 
 def main(argv):
@@ -115,41 +131,64 @@ def main(argv):
 
 def compare(work_dir: str) -> None:
     """Writes the demo's records in `work_dir`, trains and scores both peers, prints the table."""
-    options = PretrainingOptions(input_file="", **{**demo.DEMO_SETTINGS, "output_dir": work_dir,
-                                                   "num_train_steps": FLAGS.steps,
-                                                   "random_seed": FLAGS.random_seed})
+    options = PretrainingOptions(
+        input_file="",
+        **{
+            **demo.DEMO_SETTINGS,
+            "output_dir": work_dir,
+            "num_train_steps": FLAGS.steps,
+            "random_seed": FLAGS.random_seed,
+        },
+    )
     options, _, _, _ = demo.prepare_data(options)
     config = BertConfig.from_json_file(options.bert_config_file)
 
     def dataset(files, is_training):
         return pretraining_dataset.pretraining_dataset(
-            files, options.train_batch_size, options.max_seq_length, options.max_predictions_per_seq,
-            is_training=is_training, seed=options.random_seed)
+            files,
+            options.train_batch_size,
+            options.max_seq_length,
+            options.max_predictions_per_seq,
+            is_training=is_training,
+            seed=options.random_seed,
+        )
 
     train, heldout = dataset([options.input_file], True), dataset([options.eval_file], False)
     peers = [("Model Garden", train_model_garden, options), ("bert_tf", train_ours, options)]
     if FLAGS.full_vocab:
-        peers.append(("bert_tf, full", train_ours, dataclasses.replace(options, masked_lm_samples=0)))
+        peers.append(
+            ("bert_tf, full", train_ours, dataclasses.replace(options, masked_lm_samples=0))
+        )
     results = {}
     for name, train_peer, peer_options in peers:
         seconds, predict = train_peer(config, peer_options, train)
-        results[name] = {"seconds_per_step": seconds / (options.num_train_steps - 1),
-                         **heldout_accuracy(predict, heldout)}
+        results[name] = {
+            "seconds_per_step": seconds / (options.num_train_steps - 1),
+            **heldout_accuracy(predict, heldout),
+        }
         print(f"{name}: {results[name]}", flush=True)
 
-    baseline = demo.majority_baselines(options.eval_file, options.max_seq_length, options.max_predictions_per_seq)
-    print(f"\nmachine: {os.cpu_count()} CPUs; tiny config, batch {options.train_batch_size}, "
-          f"{options.num_train_steps} steps, learning rate {options.learning_rate}, "
-          f"XLA {options.jit_compile}, seed {options.random_seed}, "
-          f"TF_CPU_ALLOCATOR_USE_BFC={os.environ.get('TF_CPU_ALLOCATOR_USE_BFC')}; "
-          f"bert_tf's masked-LM softmax over the labels and {options.masked_lm_samples} sampled ids, "
-          f"'bert_tf, full' over the whole vocab")
+    baseline = demo.majority_baselines(
+        options.eval_file, options.max_seq_length, options.max_predictions_per_seq
+    )
+    print(
+        f"\nmachine: {os.cpu_count()} CPUs; tiny config, batch {options.train_batch_size}, "
+        f"{options.num_train_steps} steps, learning rate {options.learning_rate}, "
+        f"XLA {options.jit_compile}, seed {options.random_seed}, "
+        f"TF_CPU_ALLOCATOR_USE_BFC={os.environ.get('TF_CPU_ALLOCATOR_USE_BFC')}; "
+        f"bert_tf's masked-LM softmax over the labels and {options.masked_lm_samples} sampled ids, "
+        f"'bert_tf, full' over the whole vocab"
+    )
     print(f"{'':<14}{'s/step':>8}{'held-out MLM':>14}{'held-out NSP':>14}{'NSP AUC':>9}")
     for name, figures in results.items():
-        print(f"{name:<14}{figures['seconds_per_step']:>8.3f}{figures['masked_lm_accuracy']:>14.3f}"
-              f"{figures['next_sentence_accuracy']:>14.3f}{figures['next_sentence_auc']:>9.3f}")
-    print(f"{'majority':<14}{'':>8}{baseline['masked_lm_accuracy']:>14.3f}{baseline['next_sentence_accuracy']:>14.3f}"
-          f"{0.5:>9.3f}")
+        print(
+            f"{name:<14}{figures['seconds_per_step']:>8.3f}{figures['masked_lm_accuracy']:>14.3f}"
+            f"{figures['next_sentence_accuracy']:>14.3f}{figures['next_sentence_auc']:>9.3f}"
+        )
+    print(
+        f"{'majority':<14}{'':>8}{baseline['masked_lm_accuracy']:>14.3f}{baseline['next_sentence_accuracy']:>14.3f}"
+        f"{0.5:>9.3f}"
+    )
     for name in [name for name in results if name != "Model Garden"]:
         ratio = results["Model Garden"]["seconds_per_step"] / results[name]["seconds_per_step"]
         print(f"{name} is {ratio:.2f}x Model Garden's speed per step")

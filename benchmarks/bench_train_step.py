@@ -79,7 +79,6 @@ def executed_flops_per_step(config: BertConfig, batch: int) -> float:
     return training_flops_per_step(config, batch) - batch * skipped_rows * per_row
 
 
-
 def ours(config: BertConfig, batch, jit_compile: bool):
     """Returns a callable running n train steps of bert_tf's PretrainingRunner."""
     from bert_tf.pretraining.driver import PretrainingOptions, build_model
@@ -87,11 +86,20 @@ def ours(config: BertConfig, batch, jit_compile: bool):
     from bert_tf.training import distribution
 
     distribution.set_precision(FLAGS.dtype)
-    options = PretrainingOptions(bert_config_file="", input_file="", output_dir="", learning_rate=1e-4,
-                                 num_train_steps=10_000, num_warmup_steps=100, verbose=False)
+    options = PretrainingOptions(
+        bert_config_file="",
+        input_file="",
+        output_dir="",
+        learning_rate=1e-4,
+        num_train_steps=10_000,
+        num_warmup_steps=100,
+        verbose=False,
+    )
     strategy = tf.distribute.get_strategy()
     model, optimizer = build_model(config, options, strategy)
-    runner = PretrainingRunner(strategy, model, optimizer, len(batch["input_ids"]), jit_compile=jit_compile)
+    runner = PretrainingRunner(
+        strategy, model, optimizer, len(batch["input_ids"]), jit_compile=jit_compile
+    )
     iterator = iter(tf.data.Dataset.from_tensors(batch).repeat())
     return lambda n: (runner.train(iterator, n), optimizer.iterations.numpy())
 
@@ -117,29 +125,40 @@ def measure(peers: dict, batch_size: int) -> dict[str, float]:
     best = {name: 0.0 for name in peers}
     for _ in range(FLAGS.rounds):
         for name, run in peers.items():
-            best[name] = max(best[name], FLAGS.steps * batch_size / _timed(lambda: run(FLAGS.steps)))
+            best[name] = max(
+                best[name], FLAGS.steps * batch_size / _timed(lambda: run(FLAGS.steps))
+            )
     return best
 
 
 def main(argv):
     del argv
     peak = matmul_peak(FLAGS.dtype)
-    print(f"machine: {os.cpu_count()} CPUs; {FLAGS.dtype} matmul peak {peak / 1e9:.0f} GFLOP/s; "
-          f"TF_CPU_ALLOCATOR_USE_BFC={os.environ.get('TF_CPU_ALLOCATOR_USE_BFC')} (both peers)")
-    print(f"{'config':<8}{'batch':>6}{'xla':>5}{'Model Garden':>14}{'bert_tf':>10}"
-          f"{'ratio':>7}{'MFU':>7}{'executed':>10}")
+    print(
+        f"machine: {os.cpu_count()} CPUs; {FLAGS.dtype} matmul peak {peak / 1e9:.0f} GFLOP/s; "
+        f"TF_CPU_ALLOCATOR_USE_BFC={os.environ.get('TF_CPU_ALLOCATOR_USE_BFC')} (both peers)"
+    )
+    print(
+        f"{'config':<8}{'batch':>6}{'xla':>5}{'Model Garden':>14}{'bert_tf':>10}"
+        f"{'ratio':>7}{'MFU':>7}{'executed':>10}"
+    )
     for name, batch_size in zip(FLAGS.configs, map(int, FLAGS.batch_sizes)):
         config = BertConfig.from_json_file(f"configs/{name}/bert_config.json")
         batch = random_batch(config, batch_size)
-        for xla in ([False, True] if FLAGS.xla else [False]):
-            figures = measure({"mg": model_garden(config, batch, xla), "ours": ours(config, batch, xla)},
-                              batch_size)
+        for xla in [False, True] if FLAGS.xla else [False]:
+            figures = measure(
+                {"mg": model_garden(config, batch, xla), "ours": ours(config, batch, xla)},
+                batch_size,
+            )
             steps_per_second = figures["ours"] / batch_size
             mfu = steps_per_second * training_flops_per_step(config, batch_size) / peak
             executed = steps_per_second * executed_flops_per_step(config, batch_size) / peak
-            print(f"{name:<8}{batch_size:>6}{'yes' if xla else 'no':>5}{figures['mg']:>11.2f} s/s"
-                  f"{figures['ours']:>7.2f} s/s{figures['ours'] / figures['mg']:>6.2f}x{mfu:>6.0%}"
-                  f"{executed:>9.0%}", flush=True)
+            print(
+                f"{name:<8}{batch_size:>6}{'yes' if xla else 'no':>5}{figures['mg']:>11.2f} s/s"
+                f"{figures['ours']:>7.2f} s/s{figures['ours'] / figures['mg']:>6.2f}x{mfu:>6.0%}"
+                f"{executed:>9.0%}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

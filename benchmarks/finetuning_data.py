@@ -65,8 +65,9 @@ def sentiment_splits(snippets, num_train: int, num_eval: int, seed: int = 0):
     Eval snippets are those whose id is a multiple of `EVAL_EVERY`; each side is shuffled
     with `seed` and cut to its size.
     """
-    labelled = [(i, text, "positive" if score > 0 else "negative")
-                for i, score, text in snippets if score]
+    labelled = [
+        (i, text, "positive" if score > 0 else "negative") for i, score, text in snippets if score
+    ]
     train = [(text, label) for i, text, label in labelled if i % EVAL_EVERY]
     held_out = [(text, label) for i, text, label in labelled if not i % EVAL_EVERY]
     random.Random(seed).shuffle(train)
@@ -105,16 +106,18 @@ def read_csv(path: pathlib.Path) -> list[tuple[str, str | None, str]]:
     """The (text, text_b or None, label) rows of a `write_csv` file."""
     with open(path, encoding="utf-8", newline="") as f:
         header, *rows = csv.reader(f)
-    columns = [header.index(name) if name in header else None
-               for name in ("text", "text_b", "label")]
+    columns = [
+        header.index(name) if name in header else None for name in ("text", "text_b", "label")
+    ]
     return [tuple(None if i is None else row[i] for i in columns) for row in rows]
 
 
 def write_conll(path: pathlib.Path, sentences) -> None:
     """`word tag` lines, a blank line after each sentence, as run_ner.py reads."""
     with open(path, "w", encoding="utf-8") as f:
-        f.writelines("".join(f"{word} {tag}\n" for word, tag in sentence) + "\n"
-                     for sentence in sentences)
+        f.writelines(
+            "".join(f"{word} {tag}\n" for word, tag in sentence) + "\n" for sentence in sentences
+        )
 
 
 def read_conll(path: pathlib.Path) -> list[list[tuple[str, ...]]]:

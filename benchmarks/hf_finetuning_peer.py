@@ -37,8 +37,9 @@ from absl import app, flags  # noqa: E402
 from benchmarks import finetuning_data as data  # noqa: E402
 
 flags.DEFINE_string("data_dir", None, "The task's files.", required=True)
-flags.DEFINE_string("init_checkpoint", None, "Hugging Face checkpoint directory (with vocab.txt).",
-                    required=True)
+flags.DEFINE_string(
+    "init_checkpoint", None, "Hugging Face checkpoint directory (with vocab.txt).", required=True
+)
 flags.DEFINE_string("output_file", None, "The JSON results to write.", required=True)
 flags.DEFINE_integer("max_seq_length", 128, "Tokens per input, [CLS] and [SEP] included.")
 flags.DEFINE_integer("train_batch_size", 32, "Training batch size.")
@@ -76,21 +77,38 @@ def tokenizer(checkpoint: str) -> transformers.BertTokenizerFast:
 
 def encode_texts(tok, texts_a, texts_b, max_seq_length: int) -> dict[str, torch.Tensor]:
     """`[CLS] a [SEP] (b [SEP])`, the longer text cut first, padded to `max_seq_length`."""
-    return dict(tok(list(texts_a), None if texts_b is None else list(texts_b), truncation=True,
-                    max_length=max_seq_length, padding="max_length", return_tensors="pt"))
+    return dict(
+        tok(
+            list(texts_a),
+            None if texts_b is None else list(texts_b),
+            truncation=True,
+            max_length=max_seq_length,
+            padding="max_length",
+            return_tensors="pt",
+        )
+    )
 
 
 def first_sub_tokens(word_ids: list[int | None]) -> dict[int, int]:
     """word index -> the position of its first sub-token, for one row's `word_ids`."""
-    return {word: position for position, word in enumerate(word_ids)
-            if word is not None and (position == 0 or word_ids[position - 1] != word)}
+    return {
+        word: position
+        for position, word in enumerate(word_ids)
+        if word is not None and (position == 0 or word_ids[position - 1] != word)
+    }
 
 
 def encode_words(tok, sentences, max_seq_length: int, label_ids=None):
     """(features, labels `[n, seq]` or None, word ids per row) of word-split sentences; a word's
     tag sits on its first sub-token, every other position is `IGNORED`."""
-    features = tok(list(sentences), is_split_into_words=True, truncation=True,
-                   max_length=max_seq_length, padding="max_length", return_tensors="pt")
+    features = tok(
+        list(sentences),
+        is_split_into_words=True,
+        truncation=True,
+        max_length=max_seq_length,
+        padding="max_length",
+        return_tensors="pt",
+    )
     word_ids = [features.word_ids(row) for row in range(len(sentences))]
     labels = None
     if label_ids is not None:
@@ -101,27 +119,38 @@ def encode_words(tok, sentences, max_seq_length: int, label_ids=None):
     return dict(features), labels, word_ids
 
 
-def fine_tune(model: torch.nn.Module, features: dict[str, torch.Tensor], labels: torch.Tensor,
-              hp: Hyperparameters) -> tuple[float, int]:
+def fine_tune(
+    model: torch.nn.Module,
+    features: dict[str, torch.Tensor],
+    labels: torch.Tensor,
+    hp: Hyperparameters,
+) -> tuple[float, int]:
     """Trains `model` in place; returns (seconds of the training loop, examples trained)."""
     num_examples = len(labels)
     steps = steps_per_epoch(num_examples, hp.batch_size) * hp.epochs
     no_decay = [p for n, p in model.named_parameters() if "LayerNorm" in n or n.endswith("bias")]
     decay = [p for n, p in model.named_parameters() if not ("LayerNorm" in n or n.endswith("bias"))]
     optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": hp.weight_decay},
-         {"params": no_decay, "weight_decay": 0.0}],
-        lr=hp.learning_rate, betas=(0.9, 0.999), eps=hp.epsilon)
+        [
+            {"params": decay, "weight_decay": hp.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=hp.learning_rate,
+        betas=(0.9, 0.999),
+        eps=hp.epsilon,
+    )
     schedule = transformers.get_linear_schedule_with_warmup(
-        optimizer, int(steps * hp.warmup_proportion), steps)
+        optimizer, int(steps * hp.warmup_proportion), steps
+    )
     generator = torch.Generator().manual_seed(hp.seed)
     permutations = -(-steps * hp.batch_size // num_examples)
-    order = torch.cat([torch.randperm(num_examples, generator=generator)
-                       for _ in range(permutations)])
+    order = torch.cat(
+        [torch.randperm(num_examples, generator=generator) for _ in range(permutations)]
+    )
     model.train()
     start = time.perf_counter()
     for step in range(steps):
-        batch = order[step * hp.batch_size:(step + 1) * hp.batch_size]
+        batch = order[step * hp.batch_size : (step + 1) * hp.batch_size]
         loss = model(**{k: v[batch] for k, v in features.items()}, labels=labels[batch]).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), hp.clip_norm)
@@ -132,13 +161,20 @@ def fine_tune(model: torch.nn.Module, features: dict[str, torch.Tensor], labels:
 
 
 @torch.no_grad()
-def predict(model: torch.nn.Module, features: dict[str, torch.Tensor], batch_size: int
-            ) -> np.ndarray:
+def predict(
+    model: torch.nn.Module, features: dict[str, torch.Tensor], batch_size: int
+) -> np.ndarray:
     """The argmax class of each example (`[n]`) or of each token (`[n, seq]`)."""
     model.eval()
     n = len(features["input_ids"])
-    return np.concatenate([model(**{k: v[i:i + batch_size] for k, v in features.items()})
-                           .logits.argmax(-1).numpy() for i in range(0, n, batch_size)])
+    return np.concatenate(
+        [
+            model(**{k: v[i : i + batch_size] for k, v in features.items()})
+            .logits.argmax(-1)
+            .numpy()
+            for i in range(0, n, batch_size)
+        ]
+    )
 
 
 def classify(checkpoint: str, train, test, labels: list[str], hp: Hyperparameters):
@@ -147,7 +183,8 @@ def classify(checkpoint: str, train, test, labels: list[str], hp: Hyperparameter
     transformers.set_seed(hp.seed)
     tok = tokenizer(checkpoint)
     model = transformers.BertForSequenceClassification.from_pretrained(
-        checkpoint, num_labels=len(labels))
+        checkpoint, num_labels=len(labels)
+    )
     ids = {label: i for i, label in enumerate(labels)}
 
     def encode(rows):
@@ -167,11 +204,13 @@ def tag(checkpoint: str, train, test, labels: list[str], hp: Hyperparameters):
     transformers.set_seed(hp.seed)
     tok = tokenizer(checkpoint)
     model = transformers.BertForTokenClassification.from_pretrained(
-        checkpoint, num_labels=len(labels))
+        checkpoint, num_labels=len(labels)
+    )
     ids = {label: i for i, label in enumerate(labels)}
     tags = [[ids[t] for _, t in s] for s in train]
-    features, label_ids, _ = encode_words(tok, [[w for w, _ in s] for s in train],
-                                          hp.max_seq_length, tags)
+    features, label_ids, _ = encode_words(
+        tok, [[w for w, _ in s] for s in train], hp.max_seq_length, tags
+    )
     seconds, trained = fine_tune(model, features, label_ids, hp)
     features, _, word_ids = encode_words(tok, [[w for w, _ in s] for s in test], hp.max_seq_length)
     predicted = predict(model, features, hp.eval_batch_size)
@@ -186,9 +225,13 @@ def main(argv):
     del argv
     torch.set_num_threads(FLAGS.threads)
     torch.set_num_interop_threads(FLAGS.threads)
-    hp = Hyperparameters(max_seq_length=FLAGS.max_seq_length, epochs=FLAGS.num_train_epochs,
-                         seed=FLAGS.random_seed, batch_size=FLAGS.train_batch_size,
-                         learning_rate=FLAGS.learning_rate)
+    hp = Hyperparameters(
+        max_seq_length=FLAGS.max_seq_length,
+        epochs=FLAGS.num_train_epochs,
+        seed=FLAGS.random_seed,
+        batch_size=FLAGS.train_batch_size,
+        learning_rate=FLAGS.learning_rate,
+    )
     directory = pathlib.Path(FLAGS.data_dir)
     if (directory / "train.txt").exists():
         train, test = (data.read_conll(directory / f"{split}.txt") for split in ("train", "test"))
@@ -199,7 +242,8 @@ def main(argv):
         labels = sorted({label for _, _, label in train})
         predictions, seconds, examples = classify(FLAGS.init_checkpoint, train, test, labels, hp)
     pathlib.Path(FLAGS.output_file).write_text(
-        json.dumps({"predictions": predictions, "seconds": seconds, "examples": examples}))
+        json.dumps({"predictions": predictions, "seconds": seconds, "examples": examples})
+    )
 
 
 if __name__ == "__main__":

@@ -19,20 +19,36 @@ def build(config: BertConfig, learning_rate, dtype: str = "float32"):
     import tf_keras
     from official.modeling.optimization import legacy_adamw
 
-    tf_keras.mixed_precision.set_global_policy("mixed_bfloat16" if dtype == "bfloat16" else "float32")
+    tf_keras.mixed_precision.set_global_policy(
+        "mixed_bfloat16" if dtype == "bfloat16" else "float32"
+    )
     encoder = tfm.nlp.networks.BertEncoder(
-        vocab_size=config.vocab_size, hidden_size=config.hidden_size, num_layers=config.num_hidden_layers,
-        num_attention_heads=config.num_attention_heads, max_sequence_length=config.max_position_embeddings,
-        type_vocab_size=config.type_vocab_size, inner_dim=config.intermediate_size,
+        vocab_size=config.vocab_size,
+        hidden_size=config.hidden_size,
+        num_layers=config.num_hidden_layers,
+        num_attention_heads=config.num_attention_heads,
+        max_sequence_length=config.max_position_embeddings,
+        type_vocab_size=config.type_vocab_size,
+        inner_dim=config.intermediate_size,
         inner_activation=lambda x: tf_keras.activations.gelu(x, approximate=False),
-        output_dropout=config.hidden_dropout_prob, attention_dropout=config.attention_probs_dropout_prob)
+        output_dropout=config.hidden_dropout_prob,
+        attention_dropout=config.attention_probs_dropout_prob,
+    )
     pretrainer = tfm.nlp.models.BertPretrainerV2(
         encoder_network=encoder,
-        classification_heads=[tfm.nlp.layers.ClassificationHead(
-            inner_dim=config.hidden_size, num_classes=2, name="next_sentence")])
+        classification_heads=[
+            tfm.nlp.layers.ClassificationHead(
+                inner_dim=config.hidden_size, num_classes=2, name="next_sentence"
+            )
+        ],
+    )
     optimizer = legacy_adamw.AdamWeightDecay(
-        learning_rate, weight_decay_rate=0.01, epsilon=1e-6, gradient_clip_norm=0.0,
-        exclude_from_weight_decay=["LayerNorm", "layer_norm", "bias"])
+        learning_rate,
+        weight_decay_rate=0.01,
+        epsilon=1e-6,
+        gradient_clip_norm=0.0,
+        exclude_from_weight_decay=["LayerNorm", "layer_norm", "bias"],
+    )
     return pretrainer, optimizer
 
 
@@ -41,13 +57,19 @@ def warmup_linear_decay(learning_rate: float, num_train_steps: int, num_warmup_s
     import tf_keras
     from official.modeling.optimization import lr_schedule
 
-    decay = tf_keras.optimizers.schedules.PolynomialDecay(learning_rate, num_train_steps, 0.0, power=1.0)
+    decay = tf_keras.optimizers.schedules.PolynomialDecay(
+        learning_rate, num_train_steps, 0.0, power=1.0
+    )
     return lr_schedule.LinearWarmup(decay, num_warmup_steps, 0.0)
 
 
 def model_inputs(features):
-    return {"input_word_ids": features["input_ids"], "input_mask": features["input_mask"],
-            "input_type_ids": features["segment_ids"], "masked_lm_positions": features["masked_lm_positions"]}
+    return {
+        "input_word_ids": features["input_ids"],
+        "input_mask": features["input_mask"],
+        "input_type_ids": features["segment_ids"],
+        "masked_lm_positions": features["masked_lm_positions"],
+    }
 
 
 def logits(pretrainer, features, training: bool = False):
@@ -64,9 +86,11 @@ def train_step(pretrainer, optimizer, jit_compile: bool):
         with tf.GradientTape() as tape:
             mlm_logits, nsp_logits = logits(pretrainer, features, training=True)
             mlm = tf.keras.losses.sparse_categorical_crossentropy(
-                features["masked_lm_ids"], mlm_logits, from_logits=True)
+                features["masked_lm_ids"], mlm_logits, from_logits=True
+            )
             nsp = tf.keras.losses.sparse_categorical_crossentropy(
-                features["next_sentence_labels"], nsp_logits, from_logits=True)
+                features["next_sentence_labels"], nsp_logits, from_logits=True
+            )
             weights = features["masked_lm_weights"]
             loss = tf.reduce_sum(mlm * weights) / tf.reduce_sum(weights) + tf.reduce_mean(nsp)
         grads = tape.gradient(loss, pretrainer.trainable_variables)

@@ -16,8 +16,12 @@ def random_batch(config: BertConfig, batch: int) -> dict[str, np.ndarray]:
         "input_ids": rng.integers(1000, config.vocab_size, (batch, SEQ)).astype("int32"),
         "input_mask": np.ones((batch, SEQ), "int32"),
         "segment_ids": (np.arange(SEQ)[None] >= SEQ // 2).repeat(batch, 0).astype("int32"),
-        "masked_lm_positions": np.sort(rng.choice(SEQ, (batch, PREDICTIONS)), axis=1).astype("int32"),
-        "masked_lm_ids": rng.integers(1000, config.vocab_size, (batch, PREDICTIONS)).astype("int32"),
+        "masked_lm_positions": np.sort(rng.choice(SEQ, (batch, PREDICTIONS)), axis=1).astype(
+            "int32"
+        ),
+        "masked_lm_ids": rng.integers(1000, config.vocab_size, (batch, PREDICTIONS)).astype(
+            "int32"
+        ),
         "masked_lm_weights": np.ones((batch, PREDICTIONS), "float32"),
         "next_sentence_labels": rng.integers(0, 2, batch).astype("int32"),
     }

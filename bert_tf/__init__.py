@@ -20,8 +20,10 @@ if "keras" in _sys.modules:  # imported before bert_tf: its backend is already c
 if _BACKEND != "tensorflow":
     from bert_tf.errors import UserInputError
 
-    raise UserInputError(f"KERAS_BACKEND={_BACKEND}: bert_tf needs Keras's TensorFlow backend; "
-                         "unset KERAS_BACKEND or set it to tensorflow")
+    raise UserInputError(
+        f"KERAS_BACKEND={_BACKEND}: bert_tf needs Keras's TensorFlow backend; "
+        "unset KERAS_BACKEND or set it to tensorflow"
+    )
 # TensorFlow's default CPU allocator hands large buffers, such as the masked-LM logits, back
 # to the OS and page-faults them in again on every step; the BFC allocator keeps them
 # (docs/design-notes.md). Read when TensorFlow creates its CPU device, so this
@@ -30,9 +32,13 @@ _os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
 
 from bert_tf.lazy_exports import lazy_exports  # noqa: E402
 
-_EXPORTS = {"BertConfig": "bert_tf.bert_config", "ConfigError": "bert_tf.bert_config",
-            "BertEncoder": "bert_tf.models", "BertPretrainer": "bert_tf.models",
-            "pretraining_losses": "bert_tf.models"}
+_EXPORTS = {
+    "BertConfig": "bert_tf.bert_config",
+    "ConfigError": "bert_tf.bert_config",
+    "BertEncoder": "bert_tf.models",
+    "BertPretrainer": "bert_tf.models",
+    "pretraining_losses": "bert_tf.models",
+}
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __version__ = "0.1.0"

@@ -16,9 +16,17 @@ CONFIG_FILE = "bert_config.json"  # a config's name beside a checkpoint or in an
 # The `hidden_act` values accepted, each with the activation it names (`layers.activations`).
 # "gelu" is the exact erf form; "gelu_new" and "gelu_pytorch_tanh" are Hugging Face's names for
 # the tanh approximation.
-HIDDEN_ACTS = {"gelu": "gelu", "gelu_approximate": "gelu_approximate",
-               "gelu_new": "gelu_approximate", "gelu_pytorch_tanh": "gelu_approximate",
-               "relu": "relu", "silu": "silu", "swish": "silu", "tanh": "tanh", "linear": "linear"}
+HIDDEN_ACTS = {
+    "gelu": "gelu",
+    "gelu_approximate": "gelu_approximate",
+    "gelu_new": "gelu_approximate",
+    "gelu_pytorch_tanh": "gelu_approximate",
+    "relu": "relu",
+    "silu": "silu",
+    "swish": "silu",
+    "tanh": "tanh",
+    "linear": "linear",
+}
 
 
 class ConfigError(UserInputError):
@@ -66,9 +74,15 @@ class BertConfig:
         def fail(field: str, problem: str):
             raise ConfigError(f"{source}: field '{field}' {problem}")
 
-        for field in ("vocab_size", "hidden_size", "num_hidden_layers",
-                      "num_attention_heads", "intermediate_size",
-                      "max_position_embeddings", "type_vocab_size"):
+        for field in (
+            "vocab_size",
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+            "max_position_embeddings",
+            "type_vocab_size",
+        ):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 fail(field, f"must be a positive integer, got {value!r}")
@@ -76,33 +90,46 @@ class BertConfig:
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
                 fail(field, f"must be a probability in [0, 1), got {value!r}")
-        if (isinstance(self.initializer_range, bool)
-                or not isinstance(self.initializer_range, (int, float))
-                or self.initializer_range <= 0):
+        if (
+            isinstance(self.initializer_range, bool)
+            or not isinstance(self.initializer_range, (int, float))
+            or self.initializer_range <= 0
+        ):
             fail("initializer_range", f"must be a positive number, got {self.initializer_range!r}")
         if self.hidden_act not in HIDDEN_ACTS:
             fail("hidden_act", f"must be one of {', '.join(HIDDEN_ACTS)}; got {self.hidden_act!r}")
         if self.hidden_size % self.num_attention_heads:
-            fail("num_attention_heads",
-                 f"({self.num_attention_heads}) must divide hidden_size ({self.hidden_size})")
+            fail(
+                "num_attention_heads",
+                f"({self.num_attention_heads}) must divide hidden_size ({self.hidden_size})",
+            )
 
     def check_seq_length(self, seq_length: int, setting: str = "max_seq_length") -> None:
         """Raises `ConfigError` naming `setting` if the model cannot take `seq_length` tokens."""
         if seq_length > self.max_position_embeddings:
-            raise ConfigError(f"`{setting}`={seq_length} exceeds the model's "
-                              f"max_position_embeddings {self.max_position_embeddings}")
+            raise ConfigError(
+                f"`{setting}`={seq_length} exceeds the model's "
+                f"max_position_embeddings {self.max_position_embeddings}"
+            )
 
     def check_vocab_size(self, num_tokens: int, vocab_file: str) -> None:
         """Raises `ConfigError` if `vocab_file` has ids the model has no embedding for; warns if it
         has fewer tokens than `vocab_size` (another model's
         vocab, unless the model pads its table)."""
         if num_tokens > self.vocab_size:
-            raise ConfigError(f"`vocab_file`={vocab_file} has {num_tokens} tokens, more than the "
-                              f"model's vocab_size {self.vocab_size}: is it the vocab the model "
-                              "was trained with?")
+            raise ConfigError(
+                f"`vocab_file`={vocab_file} has {num_tokens} tokens, more than the "
+                f"model's vocab_size {self.vocab_size}: is it the vocab the model "
+                "was trained with?"
+            )
         if num_tokens < self.vocab_size:
-            logging.warning("--vocab_file=%s has %d tokens, the model's vocab_size is %d: is it the vocab "
-                            "the model was trained with?", vocab_file, num_tokens, self.vocab_size)
+            logging.warning(
+                "--vocab_file=%s has %d tokens, the model's vocab_size is %d: is it the vocab "
+                "the model was trained with?",
+                vocab_file,
+                num_tokens,
+                self.vocab_size,
+            )
 
     # -- dict and JSON ---------------------------------------------------------------
 
@@ -126,7 +153,9 @@ class BertConfig:
     def from_json_file(cls, path: str | os.PathLike) -> "BertConfig":
         """Reads a google-research/bert `bert_config.json`."""
         path = os.fspath(path)
-        return cls.from_dict(text_files.read_json(path, ConfigError, what="config file"), source=path)
+        return cls.from_dict(
+            text_files.read_json(path, ConfigError, what="config file"), source=path
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The bert_config.json keys and values, `extra` included."""

@@ -18,9 +18,16 @@ from bert_tf.errors import FetchError, UserInputError, word_settings
 # download, a path that cannot be read or written), not a bug: each already names the file,
 # line, flag or resource, so its message alone is the report. `UserInputError` covers bert_tf's
 # own (`ConfigError`, `CorpusError`, `DistributionError`, ...).
-USER_ERRORS = (UserInputError, FetchError, OSError, flags.Error,
-               tf.errors.NotFoundError, tf.errors.PermissionDeniedError, tf.errors.FailedPreconditionError,
-               tf.errors.AlreadyExistsError)
+USER_ERRORS = (
+    UserInputError,
+    FetchError,
+    OSError,
+    flags.Error,
+    tf.errors.NotFoundError,
+    tf.errors.PermissionDeniedError,
+    tf.errors.FailedPreconditionError,
+    tf.errors.AlreadyExistsError,
+)
 # Exit codes besides 1 (a user error): sysexits.h's EX_SOFTWARE for a bug, the shell's for signals.
 EXIT_BUG = 70
 EXIT_INTERRUPTED = 130
@@ -52,8 +59,10 @@ def naming_output_flag(flag: str, value: str):
         name = os.path.basename(os.fspath(path or ""))
         if not (name.startswith(".") and ".tmp-" in name):
             raise
-        raise UserInputError(f"--{flag}={value}: cannot write in {os.path.dirname(path) or '.'} "
-                             f"({reason or type(error).__name__})") from error
+        raise UserInputError(
+            f"--{flag}={value}: cannot write in {os.path.dirname(path) or '.'} "
+            f"({reason or type(error).__name__})"
+        ) from error
 
 
 class Terminated(BaseException):
@@ -64,6 +73,7 @@ class Terminated(BaseException):
 def sigterm_unwinds():
     """Within the block, SIGTERM raises `Terminated` instead of ending the process at once, so
     that temporary outputs are removed as on Ctrl-C."""
+
     def raise_terminated(signum, frame):
         raise Terminated()
 
@@ -98,8 +108,12 @@ def run_reporting_user_errors(main, argv, flag_values: flags.FlagValues = flags.
         print(f"{program}: terminated", file=sys.stderr, flush=True)
         sys.exit(EXIT_TERMINATED)
     except Exception:  # pylint: disable=broad-except
-        print(f"{program}: internal error: this is a bug in bert_tf, not a problem with your input; "
-              f"please report it with the command line and the traceback below", file=sys.stderr, flush=True)
+        print(
+            f"{program}: internal error: this is a bug in bert_tf, not a problem with your input; "
+            f"please report it with the command line and the traceback below",
+            file=sys.stderr,
+            flush=True,
+        )
         traceback.print_exc()
         sys.stderr.flush()
         sys.exit(EXIT_BUG)

@@ -14,10 +14,12 @@ from bert_tf.shared_flags import SharedFlag
 
 IGNORED_FLAGS = {
     "use_one_hot_embeddings": SharedFlag(
-        flags.DEFINE_bool, False,
+        flags.DEFINE_bool,
+        False,
         "Accepted for google-research/bert command-line compatibility; no effect. There it picks "
         "the TPU's embedding lookup (a one-hot matmul instead of a gather), which gives the same "
-        "results; Keras chooses the lookup here."),
+        "results; Keras chooses the lookup here.",
+    ),
 }
 
 

@@ -48,7 +48,9 @@ def _remove_leftovers(path: str) -> None:
     only copy: it is put back."""
     directory, name = os.path.split(path)
     leftover = re.compile(rf"\.{re.escape(name)}\.(tmp|old|deleted)-[0-9a-f]{{8}}")
-    for sibling in tf.io.gfile.glob(os.path.join(glob.escape(directory), f".{glob.escape(name)}.*")):
+    for sibling in tf.io.gfile.glob(
+        os.path.join(glob.escape(directory), f".{glob.escape(name)}.*")
+    ):
         match = leftover.fullmatch(os.path.basename(sibling))
         if match and match.group(1) == "old" and not tf.io.gfile.exists(path):
             tf.io.gfile.rename(sibling, path)
@@ -136,7 +138,7 @@ def _tree(directory: str) -> tuple[list[str], list[str]]:
     """(subdirectories, files) under `directory`, relative to it; files in completion order."""
     subdirectories, files = [], []
     for root, _, names in tf.io.gfile.walk(directory):
-        relative = root[len(directory):].strip("/")
+        relative = root[len(directory) :].strip("/")
         subdirectories += [relative] if relative else []
         files += [f"{relative}/{name}" if relative else name for name in names]
     return subdirectories, sorted(files, key=lambda f: (_completion_rank(f.rsplit("/", 1)[-1]), f))
@@ -240,8 +242,9 @@ def atomic_directory(path: str | os.PathLike):
     replace_directory(tmp, path)
 
 
-def require_file(path: str | os.PathLike, error: type[Exception] = FileNotFoundError,
-                 what: str = "file") -> str:
+def require_file(
+    path: str | os.PathLike, error: type[Exception] = FileNotFoundError, what: str = "file"
+) -> str:
     """`path` as a string, if it names a file; else
     raises `error` with a one-line message naming it.
 
@@ -274,14 +277,19 @@ def make_directory(directory: str, flag: str, error: type[Exception] = ValueErro
     try:
         tf.io.gfile.makedirs(directory)
     except tf.errors.OpError as e:
-        raise error(f"`{flag}`: cannot create the directory {directory} "
-                    f"({e.message.splitlines()[0]})") from None
+        raise error(
+            f"`{flag}`: cannot create the directory {directory} ({e.message.splitlines()[0]})"
+        ) from None
     return missing
 
 
 @contextlib.contextmanager
-def created_directories(directories: Iterable[str | os.PathLike], flag: str,
-                        keep: Callable[[], bool] = lambda: False, error: type[Exception] = ValueError):
+def created_directories(
+    directories: Iterable[str | os.PathLike],
+    flag: str,
+    keep: Callable[[], bool] = lambda: False,
+    error: type[Exception] = ValueError,
+):
     """Creates `directories` (and their missing parents) for the block; if the block fails (Ctrl-C
     too), removes the outermost directory each one created, unless `keep()` says the run left
     something worth keeping. A directory that cannot be created raises `error`, naming the
@@ -319,8 +327,11 @@ def remove_interrupted_checkpoint_saves(directory: str | os.PathLike) -> list[st
     their paths. Only for the run that alone saves
     there: it removes another run's save in progress."""
     directory = os.fspath(directory)
-    leftovers = [os.path.join(directory, name) for name in tf.io.gfile.listdir(directory)
-                 if _INTERRUPTED_CHECKPOINT_SAVE.fullmatch(name.rstrip("/"))]
+    leftovers = [
+        os.path.join(directory, name)
+        for name in tf.io.gfile.listdir(directory)
+        if _INTERRUPTED_CHECKPOINT_SAVE.fullmatch(name.rstrip("/"))
+    ]
     for path in leftovers:
         (tf.io.gfile.rmtree if tf.io.gfile.isdir(path) else tf.io.gfile.remove)(path)
     return leftovers

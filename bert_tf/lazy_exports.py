@@ -18,6 +18,7 @@ def lazy_exports(package: str, exports: dict[str, str]):
         __all__ = sorted(_EXPORTS)
         __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
     """
+
     def __getattr__(name: str):
         if name not in exports:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

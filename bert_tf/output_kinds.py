@@ -36,14 +36,21 @@ def _pretraining_outputs(directory: str) -> str | None:
 
 def _fine_tuning_outputs(directory: str) -> str | None:
     """`best/`, `backup/` or both, where `directory` holds a fine-tuning run's."""
-    found = [f"{name}/" for name, present in (
-        (BEST_DIR, best_checkpoint_prefix(directory)),
-        (BACKUP_DIR, tf.train.latest_checkpoint(os.path.join(directory, BACKUP_DIR)))) if present]
+    found = [
+        f"{name}/"
+        for name, present in (
+            (BEST_DIR, best_checkpoint_prefix(directory)),
+            (BACKUP_DIR, tf.train.latest_checkpoint(os.path.join(directory, BACKUP_DIR))),
+        )
+        if present
+    ]
     return " and ".join(found) or None
 
 
-_OUTPUTS: dict[str, Callable[[str], str | None]] = {PRETRAINING: _pretraining_outputs,
-                                                   FINE_TUNING: _fine_tuning_outputs}
+_OUTPUTS: dict[str, Callable[[str], str | None]] = {
+    PRETRAINING: _pretraining_outputs,
+    FINE_TUNING: _fine_tuning_outputs,
+}
 
 
 def check_kind(directory: str, flag: str, kind: str) -> None:
@@ -63,7 +70,8 @@ def check_kind(directory: str, flag: str, kind: str) -> None:
             raise OutputDirOfAnotherKind(
                 f"`{flag}`={directory} holds a {other} run's outputs "
                 f"({found}); a {kind} run writes to a new or "
-                f"empty directory, or to an earlier {kind} run's: choose another `{flag}`")
+                f"empty directory, or to an earlier {kind} run's: choose another `{flag}`"
+            )
 
 
 @contextlib.contextmanager

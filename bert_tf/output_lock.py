@@ -34,7 +34,9 @@ from bert_tf.errors import UserInputError
 LOCK_FILE = ".bert_tf.lock"
 HEARTBEAT_SECONDS = 60
 STALE_AFTER_SECONDS = 300
-_RECORD_WAIT_SECONDS = 2.0  # how long a refused run waits for the holder, which locks first, to write its record
+_RECORD_WAIT_SECONDS = (
+    2.0  # how long a refused run waits for the holder, which locks first, to write its record
+)
 
 
 class OutputDirInUse(UserInputError):
@@ -60,11 +62,15 @@ def lock_path(directory: str, beside: bool = False) -> str:
     return os.path.join(directory, LOCK_FILE)
 
 
-_claims: dict[str, _LocalClaim | _ObjectStoreClaim] = {}  # directory -> the claim this process holds on it
+_claims: dict[
+    str, _LocalClaim | _ObjectStoreClaim
+] = {}  # directory -> the claim this process holds on it
 
 
 @contextlib.contextmanager
-def claimed(directory: str, flag: str, beside: bool = False, keep: Callable[[], bool] | None = None):
+def claimed(
+    directory: str, flag: str, beside: bool = False, keep: Callable[[], bool] | None = None
+):
     """Holds the lock of `directory` for the block; refuses at once (`OutputDirInUse`) while another
     run holds it.
 
@@ -111,12 +117,19 @@ def check_claim(path: str) -> None:
 
 def _new_record() -> dict[str, object]:
     now = time.time()
-    return {"run_id": uuid.uuid4().hex, "host": socket.gethostname(), "pid": os.getpid(), "started": now,
-            "heartbeat": now}
+    return {
+        "run_id": uuid.uuid4().hex,
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "started": now,
+        "heartbeat": now,
+    }
 
 
 def _utc(seconds: float) -> str:
-    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S UTC"
+    )
 
 
 def _holder(record: dict | None) -> str:
@@ -126,10 +139,14 @@ def _holder(record: dict | None) -> str:
     return f"another run: pid {record['pid']} on {record['host']} since {_utc(record['started'])}"
 
 
-def _in_use(flag: str, directory: str, record: dict | None, lapses: float | None = None) -> OutputDirInUse:
+def _in_use(
+    flag: str, directory: str, record: dict | None, lapses: float | None = None
+) -> OutputDirInUse:
     lapse = f" (if it was killed, its lock lapses at {_utc(lapses)})" if lapses else ""
-    return OutputDirInUse(f"`{flag}`={directory} is in use by {_holder(record)}{lapse}; wait "
-                          f"for it to end, or choose another `{flag}`")
+    return OutputDirInUse(
+        f"`{flag}`={directory} is in use by {_holder(record)}{lapse}; wait "
+        f"for it to end, or choose another `{flag}`"
+    )
 
 
 def _parse(text: str) -> dict | None:
@@ -138,8 +155,12 @@ def _parse(text: str) -> dict | None:
         record = json.loads(text)
     except ValueError:
         return None
-    return record if isinstance(record, dict) and {"run_id", "host", "pid", "started", "heartbeat"} <= set(record) \
+    return (
+        record
+        if isinstance(record, dict)
+        and {"run_id", "host", "pid", "started", "heartbeat"} <= set(record)
         else None
+    )
 
 
 class _LocalClaim:
@@ -157,7 +178,9 @@ class _LocalClaim:
                 raise _in_use(flag, directory, record) from None
             if self._names(fd):
                 break
-            os.close(fd)  # the holder removed the file as it released it: lock the file now at `path`
+            os.close(
+                fd
+            )  # the holder removed the file as it released it: lock the file now at `path`
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps(_new_record()).encode())
         self._fd = fd
@@ -172,8 +195,9 @@ class _LocalClaim:
     @staticmethod
     def _wait_for_record(fd: int) -> dict | None:
         deadline = time.monotonic() + _RECORD_WAIT_SECONDS
-        while (record := _parse(os.pread(fd, 4096, 0).decode(errors="replace"))) is None \
-                and time.monotonic() < deadline:
+        while (
+            record := _parse(os.pread(fd, 4096, 0).decode(errors="replace"))
+        ) is None and time.monotonic() < deadline:
             time.sleep(0.05)
         return record
 
@@ -181,7 +205,9 @@ class _LocalClaim:
         """The kernel holds the lock as long as the process lives: nothing can replace it."""
 
     def release(self) -> None:
-        with contextlib.suppress(FileNotFoundError):  # a failed run's directory may be removed already
+        with contextlib.suppress(
+            FileNotFoundError
+        ):  # a failed run's directory may be removed already
             os.remove(self.path)
         os.close(self._fd)
 
@@ -195,14 +221,21 @@ class _ObjectStoreClaim:
         if found and self._alive(found):
             raise _in_use(flag, directory, found, found["heartbeat"] + STALE_AFTER_SECONDS)
         if found:
-            logging.warning("%s: replaced the lock of a run that is gone (pid %s on %s, last seen %s)",
-                            directory, found["pid"], found["host"], _utc(found["heartbeat"]))
+            logging.warning(
+                "%s: replaced the lock of a run that is gone (pid %s on %s, last seen %s)",
+                directory,
+                found["pid"],
+                found["host"],
+                _utc(found["heartbeat"]),
+            )
         self.record = _new_record()
         self._write()
         # two runs that wrote at the same moment: the later write wins, the other stops
         self.check()
         self._stop = threading.Event()
-        self._heartbeat = threading.Thread(target=self._beat, daemon=True, name="bert_tf-output-lock")
+        self._heartbeat = threading.Thread(
+            target=self._beat, daemon=True, name="bert_tf-output-lock"
+        )
         self._heartbeat.start()
 
     @staticmethod
@@ -236,9 +269,11 @@ class _ObjectStoreClaim:
         if found is None:  # removed by hand: nobody else holds it
             self._write()
         elif not self._ours(found):
-            raise OutputDirTakenOver(f"`{self.flag}`={self.directory} was taken over by "
-                                     f"{_holder(found)}; this run stops so that the two do not mix "
-                                     "their outputs")
+            raise OutputDirTakenOver(
+                f"`{self.flag}`={self.directory} was taken over by "
+                f"{_holder(found)}; this run stops so that the two do not mix "
+                "their outputs"
+            )
 
     def _beat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):

@@ -30,7 +30,7 @@ def decode_utf8(data: bytes, source: str, error: type[Exception]) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
+        line = data[: e.start].count(b"\n") + 1
         raise error(f"{source}:{line}: not UTF-8 ({e.reason})") from None
 
 

@@ -14,8 +14,15 @@ import numpy as np
 from bert_tf import BertConfig, BertEncoder
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-TINY = dict(vocab_size=97, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-            intermediate_size=128, max_position_embeddings=64, type_vocab_size=2)
+TINY = dict(
+    vocab_size=97,
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=128,
+    max_position_embeddings=64,
+    type_vocab_size=2,
+)
 
 
 def tiny_config(**overrides) -> BertConfig:
@@ -23,7 +30,9 @@ def tiny_config(**overrides) -> BertConfig:
 
 
 def tiny_encoder(dropout: float = 0.0, **overrides) -> BertEncoder:
-    config = tiny_config(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout, **overrides)
+    config = tiny_config(
+        hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout, **overrides
+    )
     return BertEncoder.from_bert_config(config)
 
 
@@ -34,17 +43,22 @@ def random_encoder_inputs(batch: int, seq: int, vocab_size: int, lengths=None, s
         lengths = rng.integers(seq // 2, seq + 1, size=batch)
     mask = (np.arange(seq)[None, :] < np.asarray(lengths)[:, None]).astype("int32")
     ids = rng.integers(1, vocab_size, size=(batch, seq)).astype("int32") * mask
-    type_ids = ((np.arange(seq)[None, :] >= np.asarray(lengths)[:, None] // 2) * mask).astype("int32")
+    type_ids = ((np.arange(seq)[None, :] >= np.asarray(lengths)[:, None] // 2) * mask).astype(
+        "int32"
+    )
     return {"input_word_ids": ids, "input_mask": mask, "input_type_ids": type_ids}
 
 
-def random_pretraining_batch(batch: int, seq: int, predictions: int, vocab_size: int, seed: int = 0):
+def random_pretraining_batch(
+    batch: int, seq: int, predictions: int, vocab_size: int, seed: int = 0
+):
     """A batch of the pretraining TFRecord features, as the reader yields them."""
     rng = np.random.default_rng(seed)
     inputs = random_encoder_inputs(batch, seq, vocab_size, seed=seed)
     lengths = inputs["input_mask"].sum(axis=1)
-    positions = np.stack([np.sort(rng.choice(np.arange(1, n), predictions, replace=False))
-                          for n in lengths]).astype("int32")
+    positions = np.stack(
+        [np.sort(rng.choice(np.arange(1, n), predictions, replace=False)) for n in lengths]
+    ).astype("int32")
     weights = np.ones((batch, predictions), "float32")
     weights[:, -1] = 0.0  # one padded prediction slot per example
     return {
@@ -52,17 +66,20 @@ def random_pretraining_batch(batch: int, seq: int, predictions: int, vocab_size:
         "input_mask": inputs["input_mask"],
         "segment_ids": inputs["input_type_ids"],
         "masked_lm_positions": positions * (weights > 0),
-        "masked_lm_ids": rng.integers(1, vocab_size, (batch, predictions)).astype("int32") * (weights > 0),
+        "masked_lm_ids": rng.integers(1, vocab_size, (batch, predictions)).astype("int32")
+        * (weights > 0),
         "masked_lm_weights": weights,
         "next_sentence_labels": rng.integers(0, 2, batch).astype("int32"),
     }
 
 
-def write_pretraining_records(path, num_examples: int, seq: int, predictions: int, vocab_size: int,
-                              seed: int = 0) -> str:
+def write_pretraining_records(
+    path, num_examples: int, seq: int, predictions: int, vocab_size: int, seed: int = 0
+) -> str:
     """Writes random records in the pretraining schema (through the schema module)."""
-    return write_pretraining_batch(path, random_pretraining_batch(num_examples, seq, predictions, vocab_size,
-                                                                  seed=seed))
+    return write_pretraining_batch(
+        path, random_pretraining_batch(num_examples, seq, predictions, vocab_size, seed=seed)
+    )
 
 
 def write_pretraining_batch(path, batch: dict) -> str:
@@ -94,12 +111,17 @@ def model_garden_encoder(hidden_act: str = "gelu", network: str = "BertEncoder")
 
     approximate = {"gelu": False, "gelu_approximate": True}[hidden_act]
     kwargs = dict(
-        vocab_size=TINY["vocab_size"], hidden_size=TINY["hidden_size"],
-        num_layers=TINY["num_hidden_layers"], num_attention_heads=TINY["num_attention_heads"],
-        max_sequence_length=TINY["max_position_embeddings"], type_vocab_size=TINY["type_vocab_size"],
+        vocab_size=TINY["vocab_size"],
+        hidden_size=TINY["hidden_size"],
+        num_layers=TINY["num_hidden_layers"],
+        num_attention_heads=TINY["num_attention_heads"],
+        max_sequence_length=TINY["max_position_embeddings"],
+        type_vocab_size=TINY["type_vocab_size"],
         inner_dim=TINY["intermediate_size"],
         inner_activation=lambda x: tf_keras.activations.gelu(x, approximate=approximate),
-        output_dropout=0.0, attention_dropout=0.0)
+        output_dropout=0.0,
+        attention_dropout=0.0,
+    )
     if network == "BertEncoder":
         kwargs["dict_outputs"] = True  # BertEncoderV2 always returns a dict
     return getattr(tfm.nlp.networks, network)(**kwargs)
@@ -164,13 +186,21 @@ def run_without_bert_tf(script: str, cwd) -> str:
     then frozen out of the garbage collector's way as
     `bert_tf.script.import_out_of_the_collectors_way` does (which the script cannot import).
     """
-    prologue = ('import atexit, gc, sys\nsys.modules["bert_tf"] = None  # any import of bert_tf now fails\n'
-                'gc.disable()\nimport tensorflow as tf\n'
-                'import tensorflow_text  # registers the TF Text ops\n'
-                'gc.freeze()\ngc.enable()\natexit.register(gc.freeze)\n')
+    prologue = (
+        'import atexit, gc, sys\nsys.modules["bert_tf"] = None  # any import of bert_tf now fails\n'
+        "gc.disable()\nimport tensorflow as tf\n"
+        "import tensorflow_text  # registers the TF Text ops\n"
+        "gc.freeze()\ngc.enable()\natexit.register(gc.freeze)\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    result = subprocess.run([sys.executable, "-c", prologue + textwrap.dedent(script)], cwd=cwd, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", prologue + textwrap.dedent(script)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
 
@@ -218,8 +248,14 @@ def script_failures(script: str, *argvs: list[str], timeout: float = 300) -> lis
         app.run = run_each
         runpy.run_path({str(REPO / script)!r}, run_name="__main__")
     """
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(runner)], cwd=REPO, capture_output=True,
-                            text=True, timeout=timeout, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(runner)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     runs = [json.loads(line) for line in result.stdout.splitlines()]
     printed = {" ".join(argv): stdout for argv, (_, _, stdout) in zip(argvs, runs) if stdout}
@@ -234,5 +270,11 @@ def run_script(script: str, *flags: str, timeout: float = 300):
     TensorFlow's C++ logging is off, so stderr holds what the script prints.
     """
     command = [str(REPO / script)] if script.endswith(".py") else ["-m", script]
-    return subprocess.run([sys.executable, *command, *flags], cwd=REPO, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    return subprocess.run(
+        [sys.executable, *command, *flags],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )

@@ -15,8 +15,13 @@ import tensorflow as tf
 from bert_test_utils import TINY
 
 # A google-research/bert bert_config.json of the TINY sizes, with its dropout and initializer keys.
-GOOGLE_CONFIG = {**TINY, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
-                 "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02}
+GOOGLE_CONFIG = {
+    **TINY,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1,
+    "attention_probs_dropout_prob": 0.1,
+    "initializer_range": 0.02,
+}
 
 
 def google_variable_shapes(config=None, num_labels=None) -> dict[str, tuple[int, ...]]:
@@ -60,9 +65,12 @@ def google_variable_shapes(config=None, num_labels=None) -> dict[str, tuple[int,
 def random_tensors(shapes: dict[str, tuple[int, ...]], seed: int = 0) -> dict[str, np.ndarray]:
     """Random float32 values; LayerNorm gammas near 1 so that the outputs carry signal."""
     rng = np.random.default_rng(seed)
-    return {name: ((1.0 if name.endswith("gamma") else 0.0)
-                   + rng.normal(0.0, 0.2, shape)).astype("float32")
-            for name, shape in shapes.items()}
+    return {
+        name: ((1.0 if name.endswith("gamma") else 0.0) + rng.normal(0.0, 0.2, shape)).astype(
+            "float32"
+        )
+        for name, shape in shapes.items()
+    }
 
 
 def randomize_weights(model, seed: int = 0) -> None:
@@ -70,7 +78,9 @@ def randomize_weights(model, seed: int = 0) -> None:
     rng = np.random.default_rng(seed)
     for weight in model.weights:
         gamma = weight.name.split(":")[0].endswith("gamma")
-        weight.assign(((1.0 if gamma else 0.0) + rng.normal(0.0, 0.2, weight.shape)).astype("float32"))
+        weight.assign(
+            ((1.0 if gamma else 0.0) + rng.normal(0.0, 0.2, weight.shape)).astype("float32")
+        )
 
 
 def write_google_tf1_checkpoint(directory, tensors, config=None, vocab=True) -> str:
@@ -102,21 +112,35 @@ def write_google_tf1_checkpoint(directory, tensors, config=None, vocab=True) -> 
 
 
 def hugging_face_config(hidden_act="gelu"):
-    return {"architectures": ["BertForPreTraining"], "model_type": "bert", "hidden_act": hidden_act,
-            "layer_norm_eps": 1e-12, "position_embedding_type": "absolute", "pad_token_id": 0,
-            "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02,
-            "num_hidden_layers": TINY["num_hidden_layers"], "hidden_size": TINY["hidden_size"],
-            "num_attention_heads": TINY["num_attention_heads"], "vocab_size": TINY["vocab_size"],
-            "intermediate_size": TINY["intermediate_size"], "type_vocab_size": TINY["type_vocab_size"],
-            "max_position_embeddings": TINY["max_position_embeddings"], "transformers_version": "4.57.0"}
+    return {
+        "architectures": ["BertForPreTraining"],
+        "model_type": "bert",
+        "hidden_act": hidden_act,
+        "layer_norm_eps": 1e-12,
+        "position_embedding_type": "absolute",
+        "pad_token_id": 0,
+        "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1,
+        "initializer_range": 0.02,
+        "num_hidden_layers": TINY["num_hidden_layers"],
+        "hidden_size": TINY["hidden_size"],
+        "num_attention_heads": TINY["num_attention_heads"],
+        "vocab_size": TINY["vocab_size"],
+        "intermediate_size": TINY["intermediate_size"],
+        "type_vocab_size": TINY["type_vocab_size"],
+        "max_position_embeddings": TINY["max_position_embeddings"],
+        "transformers_version": "4.57.0",
+    }
 
 
 def hugging_face_state(prefix="bert.", heads=(), seed=0):
     """Random weights in transformers' BERT names; nn.Linear weights are [out, in]."""
     hidden, inner, vocab = TINY["hidden_size"], TINY["intermediate_size"], TINY["vocab_size"]
-    shapes = {"embeddings.word_embeddings.weight": (vocab, hidden),
-              "embeddings.position_embeddings.weight": (TINY["max_position_embeddings"], hidden),
-              "embeddings.token_type_embeddings.weight": (TINY["type_vocab_size"], hidden)}
+    shapes = {
+        "embeddings.word_embeddings.weight": (vocab, hidden),
+        "embeddings.position_embeddings.weight": (TINY["max_position_embeddings"], hidden),
+        "embeddings.token_type_embeddings.weight": (TINY["type_vocab_size"], hidden),
+    }
 
     def linear(name, n_in, n_out):
         shapes.update({f"{name}.weight": (n_out, n_in), f"{name}.bias": (n_out,)})
@@ -135,20 +159,29 @@ def hugging_face_state(prefix="bert.", heads=(), seed=0):
         layer_norm(f"encoder.layer.{i}.output.LayerNorm")
     linear("pooler.dense", hidden, hidden)
     rng = np.random.default_rng(seed)
-    state = {prefix + name: ((1.0 if "LayerNorm.weight" in name else 0.0)
-                             + rng.normal(0.0, 0.2, shape)).astype("float32")
-             for name, shape in shapes.items()}
+    state = {
+        prefix + name: (
+            (1.0 if "LayerNorm.weight" in name else 0.0) + rng.normal(0.0, 0.2, shape)
+        ).astype("float32")
+        for name, shape in shapes.items()
+    }
     state[prefix + "embeddings.position_ids"] = np.arange(TINY["max_position_embeddings"])[None]
     if "pretraining" in heads:
-        state.update({
-            "cls.predictions.transform.dense.weight": rng.normal(0, 0.2, (hidden, hidden)).astype("float32"),
-            "cls.predictions.transform.dense.bias": rng.normal(0, 0.2, hidden).astype("float32"),
-            "cls.predictions.transform.LayerNorm.weight": np.ones(hidden, "float32"),
-            "cls.predictions.transform.LayerNorm.bias": np.zeros(hidden, "float32"),
-            "cls.predictions.bias": rng.normal(0, 0.2, vocab).astype("float32"),
-            "cls.seq_relationship.weight": rng.normal(0, 0.2, (2, hidden)).astype("float32"),
-            "cls.seq_relationship.bias": rng.normal(0, 0.2, 2).astype("float32"),
-        })
+        state.update(
+            {
+                "cls.predictions.transform.dense.weight": rng.normal(
+                    0, 0.2, (hidden, hidden)
+                ).astype("float32"),
+                "cls.predictions.transform.dense.bias": rng.normal(0, 0.2, hidden).astype(
+                    "float32"
+                ),
+                "cls.predictions.transform.LayerNorm.weight": np.ones(hidden, "float32"),
+                "cls.predictions.transform.LayerNorm.bias": np.zeros(hidden, "float32"),
+                "cls.predictions.bias": rng.normal(0, 0.2, vocab).astype("float32"),
+                "cls.seq_relationship.weight": rng.normal(0, 0.2, (2, hidden)).astype("float32"),
+                "cls.seq_relationship.bias": rng.normal(0, 0.2, 2).astype("float32"),
+            }
+        )
         # Tied to the word embeddings and to cls.predictions.bias, as transformers saves them.
         state["cls.predictions.decoder.weight"] = state["bert.embeddings.word_embeddings.weight"]
         state["cls.predictions.decoder.bias"] = state["cls.predictions.bias"]

@@ -4,19 +4,30 @@ import json
 
 import pytest
 
-from bert_tf import BertConfig, ConfigError
 from bert_test_utils import REPO, write_file
+from bert_tf import BertConfig, ConfigError
 
 STANDARD_SIZES = {  # name: (layers, hidden, heads)
-    "tiny": (2, 128, 2), "mini": (4, 256, 4), "small": (4, 512, 8),
-    "medium": (8, 512, 8), "base": (12, 768, 12), "large": (24, 1024, 16),
+    "tiny": (2, 128, 2),
+    "mini": (4, 256, 4),
+    "small": (4, 512, 8),
+    "medium": (8, 512, 8),
+    "base": (12, 768, 12),
+    "large": (24, 1024, 16),
 }
 # bert_config.json of the released BERT-Base, Uncased (google-research/bert), as it is.
 GOOGLE_BASE_UNCASED = {
-    "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
-    "hidden_size": 768, "initializer_range": 0.02, "intermediate_size": 3072,
-    "max_position_embeddings": 512, "num_attention_heads": 12, "num_hidden_layers": 12,
-    "type_vocab_size": 2, "vocab_size": 30522,
+    "attention_probs_dropout_prob": 0.1,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1,
+    "hidden_size": 768,
+    "initializer_range": 0.02,
+    "intermediate_size": 3072,
+    "max_position_embeddings": 512,
+    "num_attention_heads": 12,
+    "num_hidden_layers": 12,
+    "type_vocab_size": 2,
+    "vocab_size": 30522,
 }
 
 
@@ -24,7 +35,11 @@ GOOGLE_BASE_UNCASED = {
 def test_standard_configs(name):
     config = BertConfig.from_json_file(REPO / "configs" / name / "bert_config.json")
     layers, hidden, heads = STANDARD_SIZES[name]
-    assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (layers, hidden, heads)
+    assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (
+        layers,
+        hidden,
+        heads,
+    )
     assert config.intermediate_size == 4 * hidden
     assert config.vocab_size == 30522
     assert config.hidden_act == "gelu"
@@ -66,27 +81,37 @@ def test_bad_json(tmp_path):
 
 
 def test_wrong_field_value(tmp_path):
-    path = write_file(tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, hidden_size=-768)))
+    path = write_file(
+        tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, hidden_size=-768))
+    )
     with pytest.raises(ConfigError) as e:
         BertConfig.from_json_file(path)
     assert str(e.value) == f"{path}: field 'hidden_size' must be a positive integer, got -768"
 
 
 def test_wrong_field_type(tmp_path):
-    path = write_file(tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, num_hidden_layers="12")))
+    path = write_file(
+        tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, num_hidden_layers="12"))
+    )
     with pytest.raises(ConfigError) as e:
         BertConfig.from_json_file(path)
     assert str(e.value) == f"{path}: field 'num_hidden_layers' must be a positive integer, got '12'"
 
 
 def test_unknown_activation(tmp_path):
-    path = write_file(tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, hidden_act="gelu_fast")))
-    with pytest.raises(ConfigError, match=rf"^{path}: field 'hidden_act' must be one of gelu, .*; got 'gelu_fast'$"):
+    path = write_file(
+        tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, hidden_act="gelu_fast"))
+    )
+    with pytest.raises(
+        ConfigError, match=rf"^{path}: field 'hidden_act' must be one of gelu, .*; got 'gelu_fast'$"
+    ):
         BertConfig.from_json_file(path)
 
 
 def test_inconsistent_head_count(tmp_path):
-    path = write_file(tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, num_attention_heads=10)))
+    path = write_file(
+        tmp_path / "bert_config.json", json.dumps(dict(GOOGLE_BASE_UNCASED, num_attention_heads=10))
+    )
     with pytest.raises(ConfigError) as e:
         BertConfig.from_json_file(path)
     assert str(e.value) == f"{path}: field 'num_attention_heads' (10) must divide hidden_size (768)"
@@ -120,12 +145,22 @@ def test_write_is_atomic_and_leaves_no_temporary(tmp_path):
 
 
 def test_a_vocab_with_more_tokens_than_the_model_is_refused_and_one_with_fewer_warned(caplog):
-    config = BertConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=128)
-    with pytest.raises(ConfigError, match=r"^`vocab_file`=cased/vocab.txt has 101 tokens, more "
-                                          r"than the model's vocab_size 100: is it the vocab"):
+    config = BertConfig(
+        vocab_size=100,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"^`vocab_file`=cased/vocab.txt has 101 tokens, more "
+        r"than the model's vocab_size 100: is it the vocab",
+    ):
         config.check_vocab_size(101, "cased/vocab.txt")
     config.check_vocab_size(100, "vocab.txt")
     assert not caplog.records
     config.check_vocab_size(99, "other/vocab.txt")
-    assert "--vocab_file=other/vocab.txt has 99 tokens, the model's vocab_size is 100" in caplog.text
+    assert (
+        "--vocab_file=other/vocab.txt has 99 tokens, the model's vocab_size is 100" in caplog.text
+    )

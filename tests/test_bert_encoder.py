@@ -1,14 +1,20 @@
 """BertEncoder: outputs, masking, sequence lengths, precision, XLA and serialization."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-import keras
 
-from bert_tf import BertConfig, BertEncoder
-from bert_tf.models import BertClassifier, BertPretrainer
-from bert_tf.layers import BertEmbeddings, MaskedLMHead, SelfAttention, TransformerBlock, get_activation
 from bert_test_utils import TINY, random_encoder_inputs, tiny_encoder
+from bert_tf import BertConfig, BertEncoder
+from bert_tf.layers import (
+    BertEmbeddings,
+    MaskedLMHead,
+    SelfAttention,
+    TransformerBlock,
+    get_activation,
+)
+from bert_tf.models import BertClassifier, BertPretrainer
 
 
 def test_output_structure():
@@ -38,8 +44,9 @@ def test_padding_invariance():
     long = {name: np.pad(value, [(0, 0), (0, 20)]) for name, value in short.items()}
     out_short, out_long = encoder(short), encoder(long)
     for i, n in enumerate(lengths):
-        np.testing.assert_allclose(out_long["sequence_output"][i, :n], out_short["sequence_output"][i, :n],
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            out_long["sequence_output"][i, :n], out_short["sequence_output"][i, :n], atol=1e-5
+        )
         for a, b in zip(out_long["encoder_outputs"], out_short["encoder_outputs"]):
             np.testing.assert_allclose(a[i, :n], b[i, :n], atol=1e-5)
     np.testing.assert_allclose(out_long["pooled_output"], out_short["pooled_output"], atol=1e-5)
@@ -50,7 +57,9 @@ def test_padding_changes_output_without_mask():
     encoder = tiny_encoder()
     inputs = random_encoder_inputs(1, 12, TINY["vocab_size"], lengths=[6])
     unmasked = dict(inputs, input_mask=np.ones_like(inputs["input_mask"]))
-    diff = np.abs(encoder(inputs)["sequence_output"][0, :6] - encoder(unmasked)["sequence_output"][0, :6])
+    diff = np.abs(
+        encoder(inputs)["sequence_output"][0, :6] - encoder(unmasked)["sequence_output"][0, :6]
+    )
     assert float(np.max(diff)) > 1e-3
 
 
@@ -91,8 +100,12 @@ def test_hidden_act_reaches_the_blocks():
 def test_dropout_only_in_training():
     encoder = tiny_encoder(dropout=0.1)
     inputs = random_encoder_inputs(2, 8, TINY["vocab_size"])
-    np.testing.assert_array_equal(encoder(inputs)["sequence_output"], encoder(inputs)["sequence_output"])
-    assert not np.allclose(encoder(inputs, training=True)["sequence_output"], encoder(inputs)["sequence_output"])
+    np.testing.assert_array_equal(
+        encoder(inputs)["sequence_output"], encoder(inputs)["sequence_output"]
+    )
+    assert not np.allclose(
+        encoder(inputs, training=True)["sequence_output"], encoder(inputs)["sequence_output"]
+    )
 
 
 def test_call_at_positions_and_pooled_output_equal_the_full_pass_in_values_and_gradients():
@@ -105,7 +118,9 @@ def test_call_at_positions_and_pooled_output_equal_the_full_pass_in_values_and_g
     def loss_and_gradients(outputs_fn):
         with tf.GradientTape() as tape:
             outputs = outputs_fn()
-            loss = tf.reduce_sum(outputs["sequence_output"] * probe) + tf.reduce_sum(outputs["pooled_output"])
+            loss = tf.reduce_sum(outputs["sequence_output"] * probe) + tf.reduce_sum(
+                outputs["pooled_output"]
+            )
         return outputs, tape.gradient(loss, encoder.trainable_variables)
 
     def full():
@@ -114,13 +129,22 @@ def test_call_at_positions_and_pooled_output_equal_the_full_pass_in_values_and_g
         return {"sequence_output": gathered, "pooled_output": outputs["pooled_output"]}
 
     expected, expected_gradients = loss_and_gradients(full)
-    got, gradients = loss_and_gradients(lambda: encoder.call_at_positions(inputs, positions, training=True))
+    got, gradients = loss_and_gradients(
+        lambda: encoder.call_at_positions(inputs, positions, training=True)
+    )
     assert got["sequence_output"].shape == (3, 3, TINY["hidden_size"])
     np.testing.assert_allclose(got["sequence_output"], expected["sequence_output"], atol=1e-5)
     np.testing.assert_allclose(got["pooled_output"], expected["pooled_output"], atol=1e-5)
-    for variable, got_gradient, expected_gradient in zip(encoder.trainable_variables, gradients, expected_gradients):
-        np.testing.assert_allclose(tf.convert_to_tensor(got_gradient), tf.convert_to_tensor(expected_gradient),
-                                   rtol=1e-5, atol=1e-5, err_msg=variable.path)
+    for variable, got_gradient, expected_gradient in zip(
+        encoder.trainable_variables, gradients, expected_gradients
+    ):
+        np.testing.assert_allclose(
+            tf.convert_to_tensor(got_gradient),
+            tf.convert_to_tensor(expected_gradient),
+            rtol=1e-5,
+            atol=1e-5,
+            err_msg=variable.path,
+        )
     # A classifier's pooled output alone: the last block at [CLS] only.
     np.testing.assert_allclose(encoder.pooled_output(inputs), expected["pooled_output"], atol=1e-5)
     # Under XLA too (static shapes).
@@ -170,13 +194,38 @@ def test_constructor_rejects_inconsistent_sizes():
 
 # Every constructor argument away from its default: a key that get_config drops shows.
 LAYERS = [
-    (BertEmbeddings, dict(vocab_size=11, hidden_size=8, max_position_embeddings=16, type_vocab_size=2,
-                          hidden_dropout_prob=0.2, initializer_range=0.05)),
-    (SelfAttention, dict(hidden_size=8, num_attention_heads=2, attention_probs_dropout_prob=0.3,
-                         initializer_range=0.05)),
-    (TransformerBlock, dict(hidden_size=8, num_attention_heads=2, intermediate_size=16,
-                            hidden_act="gelu_approximate", hidden_dropout_prob=0.2,
-                            attention_probs_dropout_prob=0.3, initializer_range=0.05)),
+    (
+        BertEmbeddings,
+        dict(
+            vocab_size=11,
+            hidden_size=8,
+            max_position_embeddings=16,
+            type_vocab_size=2,
+            hidden_dropout_prob=0.2,
+            initializer_range=0.05,
+        ),
+    ),
+    (
+        SelfAttention,
+        dict(
+            hidden_size=8,
+            num_attention_heads=2,
+            attention_probs_dropout_prob=0.3,
+            initializer_range=0.05,
+        ),
+    ),
+    (
+        TransformerBlock,
+        dict(
+            hidden_size=8,
+            num_attention_heads=2,
+            intermediate_size=16,
+            hidden_act="gelu_approximate",
+            hidden_dropout_prob=0.2,
+            attention_probs_dropout_prob=0.3,
+            initializer_range=0.05,
+        ),
+    ),
     (MaskedLMHead, dict(vocab_size=11, hidden_size=8, hidden_act="relu", initializer_range=0.05)),
 ]
 
@@ -190,8 +239,14 @@ def test_layer_config_round_trip(layer_class, kwargs):
 
 
 def test_encoder_config_round_trip():
-    kwargs = dict(**TINY, hidden_act="gelu_approximate", hidden_dropout_prob=0.2,
-                  attention_probs_dropout_prob=0.3, initializer_range=0.05, extra={"directionality": "bidi"})
+    kwargs = dict(
+        **TINY,
+        hidden_act="gelu_approximate",
+        hidden_dropout_prob=0.2,
+        attention_probs_dropout_prob=0.3,
+        initializer_range=0.05,
+        extra={"directionality": "bidi"},
+    )
     encoder = BertEncoder(**kwargs, name="custom")
     restored = BertEncoder.from_config(encoder.get_config())
     assert {name: getattr(restored, name) for name in kwargs} == kwargs
@@ -208,7 +263,10 @@ def test_mixed_precision_survives_the_config_round_trip_and_reaches_the_heads():
     restored = BertEncoder.from_config(encoder.get_config())
     for model in (encoder, restored):
         assert model.dtype_policy.name == "mixed_bfloat16"
-        assert model(random_encoder_inputs(2, 8, TINY["vocab_size"]))["sequence_output"].dtype == "bfloat16"
+        assert (
+            model(random_encoder_inputs(2, 8, TINY["vocab_size"]))["sequence_output"].dtype
+            == "bfloat16"
+        )
     assert BertClassifier(restored, num_classes=2).classifier.dtype_policy.name == "mixed_bfloat16"
     pretrainer = BertPretrainer(restored)
     assert pretrainer.masked_lm_head.dtype_policy.name == "mixed_bfloat16"
@@ -219,15 +277,21 @@ def test_a_mixed_float16_encoder_gets_loss_scaling_from_compile():
     encoder = BertEncoder(**TINY, dtype="mixed_float16")
     for model in (BertClassifier(encoder, num_classes=2), BertPretrainer(encoder)):
         model.compile(optimizer="adam")
-        assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer), type(model).__name__
+        assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer), type(
+            model
+        ).__name__
 
 
 def test_extra_config_keys_survive_the_encoder(tmp_path):
     source = tmp_path / "bert_config.json"
-    BertConfig(**TINY, extra={"directionality": "bidi", "pooler_type": "first_token_transform"}).to_json_file(source)
+    BertConfig(
+        **TINY, extra={"directionality": "bidi", "pooler_type": "first_token_transform"}
+    ).to_json_file(source)
     encoder = BertEncoder.from_config_file(source)
     written = tmp_path / "written.json"
-    encoder.bert_config.to_json_file(written)  # as the fine-tuning driver writes it beside its checkpoints
+    encoder.bert_config.to_json_file(
+        written
+    )  # as the fine-tuning driver writes it beside its checkpoints
     assert written.read_text() == source.read_text()
     assert BertEncoder.from_config(encoder.get_config()).bert_config == encoder.bert_config
 

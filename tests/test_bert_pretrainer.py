@@ -7,9 +7,9 @@ import numpy as np
 import tensorflow as tf
 from sklearn.metrics import roc_auc_score
 
+from bert_test_utils import TINY, random_pretraining_batch, tiny_encoder
 from bert_tf import BertPretrainer, pretraining_losses
 from bert_tf.layers import gather_positions
-from bert_test_utils import TINY, random_pretraining_batch, tiny_encoder
 
 # Two examples, three prediction slots, a vocab of two tokens. Slot 3 of example 1 is
 # padding (weight 0) with a loss that would dominate if it were counted.
@@ -19,17 +19,28 @@ FEATURES = {
     "next_sentence_labels": np.array([1, 1], "int32"),
 }
 OUTPUTS = {
-    "masked_lm_logits": np.array([
-        [[0.0, math.log(2)],   # p(1) = 2/3: right, ce = ln(3/2)
-         [math.log(3), 0.0],   # p(1) = 1/4: wrong, ce = ln 4
-         [10.0, -10.0]],       # weight 0
-        [[0.0, 0.0],           # p(0) = 1/2: right (ties go to the first), ce = ln 2
-         [5.0, 0.0],
-         [5.0, 0.0]],
-    ], "float32"),
-    "next_sentence_logits": np.array([[0.0, math.log(4)],   # p(1) = 4/5: right, ce = ln(5/4)
-                                      [math.log(4), 0.0]],  # p(1) = 1/5: wrong, ce = ln 5
-                                     "float32"),
+    "masked_lm_logits": np.array(
+        [
+            [
+                [0.0, math.log(2)],  # p(1) = 2/3: right, ce = ln(3/2)
+                [math.log(3), 0.0],  # p(1) = 1/4: wrong, ce = ln 4
+                [10.0, -10.0],
+            ],  # weight 0
+            [
+                [0.0, 0.0],  # p(0) = 1/2: right (ties go to the first), ce = ln 2
+                [5.0, 0.0],
+                [5.0, 0.0],
+            ],
+        ],
+        "float32",
+    ),
+    "next_sentence_logits": np.array(
+        [
+            [0.0, math.log(4)],  # p(1) = 4/5: right, ce = ln(5/4)
+            [math.log(4), 0.0],
+        ],  # p(1) = 1/5: wrong, ce = ln 5
+        "float32",
+    ),
 }
 MLM_LOSS = (math.log(3 / 2) + math.log(4) + math.log(2)) / 3
 NSP_LOSS = (math.log(5 / 4) + math.log(5)) / 2
@@ -44,10 +55,12 @@ def test_losses_by_hand():
 
 def test_losses_with_global_denominators_sum_over_replicas():
     # Each replica divides by the global batch's denominators; the sum is the global loss.
-    halves = [{k: v[i:i + 1] for k, v in d.items()} for d in (FEATURES, OUTPUTS) for i in (0, 1)]
+    halves = [{k: v[i : i + 1] for k, v in d.items()} for d in (FEATURES, OUTPUTS) for i in (0, 1)]
     (f0, f1), (o0, o1) = halves[:2], halves[2:]
-    total = sum(pretraining_losses(f, o, masked_lm_weight_sum=3.0, num_examples=2.0)["loss"]
-                for f, o in ((f0, o0), (f1, o1)))
+    total = sum(
+        pretraining_losses(f, o, masked_lm_weight_sum=3.0, num_examples=2.0)["loss"]
+        for f, o in ((f0, o0), (f1, o1))
+    )
     np.testing.assert_allclose(total, MLM_LOSS + NSP_LOSS, rtol=1e-6)
 
 
@@ -71,9 +84,14 @@ def test_next_sentence_auc_ranks_pairs_by_their_random_next_probability():
     # thresholded AUC is then exactly the rank statistic (sklearn's roc_auc_score).
     labels = np.array([0, 0, 1, 0, 1, 1, 0, 1], "int32")
     random_next = np.array([0.05, 0.15, 0.25, 0.35, 0.55, 0.65, 0.85, 0.95])
-    logits = np.stack([np.zeros(8), np.log(random_next / (1 - random_next))], axis=1).astype("float32")
-    features = {"masked_lm_ids": np.zeros((8, 1), "int32"), "masked_lm_weights": np.ones((8, 1), "float32"),
-                "next_sentence_labels": labels}
+    logits = np.stack([np.zeros(8), np.log(random_next / (1 - random_next))], axis=1).astype(
+        "float32"
+    )
+    features = {
+        "masked_lm_ids": np.zeros((8, 1), "int32"),
+        "masked_lm_weights": np.ones((8, 1), "float32"),
+        "next_sentence_labels": labels,
+    }
     outputs = {"masked_lm_logits": np.zeros((8, 1, 2), "float32"), "next_sentence_logits": logits}
     model = BertPretrainer(tiny_encoder())
     model.update_pretraining_metrics(features, outputs)
@@ -82,7 +100,9 @@ def test_next_sentence_auc_ranks_pairs_by_their_random_next_probability():
     np.testing.assert_allclose(float(model.next_sentence_auc.result()), 12 / 16, atol=1e-6)
     # A constant prediction, such as always the majority label, ranks no better than chance.
     model.next_sentence_auc.reset_state()
-    model.update_pretraining_metrics(features, dict(outputs, next_sentence_logits=np.zeros((8, 2), "float32")))
+    model.update_pretraining_metrics(
+        features, dict(outputs, next_sentence_logits=np.zeros((8, 2), "float32"))
+    )
     np.testing.assert_allclose(float(model.next_sentence_auc.result()), 0.5, atol=1e-6)
 
 
@@ -110,8 +130,13 @@ def test_logits_equal_the_head_on_the_full_sequence_output():
     model = BertPretrainer(tiny_encoder())
     batch = random_pretraining_batch(3, 16, 4, TINY["vocab_size"])
     outputs = model(batch)
-    encoder_outputs = model.encoder({"input_word_ids": batch["input_ids"], "input_mask": batch["input_mask"],
-                                     "input_type_ids": batch["segment_ids"]})
+    encoder_outputs = model.encoder(
+        {
+            "input_word_ids": batch["input_ids"],
+            "input_mask": batch["input_mask"],
+            "input_type_ids": batch["segment_ids"],
+        }
+    )
     masked = gather_positions(encoder_outputs["sequence_output"], batch["masked_lm_positions"])
     expected_logits = model.masked_lm_head(masked, model.encoder.word_embedding_matrix)
     np.testing.assert_allclose(outputs["masked_lm_logits"], expected_logits, atol=1e-5)
@@ -137,15 +162,22 @@ def test_fit_uses_features_as_targets():
     batch = random_pretraining_batch(8, 16, 4, TINY["vocab_size"])
     first_loss = float(pretraining_losses(batch, model(batch))["loss"])
     history = model.fit(tf.data.Dataset.from_tensors(batch).repeat(30), verbose=0)
-    assert set(history.history) >= {"loss", "masked_lm_accuracy", "masked_lm_loss",
-                                    "next_sentence_accuracy", "next_sentence_loss"}
+    assert set(history.history) >= {
+        "loss",
+        "masked_lm_accuracy",
+        "masked_lm_loss",
+        "next_sentence_accuracy",
+        "next_sentence_loss",
+    }
     final_loss = float(pretraining_losses(batch, model(batch))["loss"])
     assert final_loss < 0.5 * first_loss
 
 
 def test_fit_clips_the_gradient_to_norm_1():
     keras.utils.set_random_seed(3)
-    model = BertPretrainer(tiny_encoder(initializer_range=0.5))  # wide: a gradient norm well above 1
+    model = BertPretrainer(
+        tiny_encoder(initializer_range=0.5)
+    )  # wide: a gradient norm well above 1
     model.build_with_dummy_inputs()
     batch = random_pretraining_batch(8, 16, 4, TINY["vocab_size"])
     with tf.GradientTape() as tape:

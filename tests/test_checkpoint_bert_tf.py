@@ -6,11 +6,10 @@ import pytest
 import tensorflow as tf
 
 from bert_test_utils import TINY, assert_encoder_outputs_close, random_encoder_inputs, tiny_encoder
-from checkpoint_test_utils import randomize_weights
-
 from bert_tf import BertPretrainer
 from bert_tf.checkpoints import checkpoint_config, load_checkpoint
 from bert_tf.pretraining.checkpoints import pretraining_checkpoint
+from checkpoint_test_utils import randomize_weights
 
 
 def random_pretrainer(seed=0):
@@ -31,7 +30,9 @@ def test_pretraining_checkpoint_loads_into_pretrainer_and_encoder(tmp_path):
     optimizer = keras.optimizers.AdamW(1e-3)
     optimizer.build(source.trainable_variables)
     # run_pretraining.py's layout: model=, encoder= (the same encoder) and optimizer=.
-    tf.train.CheckpointManager(pretraining_checkpoint(source, optimizer), tmp_path, max_to_keep=1).save()
+    tf.train.CheckpointManager(
+        pretraining_checkpoint(source, optimizer), tmp_path, max_to_keep=1
+    ).save()
 
     pretrainer = BertPretrainer(tiny_encoder())
     report = load_checkpoint(tmp_path, pretrainer)  # the directory: its latest checkpoint
@@ -43,10 +44,17 @@ def test_pretraining_checkpoint_loads_into_pretrainer_and_encoder(tmp_path):
     report = load_checkpoint(tmp_path, encoder)
     assert_same_weights(encoder.weights, source.encoder.weights)
     assert report.unused == sorted(
-        f"model/{path}" for path in ("masked_lm_head/output_bias", "masked_lm_head/layer_norm/beta",
-                                     "masked_lm_head/layer_norm/gamma", "masked_lm_head/transform/_kernel",
-                                     "masked_lm_head/transform/bias", "next_sentence_head/_kernel",
-                                     "next_sentence_head/bias"))
+        f"model/{path}"
+        for path in (
+            "masked_lm_head/output_bias",
+            "masked_lm_head/layer_norm/beta",
+            "masked_lm_head/layer_norm/gamma",
+            "masked_lm_head/transform/_kernel",
+            "masked_lm_head/transform/bias",
+            "next_sentence_head/_kernel",
+            "next_sentence_head/bias",
+        )
+    )
 
 
 @pytest.mark.parametrize("kind", ["encoder_checkpoint", "keras_file"])

@@ -4,12 +4,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_test_utils import (TINY, assert_encoder_outputs_close, model_garden_encoder,
-                             random_encoder_inputs, tiny_encoder)
-from checkpoint_test_utils import randomize_weights
-
+from bert_test_utils import (
+    TINY,
+    assert_encoder_outputs_close,
+    model_garden_encoder,
+    random_encoder_inputs,
+    tiny_encoder,
+)
 from bert_tf import BertPretrainer
 from bert_tf.checkpoints import CheckpointError, load_checkpoint
+from checkpoint_test_utils import randomize_weights
 
 
 @pytest.mark.parametrize("network", ["BertEncoder", "BertEncoderV2"])
@@ -36,8 +40,9 @@ def test_model_garden_pretrainer_checkpoint_gives_its_encoder_and_masked_lm(layo
     import tensorflow_models as tfm
     import tf_keras
 
-    theirs = tfm.nlp.models.BertPretrainerV2(encoder_network=model_garden_encoder("gelu"),
-                                             mlm_activation=tf_keras.activations.gelu)
+    theirs = tfm.nlp.models.BertPretrainerV2(
+        encoder_network=model_garden_encoder("gelu"), mlm_activation=tf_keras.activations.gelu
+    )
     inputs = random_encoder_inputs(2, 16, TINY["vocab_size"], lengths=[16, 7], seed=6)
     positions = np.array([[1, 4, 9], [2, 3, 5]], "int32")
     theirs({**inputs, "masked_lm_positions": positions})  # creates the masked-LM head's weights
@@ -51,10 +56,17 @@ def test_model_garden_pretrainer_checkpoint_gives_its_encoder_and_masked_lm(layo
     report = load_checkpoint(tmp_path, ours)
     assert report.format == "model_garden"
     assert_encoder_outputs_close(ours.encoder(inputs), theirs.encoder_network(inputs))
-    features = {"input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
-                "segment_ids": inputs["input_type_ids"], "masked_lm_positions": positions}
-    np.testing.assert_allclose(ours(features)["masked_lm_logits"],
-                               theirs({**inputs, "masked_lm_positions": positions})["mlm_logits"], atol=1e-5)
+    features = {
+        "input_ids": inputs["input_word_ids"],
+        "input_mask": inputs["input_mask"],
+        "segment_ids": inputs["input_type_ids"],
+        "masked_lm_positions": positions,
+    }
+    np.testing.assert_allclose(
+        ours(features)["masked_lm_logits"],
+        theirs({**inputs, "masked_lm_positions": positions})["mlm_logits"],
+        atol=1e-5,
+    )
     assert all(name.startswith("cls/seq_relationship/") for name in report.missing), report.missing
 
 
@@ -65,5 +77,7 @@ def test_a_different_head_count_is_refused(tmp_path):
     prefix = tf.train.Checkpoint(encoder=theirs).write(str(tmp_path / "ckpt"))
     with pytest.raises(CheckpointError) as error:
         load_checkpoint(prefix, tiny_encoder(num_attention_heads=2))
-    assert str(error.value) == (f"{prefix}: checkpoint does not fit the model: num_attention_heads is "
-                                f"{TINY['num_attention_heads']} in the checkpoint and 2 in the model")
+    assert str(error.value) == (
+        f"{prefix}: checkpoint does not fit the model: num_attention_heads is "
+        f"{TINY['num_attention_heads']} in the checkpoint and 2 in the model"
+    )

@@ -5,8 +5,12 @@ import pickle
 
 import pytest
 
-from bert_tf.corpora.chinese_news import (ChineseNewsError, articles_to_documents, load_articles,
-                                           split_sentences)
+from bert_tf.corpora.chinese_news import (
+    ChineseNewsError,
+    articles_to_documents,
+    load_articles,
+    split_sentences,
+)
 
 
 def test_plain_pickles_load():
@@ -23,7 +27,9 @@ def test_pickled_code_is_refused():
         load_articles(pickle.dumps(([], [Payload()], [])))
 
 
-@pytest.mark.parametrize("value", [(["t"], ["c"]), (["t"], ["c"], ["1"]), (["t"], [b"c"], [1]), ([], ["c"], [])])
+@pytest.mark.parametrize(
+    "value", [(["t"], ["c"]), (["t"], ["c"], ["1"]), (["t"], [b"c"], [1]), ([], ["c"], [])]
+)
 def test_other_shapes_are_refused(value):
     with pytest.raises(ChineseNewsError):
         load_articles(pickle.dumps(value))
@@ -31,7 +37,14 @@ def test_other_shapes_are_refused(value):
 
 def test_sentences_end_after_full_stops_and_closing_quotes():
     text = "他说：“你好。”然后走了！真的吗？是的!\n\u3000\u3000下一段。。。结尾没有句号"
-    assert split_sentences(text) == ["他说：“你好。”", "然后走了！", "真的吗？", "是的!", "下一段。。。", "结尾没有句号"]
+    assert split_sentences(text) == [
+        "他说：“你好。”",
+        "然后走了！",
+        "真的吗？",
+        "是的!",
+        "下一段。。。",
+        "结尾没有句号",
+    ]
 
 
 def test_repeated_articles_kept_once_in_order():

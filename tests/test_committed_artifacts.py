@@ -26,13 +26,17 @@ EXPECTED = dict(np.load(ARTIFACTS / "expected.npz"))
 
 def stored(part: str) -> dict[str, np.ndarray]:
     """The arrays of `expected.npz` under `part/`, by the name after it."""
-    return {name.split("/", 1)[1]: value for name, value in EXPECTED.items()
-            if name.startswith(f"{part}/")}
+    return {
+        name.split("/", 1)[1]: value
+        for name, value in EXPECTED.items()
+        if name.startswith(f"{part}/")
+    }
 
 
 FEATURES = stored("input")
-PRETRAINER_INPUTS = {k: FEATURES[k]
-                     for k in ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")}
+PRETRAINER_INPUTS = {
+    k: FEATURES[k] for k in ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
+}
 TEXTS = ["the movie was great", "a dull and weak film"]  # as make_artifacts.py
 
 
@@ -41,8 +45,9 @@ def assert_outputs(outputs, part: str) -> None:
     assert sorted(outputs) == sorted(expected)
     for name, value in expected.items():
         if value.dtype.kind == "U":
-            np.testing.assert_array_equal(np.asarray(outputs[name]).astype(str), value,
-                                          err_msg=name)
+            np.testing.assert_array_equal(
+                np.asarray(outputs[name]).astype(str), value, err_msg=name
+            )
         else:
             np.testing.assert_allclose(outputs[name], value, atol=1e-5, err_msg=name)
 
@@ -87,8 +92,11 @@ def saved_model(tmp_path_factory):
 
 
 def test_saved_model_serving_default_gives_the_same_outputs(saved_model):
-    ids = {"input_word_ids": FEATURES["input_ids"], "input_mask": FEATURES["input_mask"],
-           "input_type_ids": FEATURES["segment_ids"]}
+    ids = {
+        "input_word_ids": FEATURES["input_ids"],
+        "input_mask": FEATURES["input_mask"],
+        "input_type_ids": FEATURES["segment_ids"],
+    }
     serving_default = saved_model.signatures["serving_default"]
     outputs = serving_default(**{k: tf.constant(v) for k, v in ids.items()})
     assert_outputs({k: v.numpy() for k, v in outputs.items()}, "serving_default")

@@ -5,9 +5,9 @@ import pathlib
 import numpy as np
 import pytest
 
+from bert_test_utils import write_file, write_word_vocab
 from bert_tf.data import conll
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import write_file, write_word_vocab
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "conll"
 
@@ -34,44 +34,67 @@ def tokenizer_for(tmp_path, texts) -> BertTokenizer:
 
 def test_reads_four_columns_skipping_docstart(tmp_path):
     sentences = conll.read_conll(write_file(tmp_path / "train.txt", FOUR_COLUMNS))
-    assert [s.words for s in sentences] == [("EU", "rejects", "German", "call", "."),
-                                            ("Peter", "Blackburn"), ("BRUSSELS",)]
+    assert [s.words for s in sentences] == [
+        ("EU", "rejects", "German", "call", "."),
+        ("Peter", "Blackburn"),
+        ("BRUSSELS",),
+    ]
     assert sentences[0].labels == ("B-ORG", "O", "B-MISC", "O", "O")
     assert [s.line for s in sentences] == [3, 9, 14]
     assert conll.label_list(sentences) == ["B-LOC", "B-MISC", "B-ORG", "B-PER", "I-PER", "O"]
 
 
 def test_a_document_start_ends_the_sentence_before_it(tmp_path):
-    text = ("EU B-ORG\nrejects O\n-DOCSTART- "
-            "-X- -X- O\nPeter B-PER\n")  # no blank line before -DOCSTART-
-    assert [s.words for s in conll.read_conll(write_file(tmp_path / "train.txt", text))] == [("EU", "rejects"),
-                                                                                           ("Peter",)]
+    text = (
+        "EU B-ORG\nrejects O\n-DOCSTART- "
+        "-X- -X- O\nPeter B-PER\n"
+    )  # no blank line before -DOCSTART-
+    assert [s.words for s in conll.read_conll(write_file(tmp_path / "train.txt", text))] == [
+        ("EU", "rejects"),
+        ("Peter",),
+    ]
 
 
 def test_two_columns_read_the_same_as_four(tmp_path):
-    two = "\n".join(" ".join([line.split()[0], line.split()[-1]]) if line.strip() else ""
-                    for line in FOUR_COLUMNS.splitlines())
-    assert (conll.read_conll(write_file(tmp_path / "two.txt", two))
-            == conll.read_conll(write_file(tmp_path / "four.txt", FOUR_COLUMNS)))
+    two = "\n".join(
+        " ".join([line.split()[0], line.split()[-1]]) if line.strip() else ""
+        for line in FOUR_COLUMNS.splitlines()
+    )
+    assert conll.read_conll(write_file(tmp_path / "two.txt", two)) == conll.read_conll(
+        write_file(tmp_path / "four.txt", FOUR_COLUMNS)
+    )
 
 
 def test_text_to_tag_may_hold_words_alone(tmp_path):
     words = "\n".join(line.split()[0] if line.strip() else "" for line in FOUR_COLUMNS.splitlines())
-    sentences = conll.read_conll(write_file(tmp_path / "test.txt", words), labels=["O"], untagged_ok=True)
+    sentences = conll.read_conll(
+        write_file(tmp_path / "test.txt", words), labels=["O"], untagged_ok=True
+    )
     tagged = conll.read_conll(write_file(tmp_path / "four.txt", FOUR_COLUMNS))
     assert [(s.words, s.line) for s in sentences] == [(s.words, s.line) for s in tagged]
     assert all(s.labels is None for s in sentences)
-    with pytest.raises(conll.ConllError, match=r"test.txt:2: 2 columns where the file's first line has 1$"):
+    with pytest.raises(
+        conll.ConllError, match=r"test.txt:2: 2 columns where the file's first line has 1$"
+    ):
         conll.read_conll(write_file(tmp_path / "test.txt", "EU\nrejects O\n"), untagged_ok=True)
-    with pytest.raises(conll.ConllError, match=r"test.txt:2: expected `word ... tag`, got 1 column$"):
+    with pytest.raises(
+        conll.ConllError, match=r"test.txt:2: expected `word ... tag`, got 1 column$"
+    ):
         conll.read_conll(write_file(tmp_path / "test.txt", "EU O\nrejects\n"), untagged_ok=True)
 
 
-@pytest.mark.parametrize("text, line, message", [
-    ("EU NNP B-NP B-ORG\nrejects VBZ O\n", 2, "3 columns where the file's first line has 4"),
-    ("EU B-ORG\n\nrejects\n", 3, "expected `word ... tag`, got 1 column"),
-    ("EU NNP B-NP B-ORG\n\nBonn NNP B-NP B-GPE\n", 3, "label 'B-GPE' is not in the training labels"),
-])
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("EU NNP B-NP B-ORG\nrejects VBZ O\n", 2, "3 columns where the file's first line has 4"),
+        ("EU B-ORG\n\nrejects\n", 3, "expected `word ... tag`, got 1 column"),
+        (
+            "EU NNP B-NP B-ORG\n\nBonn NNP B-NP B-GPE\n",
+            3,
+            "label 'B-GPE' is not in the training labels",
+        ),
+    ],
+)
 def test_bad_lines_name_file_and_line(tmp_path, text, line, message):
     path = write_file(tmp_path / "dev.txt", text)
     with pytest.raises(conll.ConllError) as error:
@@ -90,7 +113,9 @@ def test_missing_file_and_bytes_not_utf8_name_the_file(tmp_path):
 
 
 def test_only_the_first_sub_token_carries_the_label(tmp_path):
-    sentences = conll.read_conll(write_file(tmp_path / "train.txt", "Acme B-ORG\nCorp. I-ORG\nsaid O\n"))
+    sentences = conll.read_conll(
+        write_file(tmp_path / "train.txt", "Acme B-ORG\nCorp. I-ORG\nsaid O\n")
+    )
     labels = conll.label_list(sentences)
     tokenizer = tokenizer_for(tmp_path, ["Acme Corp. said"])
     windows = conll.encode_sentences(sentences, tokenizer, labels, max_seq_length=8)
@@ -107,9 +132,16 @@ def test_a_word_without_word_pieces_becomes_unk(tmp_path):
     # A soft hyphen alone is removed by normalization: no WordPiece, yet the word keeps its label.
     sentences = conll.read_conll(write_file(tmp_path / "train.txt", "a O\n\u00ad B-X\nb O\n"))
     tokenizer = tokenizer_for(tmp_path, ["a b"])
-    windows = conll.encode_sentences(sentences, tokenizer, conll.label_list(sentences), max_seq_length=8)
+    windows = conll.encode_sentences(
+        sentences, tokenizer, conll.label_list(sentences), max_seq_length=8
+    )
     assert tokenizer.convert_ids_to_tokens(windows.features["input_word_ids"][0][:5]) == [
-        "[CLS]", "a", "[UNK]", "b", "[SEP]"]
+        "[CLS]",
+        "a",
+        "[UNK]",
+        "b",
+        "[SEP]",
+    ]
     assert windows.decode(windows.word_index) == [[0, 1, 2]]
 
 
@@ -117,18 +149,23 @@ def test_long_sentences_split_into_windows_and_every_word_decodes_once(tmp_path)
     sentences = conll.read_conll(FIXTURES / "test.txt")
     tokenizer = tokenizer_for(tmp_path, [" ".join(s.words) for s in sentences])
     seq = 16
-    windows = conll.encode_sentences(sentences, tokenizer, conll.label_list(sentences), max_seq_length=seq)
+    windows = conll.encode_sentences(
+        sentences, tokenizer, conll.label_list(sentences), max_seq_length=seq
+    )
     long = max(range(len(sentences)), key=lambda i: len(sentences[i].words))
     rows = np.flatnonzero((windows.sentence_index == long).any(axis=1))
     pieces = len(tokenizer.tokenize([" ".join(sentences[long].words)]).flat_values)
-    assert len(rows) == -(-(pieces - (seq - 2)) // ((seq - 2) // 2)) + 1  # windows half a window apart
+    assert (
+        len(rows) == -(-(pieces - (seq - 2)) // ((seq - 2) // 2)) + 1
+    )  # windows half a window apart
     assert windows.features["input_word_ids"].shape[1] == seq
     # Each (sentence, word) is read from exactly one
     # position, and decoding gets every word back in order.
     assert windows.best.sum() == sum(len(s.words) for s in sentences)
     assert windows.decode(windows.word_index) == [list(range(len(s.words))) for s in sentences]
     assert windows.decode(windows.label_ids) == [
-        [conll.label_list(sentences).index(t) for t in s.labels] for s in sentences]
+        [conll.label_list(sentences).index(t) for t in s.labels] for s in sentences
+    ]
     # A word seen in two windows is read from the one where it has more context: windows hold 14
     # pieces 7 apart, so the first window keeps positions 1..11 and inner windows the middle, 5..11.
     best = [set(np.flatnonzero(windows.best[row])) for row in rows]

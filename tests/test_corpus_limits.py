@@ -10,9 +10,9 @@ import sys
 import pytest
 import tensorflow as tf
 
+from bert_test_utils import REPO, write_word_vocab
 from bert_tf.data import corpus, dynamic_masking
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import REPO, write_word_vocab
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "glue"
 CAP = corpus.MAX_LINE_BYTES
@@ -20,8 +20,10 @@ CAP = corpus.MAX_LINE_BYTES
 
 def fixture_text() -> str:
     """Real sentences: the GLUE fixtures' text, on one line."""
-    return " ".join(path.read_text(encoding="utf-8").replace("\t", " ").replace("\n", " ")
-                    for path in sorted(FIXTURES.glob("*/train.tsv")))
+    return " ".join(
+        path.read_text(encoding="utf-8").replace("\t", " ").replace("\n", " ")
+        for path in sorted(FIXTURES.glob("*/train.tsv"))
+    )
 
 
 def long_line(num_bytes: int) -> str:
@@ -40,23 +42,27 @@ def test_a_long_line_is_split_after_a_space_or_between_characters_into_lines_und
     pieces = [line.decode("utf-8") for line in lines]
     assert pieces[:2] == ["short", ""] and "   " in pieces  # short and blank lines kept as they are
     assert max(len(line) for line in lines) < CAP
-    english_pieces = pieces[2:pieces.index("   ")]
+    english_pieces = pieces[2 : pieces.index("   ")]
     assert len(english_pieces) >= 3 and " ".join(english_pieces).split() == english.split()
-    assert "".join(pieces[pieces.index("   ") + 1:]) == chinese
+    assert "".join(pieces[pieces.index("   ") + 1 :]) == chinese
 
 
 def test_long_lines_get_one_warning_naming_the_first_and_are_read_split(tmp_path, caplog):
     path = tmp_path / "corpus.txt"
     line = long_line(2 * CAP + 100)
-    path.write_text(f"a short line\n\n{line}\nanother\n{line}", encoding="utf-8")  # the last one without \n
+    path.write_text(
+        f"a short line\n\n{line}\nanother\n{line}", encoding="utf-8"
+    )  # the last one without \n
     chunks = corpus.plan_chunks([str(path)], 1 << 20)
     warnings = [r.getMessage() for r in caplog.records if "longer than" in r.getMessage()]
-    assert warnings == [f"2 input lines are longer than {CAP} bytes (first: {path} line 3): each is read "
-                        "as several lines, split at a space or a sentence end"]
+    assert warnings == [
+        f"2 input lines are longer than {CAP} bytes (first: {path} line 3): each is read "
+        "as several lines, split at a space or a sentence end"
+    ]
     lines = corpus.read_chunk(chunks[0])
     assert lines[:2] == ["a short line", ""] and "another" in lines
     assert len(lines) >= 2 + 3 + 1 + 3 and max(len(text.encode()) for text in lines) < CAP
-    assert " ".join(lines[2:lines.index("another")]).split() == line.split()
+    assert " ".join(lines[2 : lines.index("another")]).split() == line.split()
 
 
 @pytest.mark.parametrize("content", [b"a line\nand a NUL\x00 byte\n", None])
@@ -66,13 +72,18 @@ def test_a_file_with_a_nul_byte_is_not_text(tmp_path, content):
         pathlib.Path(path).write_bytes(content)
     with pytest.raises(corpus.CorpusError) as error:
         corpus.check_corpus([path])
-    assert str(error.value) == f"{path} line {1 if content is None else 2}: a NUL byte; this is not a text file"
+    assert (
+        str(error.value)
+        == f"{path} line {1 if content is None else 2}: a NUL byte; this is not a text file"
+    )
 
 
 def test_the_dynamic_masking_stream_reads_a_long_line_as_several_sentences(tmp_path, vocab_file):
     path = tmp_path / "corpus.txt"
     path.write_text(long_line(3 * CAP) + "\n", encoding="utf-8")
-    pairs_of_block = dynamic_masking._pairs_function(BertTokenizer(vocab_file), segment_tokens=62, words=None)
+    pairs_of_block = dynamic_masking._pairs_function(
+        BertTokenizer(vocab_file), segment_tokens=62, words=None
+    )
     stream = dynamic_masking._segment_stream([str(path)], pairs_of_block, None, None, endless=False)
     segments = [len(segment) for segment, _, _ in stream]
     # A sentence longer than a segment is one: the line, unsplit, would be one segment.
@@ -82,10 +93,16 @@ def test_the_dynamic_masking_stream_reads_a_long_line_as_several_sentences(tmp_p
 def peak_rss_mb(tmp_path, *flags: str) -> tuple[int, str, float]:
     """(exit status, stderr, peak resident MB) of create_pretraining_data.py run on `flags`."""
     with open(tmp_path / "stderr.txt", "w+") as stderr:
-        process = subprocess.Popen([sys.executable, str(REPO / "create_pretraining_data.py"), *flags], cwd=REPO,
-                                   stdout=subprocess.DEVNULL, stderr=stderr,
-                                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
-        _, status, usage = os.wait4(process.pid, 0)  # this child's own peak, not that of any child before it
+        process = subprocess.Popen(
+            [sys.executable, str(REPO / "create_pretraining_data.py"), *flags],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        )
+        _, status, usage = os.wait4(
+            process.pid, 0
+        )  # this child's own peak, not that of any child before it
         process.returncode = os.waitstatus_to_exitcode(status)
         stderr.seek(0)
         return process.returncode, stderr.read(), usage.ru_maxrss / 1024
@@ -96,8 +113,13 @@ def baseline_mb(tmp_path_factory, vocab_file):
     """The script's peak on a tiny corpus: TensorFlow, the tokenizer, the runtime."""
     tmp_path = tmp_path_factory.mktemp("baseline")
     (tmp_path / "corpus.txt").write_text(long_line(3000) + "\n", encoding="utf-8")
-    code, stderr, peak = peak_rss_mb(tmp_path, f"--input_file={tmp_path / 'corpus.txt'}", f"--vocab_file={vocab_file}",
-                                     f"--output_file={tmp_path / 'out.tfrecord'}", "--num_workers=1")
+    code, stderr, peak = peak_rss_mb(
+        tmp_path,
+        f"--input_file={tmp_path / 'corpus.txt'}",
+        f"--vocab_file={vocab_file}",
+        f"--output_file={tmp_path / 'out.tfrecord'}",
+        "--num_workers=1",
+    )
     assert code == 0, stderr[-2000:]
     return peak
 
@@ -106,10 +128,16 @@ def test_a_100_mb_nul_file_fails_at_once_in_bounded_memory(tmp_path, vocab_file,
     path = tmp_path / "zeros.txt"
     with open(path, "wb") as f:
         f.truncate(100 << 20)  # 100 MB of NUL bytes
-    code, stderr, peak = peak_rss_mb(tmp_path, f"--input_file={path}", f"--vocab_file={vocab_file}",
-                                     f"--output_file={tmp_path / 'out.tfrecord'}")
+    code, stderr, peak = peak_rss_mb(
+        tmp_path,
+        f"--input_file={path}",
+        f"--vocab_file={vocab_file}",
+        f"--output_file={tmp_path / 'out.tfrecord'}",
+    )
     assert (code, stderr.strip().splitlines()[-1]) == (
-        1, f"create_pretraining_data.py: error: {path} line 1: a NUL byte; this is not a text file")
+        1,
+        f"create_pretraining_data.py: error: {path} line 1: a NUL byte; this is not a text file",
+    )
     assert peak < baseline_mb + 100  # one block of the file is read (16 MB), not the file
     assert not (tmp_path / "out.tfrecord").exists()
 
@@ -117,12 +145,19 @@ def test_a_100_mb_nul_file_fails_at_once_in_bounded_memory(tmp_path, vocab_file,
 def test_a_50_mb_line_is_split_in_bounded_memory(tmp_path, vocab_file, baseline_mb):
     path = tmp_path / "line.txt"
     path.write_text(long_line(50_000_000) + "\n", encoding="utf-8")
-    code, stderr, peak = peak_rss_mb(tmp_path, f"--input_file={path}", f"--vocab_file={vocab_file}",
-                                     f"--output_file={tmp_path / 'out.tfrecord'}", "--num_workers=1",
-                                     "--dupe_factor=1")
+    code, stderr, peak = peak_rss_mb(
+        tmp_path,
+        f"--input_file={path}",
+        f"--vocab_file={vocab_file}",
+        f"--output_file={tmp_path / 'out.tfrecord'}",
+        "--num_workers=1",
+        "--dupe_factor=1",
+    )
     assert code == 0, stderr[-2000:]
-    assert (f"1 input lines are longer than {CAP} bytes (first: {path} line 1): each is read as "
-            "several lines, split at a space or a sentence end") in stderr
+    assert (
+        f"1 input lines are longer than {CAP} bytes (first: {path} line 1): each is read as "
+        "several lines, split at a space or a sentence end"
+    ) in stderr
     # Without the split: one sentence of 12M tokens, one
     # example per dupe and 1.3 GB more than the baseline.
     examples = sum(1 for _ in tf.data.TFRecordDataset(str(tmp_path / "out.tfrecord")))

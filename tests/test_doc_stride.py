@@ -16,8 +16,10 @@ def numpy_windows(num_tokens: int, max_tokens: int, stride: int) -> list[tuple[l
     """(tokens, is_max_context) of each window, as run_squad cuts them."""
     starts, lengths = window_spans(num_tokens, max_tokens, stride)
     max_context = _max_context(starts, lengths, num_tokens)  # [w, tokens]
-    return [(list(range(first, first + n)), max_context[j, first:first + n].tolist())
-            for j, (first, n) in enumerate(zip(starts, lengths))]
+    return [
+        (list(range(first, first + n)), max_context[j, first : first + n].tolist())
+        for j, (first, n) in enumerate(zip(starts, lengths))
+    ]
 
 
 def tensorflow_windows(cases: list[tuple[int, int]], stride: int) -> list[list[tuple[list, list]]]:
@@ -25,16 +27,25 @@ def tensorflow_windows(cases: list[tuple[int, int]], stride: int) -> list[list[t
     each window, tokens counted from the context's start."""
     context_lengths, max_doc_tokens = (tf.constant(column, tf.int64) for column in zip(*cases))
     windows = doc_stride_windows(context_lengths, max_doc_tokens, stride)
-    offset = np.cumsum(context_lengths.numpy()) - context_lengths.numpy()  # where each context starts
+    offset = (
+        np.cumsum(context_lengths.numpy()) - context_lengths.numpy()
+    )  # where each context starts
     got = [[] for _ in cases]
-    for example, tokens, flags in zip(windows.example.numpy(), windows.doc_tokens.to_list(),
-                                      windows.is_max_context.to_list()):
+    for example, tokens, flags in zip(
+        windows.example.numpy(), windows.doc_tokens.to_list(), windows.is_max_context.to_list()
+    ):
         got[example].append(([t - offset[example] for t in tokens], flags))
     return got
 
 
 def test_the_exported_windows_are_run_squads():
-    cases = list(itertools.product(CONTEXT_LENGTHS, WINDOW_SIZES))  # [(context length, window size)]
+    cases = list(
+        itertools.product(CONTEXT_LENGTHS, WINDOW_SIZES)
+    )  # [(context length, window size)]
     for stride in STRIDES:
         for (num_tokens, max_tokens), got in zip(cases, tensorflow_windows(cases, stride)):
-            assert got == numpy_windows(num_tokens, max_tokens, stride), (num_tokens, max_tokens, stride)
+            assert got == numpy_windows(num_tokens, max_tokens, stride), (
+                num_tokens,
+                max_tokens,
+                stride,
+            )

@@ -20,8 +20,14 @@ PAGES = [README, BENCHMARKS, *DOCS]
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
 
 # absl's own flags, defined by `app.run` for every script.
-ABSL_FLAGS = {"help": True, "helpfull": True, "helpshort": True, "helpxml": True, "flagfile": False,
-              "undefok": False}
+ABSL_FLAGS = {
+    "help": True,
+    "helpfull": True,
+    "helpshort": True,
+    "helpxml": True,
+    "flagfile": False,
+    "undefok": False,
+}
 
 # Runs a script with `bert_tf.script.run` replaced: the flags it defined, as `name -> is boolean`.
 FLAGS_OF_SCRIPT = """
@@ -40,15 +46,20 @@ runpy.run_path(sys.argv[1], run_name="__main__")
 def test_pages_are_short():
     assert DOCS, "docs/ has no pages"
     limits = {README: 10_000, BENCHMARKS: 10_000, **{page: 15_000 for page in DOCS}}
-    too_long = {page.relative_to(REPO).as_posix(): len(page.read_text(encoding="utf-8"))
-                for page, limit in limits.items() if len(page.read_text(encoding="utf-8")) > limit}
+    too_long = {
+        page.relative_to(REPO).as_posix(): len(page.read_text(encoding="utf-8"))
+        for page, limit in limits.items()
+        if len(page.read_text(encoding="utf-8")) > limit
+    }
     assert not too_long, f"characters over the limit: {too_long}"
 
 
 def anchors(page) -> set[str]:
     """GitHub's anchors for the headings of `page`."""
     seen, result = {}, set()
-    for heading in re.findall(r"^#+\s+(.*?)\s*$", FENCE.sub("", page.read_text(encoding="utf-8")), re.M):
+    for heading in re.findall(
+        r"^#+\s+(.*?)\s*$", FENCE.sub("", page.read_text(encoding="utf-8")), re.M
+    ):
         slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
         result.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
         seen[slug] = seen.get(slug, 0) + 1
@@ -105,16 +116,28 @@ def python_script_commands(page) -> list[tuple[str, list[str]]]:
 def script_flags(script: str) -> dict[str, bool]:
     """`name -> is boolean` for every flag `script` accepts."""
     source = (REPO / script).read_text()
-    if "script.run(" in source:  # the flags are defined in bert_tf modules that import no TensorFlow
-        result = subprocess.run([sys.executable, "-c", FLAGS_OF_SCRIPT, script], cwd=REPO, capture_output=True,
-                                text=True, timeout=120)
+    if (
+        "script.run(" in source
+    ):  # the flags are defined in bert_tf modules that import no TensorFlow
+        result = subprocess.run(
+            [sys.executable, "-c", FLAGS_OF_SCRIPT, script],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert result.returncode == 0, result.stderr
         defined = json.loads(result.stdout.splitlines()[-1])
     else:  # a benchmark imports TensorFlow first: read its flag definitions from the source
         defined = {}
         for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args \
-                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
                 if node.func.attr.startswith("DEFINE_"):
                     defined[node.args[0].value] = node.func.attr == "DEFINE_bool"
                 elif node.func.attr == "add_argument" and node.args[0].value.startswith("--"):
@@ -145,9 +168,22 @@ def test_commands_use_flags_the_scripts_define(page):
 
 def test_the_commands_are_found_and_a_wrong_flag_is_caught():
     scripts = {script for page in PAGES for script, _ in python_script_commands(page)}
-    assert {"run_pretraining.py", "run_classifier.py", "run_squad.py", "export_model.py",
-            "create_pretraining_data.py", "benchmarks/bench_train_step.py"} <= scripts
-    assert unknown_flags("run_pretraining.py", ["--num_train_steps=3", "--nodo_train", "--helpfull"]) == []
+    assert {
+        "run_pretraining.py",
+        "run_classifier.py",
+        "run_squad.py",
+        "export_model.py",
+        "create_pretraining_data.py",
+        "benchmarks/bench_train_step.py",
+    } <= scripts
+    assert (
+        unknown_flags("run_pretraining.py", ["--num_train_steps=3", "--nodo_train", "--helpfull"])
+        == []
+    )
     assert unknown_flags("run_pretraining.py", ["--num_train_step=3", "--nooutput_dir"]) == [
-        "--num_train_step=3", "--nooutput_dir"]
-    assert unknown_flags("benchmarks/bench_train_step.py", ["--noxla", "--steps=5", "--step=5"]) == ["--step=5"]
+        "--num_train_step=3",
+        "--nooutput_dir",
+    ]
+    assert unknown_flags(
+        "benchmarks/bench_train_step.py", ["--noxla", "--steps=5", "--step=5"]
+    ) == ["--step=5"]

@@ -16,24 +16,74 @@ from bert_tf import BertConfig
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bert_tf"
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", "!", "?", "a", "the", "it", "in", "by",
-         "was", "who", "she", "hello", "world", "great", "movie", "dull", "film", "john", "lives", "paris",
-         "ann", "wrote", "written", "opened", "door", "walked", "ate", "sat", "down", "question", "its",
-         "answer", "##s"]
-QUESTION = {"id": "q1", "question": "Who wrote it?", "answers": [{"text": "Ann", "answer_start": 18}]}
-SQUAD = {"version": "1.1", "data": [{"title": "Ann", "paragraphs": [
-    {"context": "It was written by Ann.", "qas": [QUESTION]}]}]}
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    ".",
+    ",",
+    "!",
+    "?",
+    "a",
+    "the",
+    "it",
+    "in",
+    "by",
+    "was",
+    "who",
+    "she",
+    "hello",
+    "world",
+    "great",
+    "movie",
+    "dull",
+    "film",
+    "john",
+    "lives",
+    "paris",
+    "ann",
+    "wrote",
+    "written",
+    "opened",
+    "door",
+    "walked",
+    "ate",
+    "sat",
+    "down",
+    "question",
+    "its",
+    "answer",
+    "##s",
+]
+QUESTION = {
+    "id": "q1",
+    "question": "Who wrote it?",
+    "answers": [{"text": "Ann", "answer_start": 18}],
+}
+SQUAD = {
+    "version": "1.1",
+    "data": [
+        {"title": "Ann", "paragraphs": [{"context": "It was written by Ann.", "qas": [QUESTION]}]}
+    ],
+}
 FILES = {
     "vocab.txt": "\n".join(VOCAB) + "\n",
-    "bert_config.json": BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=1,
-                                   num_attention_heads=2, intermediate_size=32,
-                                   max_position_embeddings=32).to_json_string(),
+    "bert_config.json": BertConfig(
+        vocab_size=len(VOCAB),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=32,
+    ).to_json_string(),
     # One tiny file in each task's format: CoNLL, SQuAD 1.1, SWAG, GLUE SST-2.
     "train.txt": "John B-PER\nlives O\nin O\nParis B-LOC\n. "
-                 "O\n\nAnn B-PER\nLee I-PER\nwrote O\nit O\n. O\n",
+    "O\n\nAnn B-PER\nLee I-PER\nwrote O\nit O\n. O\n",
     "dev-v1.1.json": json.dumps(SQUAD),
     "val.csv": ",sent1,sent2,ending0,ending1,ending2,ending3,label\n"
-               "0,She opened the door.,She,walked in.,ate the door.,sat down.,wrote it.,0\n",
+    "0,She opened the door.,She,walked in.,ate the door.,sat down.,wrote it.,0\n",
     "dev.tsv": "sentence\tlabel\na great movie\t1\na dull film\t0\n",
 }
 
@@ -56,12 +106,22 @@ def test_docstring_examples(module_name, tmp_path, monkeypatch):
     module = importlib.import_module(module_name)
     tests = [test for test in doctest.DocTestFinder().find(module) if test.examples]
     source = pathlib.Path(module.__file__).read_text(encoding="utf-8")
-    assert sum(len(test.examples) for test in tests) == source.count(">>>"), "a `>>>` the finder misses"
+    assert sum(len(test.examples) for test in tests) == source.count(">>>"), (
+        "a `>>>` the finder misses"
+    )
 
     report = io.StringIO()
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)  # `...` stands for untrained outputs
+    runner = doctest.DocTestRunner(
+        optionflags=doctest.ELLIPSIS
+    )  # `...` stands for untrained outputs
     for test in tests:
         runner.run(test, out=report.write)
-    skipped = [f"{test.name}: {example.source.strip()}"
-               for test in tests for example in test.examples if example.options.get(doctest.SKIP)]
-    assert runner.failures == 0 and not skipped, report.getvalue() + "".join(f"\n+SKIP: {s}" for s in skipped)
+    skipped = [
+        f"{test.name}: {example.source.strip()}"
+        for test in tests
+        for example in test.examples
+        if example.options.get(doctest.SKIP)
+    ]
+    assert runner.failures == 0 and not skipped, report.getvalue() + "".join(
+        f"\n+SKIP: {s}" for s in skipped
+    )

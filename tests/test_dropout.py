@@ -15,10 +15,14 @@ def test_rate_is_exact_and_the_kept_are_scaled(dtype):
     """Keras's dropout drops 10.16% in bfloat16 and 10.06% in float16 at rate 0.1 (a uniform float
     of 7 or 10 random bits); this one drops 0.1 +- 1e-3 (5 standard deviations) in every dtype."""
     layer = Dropout(0.1, seed=3, dtype=dtype)
-    outputs = keras.ops.convert_to_numpy(layer(keras.ops.ones(SHAPE), training=True)).astype(np.float64)
+    outputs = keras.ops.convert_to_numpy(layer(keras.ops.ones(SHAPE), training=True)).astype(
+        np.float64
+    )
     assert abs((outputs == 0).mean() - 0.1) < 1e-3
     kept = outputs[outputs != 0]
-    expected = float(np.asarray(1 / 0.9, dtype=layer.compute_dtype))  # the scale in the compute dtype
+    expected = float(
+        np.asarray(1 / 0.9, dtype=layer.compute_dtype)
+    )  # the scale in the compute dtype
     np.testing.assert_array_equal(kept, expected)
 
 

@@ -37,15 +37,23 @@ def test_bytes_equal_deterministic_proto_serialization(largest_id):
     encoded = encode_examples(values)
     for i in range(64):
         row = {name: values[name][i].tolist() for name in pretraining_features.FEATURE_NAMES}
-        assert encoded[i] == pretraining_features.to_example(row).SerializeToString(deterministic=True)
+        assert encoded[i] == pretraining_features.to_example(row).SerializeToString(
+            deterministic=True
+        )
 
 
 def test_parse_example_reads_the_bytes():
     values = random_values(32, np.random.default_rng(1), 30521)
-    parsed = pretraining_features.parse_examples(tf.constant(encode_examples(values)), SEQ, PREDICTIONS)
+    parsed = pretraining_features.parse_examples(
+        tf.constant(encode_examples(values)), SEQ, PREDICTIONS
+    )
     for name in pretraining_features.FEATURE_NAMES:
-        np.testing.assert_array_equal(parsed[name].numpy(), values[name].reshape(32, -1).squeeze(-1)
-                                      if name == "next_sentence_labels" else values[name])
+        np.testing.assert_array_equal(
+            parsed[name].numpy(),
+            values[name].reshape(32, -1).squeeze(-1)
+            if name == "next_sentence_labels"
+            else values[name],
+        )
 
 
 def test_tfrecord_round_trip(tmp_path):
@@ -54,8 +62,13 @@ def test_tfrecord_round_trip(tmp_path):
     with tf.io.TFRecordWriter(path) as writer:
         for record in encode_examples(values):
             writer.write(record)
-    batch = next(iter(tf.data.TFRecordDataset(path).batch(16).map(
-        lambda s: pretraining_features.parse_examples(s, SEQ, PREDICTIONS))))
+    batch = next(
+        iter(
+            tf.data.TFRecordDataset(path)
+            .batch(16)
+            .map(lambda s: pretraining_features.parse_examples(s, SEQ, PREDICTIONS))
+        )
+    )
     np.testing.assert_array_equal(batch["input_ids"].numpy(), values["input_ids"])
 
 

@@ -20,11 +20,16 @@ from tensorflow.core.framework import op_def_pb2
 from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow.python.client import pywrap_tf_session as c_api
 
-from bert_tf.export import export_hub_pair, export_task_model
-from bert_tf.models import (BertClassifier, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
-                            BertTokenClassifier)
-from bert_tf.tokenization import BertTokenizer
 from bert_test_utils import tiny_encoder, write_word_vocab
+from bert_tf.export import export_hub_pair, export_task_model
+from bert_tf.models import (
+    BertClassifier,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertSpanLabeler,
+    BertTokenClassifier,
+)
+from bert_tf.tokenization import BertTokenizer
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "tf_serving_ops"
 RELEASES = ("2.12", "2.20")  # the stock TF Serving releases checked, oldest first
@@ -32,8 +37,13 @@ LOAD = "(loading)"  # what loading the SavedModel runs: restoring its variables,
 
 # Export kind -> signature -> the oldest stock TF Serving release that serves it. The doc's table.
 EXPECTED = {
-    "classifier": {"serving_default": "2.12", "text": "2.12", "text_pair": "2.12", "serve_examples": "2.12",
-                   "serve_text_examples": "2.12"},
+    "classifier": {
+        "serving_default": "2.12",
+        "text": "2.12",
+        "text_pair": "2.12",
+        "serve_examples": "2.12",
+        "serve_text_examples": "2.12",
+    },
     "span": {"serving_default": "2.12", "text": "2.12"},
     "token": {"serving_default": "2.12", "text": "2.12"},
     "multiple choice": {"serving_default": "2.12", "text": "2.12"},
@@ -43,7 +53,11 @@ EXPECTED = {
 
 
 def fixture_ops(name: str) -> set[str]:
-    return {line for line in (FIXTURES / name).read_text().splitlines() if line and not line.startswith("#")}
+    return {
+        line
+        for line in (FIXTURES / name).read_text().splitlines()
+        if line and not line.startswith("#")
+    }
 
 
 def library_ops(path: str) -> set[str]:
@@ -62,8 +76,10 @@ def running_core_ops() -> set[str]:
         registered = {op.name for op in op_def_pb2.OpList.FromString(c_api.TF_GetBuffer(buffer)).op}
     finally:
         c_api.TF_DeleteBuffer(buffer)
-    text_libraries = glob.glob(os.path.join(os.path.dirname(tensorflow_text.__file__), "python", "**", "_*.so"),
-                               recursive=True)
+    text_libraries = glob.glob(
+        os.path.join(os.path.dirname(tensorflow_text.__file__), "python", "**", "_*.so"),
+        recursive=True,
+    )
     return registered - set().union(*map(library_ops, text_libraries))
 
 
@@ -71,9 +87,12 @@ def signature_ops(export_dir) -> dict[str, set[str]]:
     """Signature name (and `LOAD`) -> the op types it runs: the graph nodes its outputs depend on
     and every node of every function they call, transitively."""
     meta_graph = saved_model_pb2.SavedModel.FromString(
-        (pathlib.Path(export_dir) / "saved_model.pb").read_bytes()).meta_graphs[0]
+        (pathlib.Path(export_dir) / "saved_model.pb").read_bytes()
+    ).meta_graphs[0]
     nodes = {node.name: node for node in meta_graph.graph_def.node}
-    functions = {function.signature.name: function for function in meta_graph.graph_def.library.function}
+    functions = {
+        function.signature.name: function for function in meta_graph.graph_def.library.function
+    }
 
     def reached(tensor_names) -> set[str]:
         ops, seen, pending = set(), set(), [name.lstrip("^").split(":")[0] for name in tensor_names]
@@ -98,10 +117,20 @@ def signature_ops(export_dir) -> dict[str, set[str]]:
                     pending += [f.name for f in value.list.func]
         return ops
 
-    found = {name: reached(output.name for output in signature.outputs.values())
-             for name, signature in meta_graph.signature_def.items() if name != "__saved_model_init_op"}
-    found[LOAD] = reached([meta_graph.saver_def.restore_op_name, *(
-        output.name for output in meta_graph.signature_def["__saved_model_init_op"].outputs.values())])
+    found = {
+        name: reached(output.name for output in signature.outputs.values())
+        for name, signature in meta_graph.signature_def.items()
+        if name != "__saved_model_init_op"
+    }
+    found[LOAD] = reached(
+        [
+            meta_graph.saver_def.restore_op_name,
+            *(
+                output.name
+                for output in meta_graph.signature_def["__saved_model_init_op"].outputs.values()
+            ),
+        ]
+    )
     return found
 
 
@@ -109,34 +138,66 @@ def signature_ops(export_dir) -> dict[str, set[str]]:
 def exports(tmp_path_factory) -> dict[str, str]:
     """Export kind -> a tiny export of it."""
     directory = tmp_path_factory.mktemp("exports")
-    tokenizer = BertTokenizer(write_word_vocab(directory / "vocab.txt", ["who wrote the book ?", "Ann did ."]))
+    tokenizer = BertTokenizer(
+        write_word_vocab(directory / "vocab.txt", ["who wrote the book ?", "Ann did ."])
+    )
     paths = {}
-    for kind, model in (("classifier", BertClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size), num_classes=2)),
-                        ("span", BertSpanLabeler(tiny_encoder(vocab_size=tokenizer.vocab_size))),
-                        ("token", BertTokenClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size), num_classes=3)),
-                        ("multiple choice", BertMultipleChoice(tiny_encoder(vocab_size=tokenizer.vocab_size)))):
-        paths[kind] = export_task_model(model, directory / kind.replace(" ", "_"), tokenizer=tokenizer,
-                                        seq_length=16, max_query_length=8)
-    hub = export_hub_pair(BertPretrainer(tiny_encoder(vocab_size=tokenizer.vocab_size)), directory / "hub",
-                          tokenizer=tokenizer, seq_length=16)
+    for kind, model in (
+        (
+            "classifier",
+            BertClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size), num_classes=2),
+        ),
+        ("span", BertSpanLabeler(tiny_encoder(vocab_size=tokenizer.vocab_size))),
+        (
+            "token",
+            BertTokenClassifier(tiny_encoder(vocab_size=tokenizer.vocab_size), num_classes=3),
+        ),
+        ("multiple choice", BertMultipleChoice(tiny_encoder(vocab_size=tokenizer.vocab_size))),
+    ):
+        paths[kind] = export_task_model(
+            model,
+            directory / kind.replace(" ", "_"),
+            tokenizer=tokenizer,
+            seq_length=16,
+            max_query_length=8,
+        )
+    hub = export_hub_pair(
+        BertPretrainer(tiny_encoder(vocab_size=tokenizer.vocab_size)),
+        directory / "hub",
+        tokenizer=tokenizer,
+        seq_length=16,
+    )
     paths["hub preprocessing"], paths["hub encoder"] = hub["preprocessing"], hub["encoder"]
     return paths
 
 
 def test_fixtures_hold_the_ops_tf_serving_links():
-    text_2_12, text_2_20 = fixture_ops("tensorflow_text-2.12.1.txt"), fixture_ops("tensorflow_text-2.20.0.txt")
-    assert {"FastWordpieceTokenizeWithOffsets", "FastBertNormalize", "RegexSplitWithOffsets"} <= text_2_12
+    text_2_12, text_2_20 = (
+        fixture_ops("tensorflow_text-2.12.1.txt"),
+        fixture_ops("tensorflow_text-2.20.0.txt"),
+    )
+    assert {
+        "FastWordpieceTokenizeWithOffsets",
+        "FastBertNormalize",
+        "RegexSplitWithOffsets",
+    } <= text_2_12
     assert "TFText>RoundRobinTrim" in text_2_20 - text_2_12  # tensorflow/serving#2267
-    assert {"MatMul", "ParseExampleV2", "StatefulPartitionedCall"} <= fixture_ops("tensorflow-2.12.1.txt")
+    assert {"MatMul", "ParseExampleV2", "StatefulPartitionedCall"} <= fixture_ops(
+        "tensorflow-2.12.1.txt"
+    )
 
 
 def available_ops() -> dict[str, set[str]]:
     """Stock TF Serving release -> the op types it has."""
-    return {"2.12": fixture_ops("tensorflow-2.12.1.txt") | fixture_ops("tensorflow_text-2.12.1.txt"),
-            "2.20": running_core_ops() | fixture_ops("tensorflow_text-2.20.0.txt")}
+    return {
+        "2.12": fixture_ops("tensorflow-2.12.1.txt") | fixture_ops("tensorflow_text-2.12.1.txt"),
+        "2.20": running_core_ops() | fixture_ops("tensorflow_text-2.20.0.txt"),
+    }
 
 
-def oldest_release(needed: set[str], available: dict[str, set[str]]) -> tuple[str, dict[str, list[str]]]:
+def oldest_release(
+    needed: set[str], available: dict[str, set[str]]
+) -> tuple[str, dict[str, list[str]]]:
     """The oldest release with all of `needed` ("none" if none has), and what each one lacks."""
     missing = {release: sorted(needed - available[release]) for release in RELEASES}
     return next((release for release in RELEASES if not missing[release]), "none"), missing
@@ -145,9 +206,13 @@ def oldest_release(needed: set[str], available: dict[str, set[str]]) -> tuple[st
 def test_a_signature_on_newer_ops_needs_a_newer_release(tmp_path):
     """tensorflow-text's RoundRobinTrimmer, in a function the signature calls, needs 2.20."""
     module = tf.Module()
-    module.trim = tf.function(lambda ids: tensorflow_text.RoundRobinTrimmer(4).trim([ids, ids])[0].to_tensor(),
-                              input_signature=[tf.RaggedTensorSpec([None, None], tf.int32)])
-    tf.saved_model.save(module, str(tmp_path), signatures={"trim": module.trim.get_concrete_function()})
+    module.trim = tf.function(
+        lambda ids: tensorflow_text.RoundRobinTrimmer(4).trim([ids, ids])[0].to_tensor(),
+        input_signature=[tf.RaggedTensorSpec([None, None], tf.int32)],
+    )
+    tf.saved_model.save(
+        module, str(tmp_path), signatures={"trim": module.trim.get_concrete_function()}
+    )
     ops = signature_ops(tmp_path)
     release, missing = oldest_release(ops["trim"] | ops[LOAD], available_ops())
     assert release == "2.20" and "TFText>RoundRobinTrim" in missing["2.12"], missing
@@ -163,12 +228,16 @@ def test_every_export_runs_on_stock_tf_serving(exports):
     for kind, path in exports.items():
         ops = signature_ops(path)
         load = ops.pop(LOAD)
-        assert load <= available[RELEASES[0]], f"{kind}: loading needs {sorted(load - available[RELEASES[0]])}"
+        assert load <= available[RELEASES[0]], (
+            f"{kind}: loading needs {sorted(load - available[RELEASES[0]])}"
+        )
         for signature, needed in sorted(ops.items()):
             needed |= load
             oldest.setdefault(kind, {})[signature], missing = oldest_release(needed, available)
-            report.append(f"{kind:18} {signature:20} TF Serving >= {oldest[kind][signature]:5}"
-                          f" tensorflow-text ops: {', '.join(sorted(needed & text_ops)) or '-'}"
-                          + "".join(f"; missing from {r}: {', '.join(m)}" for r, m in missing.items() if m))
+            report.append(
+                f"{kind:18} {signature:20} TF Serving >= {oldest[kind][signature]:5}"
+                f" tensorflow-text ops: {', '.join(sorted(needed & text_ops)) or '-'}"
+                + "".join(f"; missing from {r}: {', '.join(m)}" for r, m in missing.items() if m)
+            )
     print("\n".join(report))
     assert oldest == EXPECTED, "\n".join(report)

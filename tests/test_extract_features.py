@@ -12,13 +12,13 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
+from bert_test_utils import REPO, write_tiny_config, write_word_vocab
 from bert_tf.cli_errors import flag_wording
 from bert_tf.models import BertEncoder
 from bert_tf.tasks import feature_extraction
 from bert_tf.tasks.feature_extraction import FeatureExtractor, parse_layers
 from bert_tf.tasks.flags import define_feature_extraction_flags
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import REPO, write_tiny_config, write_word_vocab
 
 LINES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -40,27 +40,47 @@ def model(tmp_path_factory):
     checkpoint = tf.train.Checkpoint(encoder=encoder).write(str(directory / "ckpt"))
     input_file = directory / "input.txt"
     input_file.write_text("\n".join(LINES) + "\n", encoding="utf-8")
-    return dict(encoder=encoder, tokenizer=tokenizer, vocab=vocab, config=config,
-                checkpoint=checkpoint, input_file=input_file)
+    return dict(
+        encoder=encoder,
+        tokenizer=tokenizer,
+        vocab=vocab,
+        config=config,
+        checkpoint=checkpoint,
+        input_file=input_file,
+    )
 
 
 def run_extract_features(*flags):
-    return subprocess.Popen([sys.executable, str(REPO / "extract_features.py"), *flags], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "extract_features.py"), *flags],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
 
 
 def encode(tokenizer, text_a, text_b, seq_length):
     segments = [tokenizer.tokenize([text_a])] + ([tokenizer.tokenize([text_b])] if text_b else [])
-    return {name: value.numpy() for name, value in tokenizer.pack_inputs(segments, seq_length).items()}
+    return {
+        name: value.numpy() for name, value in tokenizer.pack_inputs(segments, seq_length).items()
+    }
 
 
 def test_json_values_are_the_encoders_outputs(model, tmp_path):
     output = tmp_path / "features.jsonl"
     process = run_extract_features(
-        f"--input_file={model['input_file']}", f"--output_file={output}", f"--vocab_file={model['vocab']}",
-        f"--bert_config_file={model['config']}", f"--init_checkpoint={model['checkpoint']}",
-        "--layers=-1,0", "--max_seq_length=24", "--batch_size=3", "--pooling=mean")
+        f"--input_file={model['input_file']}",
+        f"--output_file={output}",
+        f"--vocab_file={model['vocab']}",
+        f"--bert_config_file={model['config']}",
+        f"--init_checkpoint={model['checkpoint']}",
+        "--layers=-1,0",
+        "--max_seq_length=24",
+        "--batch_size=3",
+        "--pooling=mean",
+    )
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
     assert "extract_features" in stderr  # the progress bar
@@ -76,7 +96,11 @@ def test_json_values_are_the_encoders_outputs(model, tmp_path):
         expected = encoder(inputs, training=False)["encoder_outputs"]  # 2 x [1, 24, hidden]
         tokens = [feature["token"] for feature in record["features"]]
         assert tokens == tokenizer.convert_ids_to_tokens(inputs["input_word_ids"][0, :length])
-        assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and tokens.count("[SEP]") == (2 if text_b else 1)
+        assert (
+            tokens[0] == "[CLS]"
+            and tokens[-1] == "[SEP]"
+            and tokens.count("[SEP]") == (2 if text_b else 1)
+        )
         for t, feature in enumerate(record["features"]):
             assert [layer["index"] for layer in feature["layers"]] == [-1, 0]
             for layer, block in zip(feature["layers"], (1, 0)):
@@ -89,8 +113,9 @@ def test_json_values_are_the_encoders_outputs(model, tmp_path):
 
 def test_cls_pooling_and_batches_agree(model):
     pairs = [("Where is the dog?", "It sleeps."), ("Foxes run.", None), ("The lazy dog.", None)]
-    extractor = FeatureExtractor(model["encoder"], model["tokenizer"], layers=[-2], max_seq_length=16,
-                                 pooling="cls")
+    extractor = FeatureExtractor(
+        model["encoder"], model["tokenizer"], layers=[-2], max_seq_length=16, pooling="cls"
+    )
     together = extractor.extract(pairs, first_index=5)
     one_by_one = [extractor.extract([pair], first_index=5 + i)[0] for i, pair in enumerate(pairs)]
     assert [record["linex_index"] for record in together] == [5, 6, 7]
@@ -102,7 +127,9 @@ def test_cls_pooling_and_batches_agree(model):
         assert [f["token"] for f in single["features"]] == [f["token"] for f in record["features"]]
         for a, b in zip(single["features"], record["features"]):
             assert a["layers"][0]["index"] == b["layers"][0]["index"] == -2
-            np.testing.assert_allclose(a["layers"][0]["values"], b["layers"][0]["values"], atol=1e-5)
+            np.testing.assert_allclose(
+                a["layers"][0]["values"], b["layers"][0]["values"], atol=1e-5
+            )
 
 
 def test_layers_are_checked():
@@ -120,43 +147,93 @@ def parsed_flags(*argv):
     return flag_values
 
 
-@pytest.mark.parametrize("case", ["missing input", "input directory", "input not UTF-8", "missing vocab",
-                                  "missing config", "no config", "bad layers", "long sequence", "pair too long",
-                                  "output is the input", "output is the vocab", "output is a directory",
-                                  "no output directory"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing input",
+        "input directory",
+        "input not UTF-8",
+        "missing vocab",
+        "missing config",
+        "no config",
+        "bad layers",
+        "long sequence",
+        "pair too long",
+        "output is the input",
+        "output is the vocab",
+        "output is a directory",
+        "no output directory",
+    ],
+)
 def test_bad_flags_are_one_line_errors(model, tmp_path, case):
     missing, latin1, pairs = tmp_path / "none.txt", tmp_path / "latin1.txt", tmp_path / "pairs.txt"
     latin1.write_bytes("fine\nalso fine\ncaf\u00e9\n".encode("latin-1"))
     pairs.write_text("Foxes run.\nWhere is the dog? ||| It sleeps.\n", encoding="utf-8")
-    argv = {"input_file": model["input_file"], "output_file": tmp_path / "out.jsonl",
-            "vocab_file": model["vocab"], "bert_config_file": model["config"],
-            "init_checkpoint": model["checkpoint"]}
+    argv = {
+        "input_file": model["input_file"],
+        "output_file": tmp_path / "out.jsonl",
+        "vocab_file": model["vocab"],
+        "bert_config_file": model["config"],
+        "init_checkpoint": model["checkpoint"],
+    }
     change, message = {
         "missing input": ({"input_file": missing}, f"--input_file={missing}: no such file"),
-        "input directory": ({"input_file": tmp_path}, f"--input_file={tmp_path}: a directory, not a file"),
-        "input not UTF-8": ({"input_file": latin1}, f"{latin1}:3: not UTF-8 (invalid continuation byte)"),
+        "input directory": (
+            {"input_file": tmp_path},
+            f"--input_file={tmp_path}: a directory, not a file",
+        ),
+        "input not UTF-8": (
+            {"input_file": latin1},
+            f"{latin1}:3: not UTF-8 (invalid continuation byte)",
+        ),
         "missing vocab": ({"vocab_file": missing}, f"--vocab_file={missing}: no such file"),
-        "missing config": ({"bert_config_file": missing}, f"--bert_config_file={missing}: no such file"),
-        "no config": ({"bert_config_file": None},
-                      (f"--bert_config_file is required: no bert_config.json or config.json lies beside "
-                       f"--init_checkpoint={model['checkpoint']}")),
-        "bad layers": ({"layers": "-1,5"}, "--layers=-1,5: layer 5 is outside -2..1 (the model has 2 layers)"),
-        "long sequence": ({"max_seq_length": 65, "layers": "-1"},
-                          "--max_seq_length=65 exceeds the model's max_position_embeddings 64"),
-        "pair too long": ({"input_file": pairs, "max_seq_length": 3}, f"--max_seq_length=3 is too short for the "
-                          f"text pair at {pairs}:2: [CLS] a [SEP] b [SEP] needs 4 or more"),
-        "output is the input": ({"output_file": model["input_file"]},
-                                f"--output_file: {model['input_file']} is also an --input_file"),
-        "output is the vocab": ({"output_file": model["vocab"]},
-                                f"--output_file: {model['vocab']} is also the --vocab_file"),
-        "output is a directory": ({"output_file": tmp_path}, f"--output_file: {tmp_path} is a directory"),
+        "missing config": (
+            {"bert_config_file": missing},
+            f"--bert_config_file={missing}: no such file",
+        ),
+        "no config": (
+            {"bert_config_file": None},
+            (
+                f"--bert_config_file is required: no bert_config.json or config.json lies beside "
+                f"--init_checkpoint={model['checkpoint']}"
+            ),
+        ),
+        "bad layers": (
+            {"layers": "-1,5"},
+            "--layers=-1,5: layer 5 is outside -2..1 (the model has 2 layers)",
+        ),
+        "long sequence": (
+            {"max_seq_length": 65, "layers": "-1"},
+            "--max_seq_length=65 exceeds the model's max_position_embeddings 64",
+        ),
+        "pair too long": (
+            {"input_file": pairs, "max_seq_length": 3},
+            f"--max_seq_length=3 is too short for the "
+            f"text pair at {pairs}:2: [CLS] a [SEP] b [SEP] needs 4 or more",
+        ),
+        "output is the input": (
+            {"output_file": model["input_file"]},
+            f"--output_file: {model['input_file']} is also an --input_file",
+        ),
+        "output is the vocab": (
+            {"output_file": model["vocab"]},
+            f"--output_file: {model['vocab']} is also the --vocab_file",
+        ),
+        "output is a directory": (
+            {"output_file": tmp_path},
+            f"--output_file: {tmp_path} is a directory",
+        ),
         # Before the model loads: the checkpoint is not even looked at.
-        "no output directory": ({"output_file": tmp_path / "none" / "out.jsonl", "init_checkpoint": missing},
-                                f"--output_file: no directory {tmp_path / 'none'}"),
+        "no output directory": (
+            {"output_file": tmp_path / "none" / "out.jsonl", "init_checkpoint": missing},
+            f"--output_file: no directory {tmp_path / 'none'}",
+        ),
     }[case]
     inputs = {path: path.read_bytes() for path in (Path(model["input_file"]), Path(model["vocab"]))}
     argv = {**argv, **change}
-    flag_values = parsed_flags(*(f"--{name}={value}" for name, value in argv.items() if value is not None))
+    flag_values = parsed_flags(
+        *(f"--{name}={value}" for name, value in argv.items() if value is not None)
+    )
     with pytest.raises((ValueError, FileNotFoundError)) as error:
         feature_extraction.run(flag_values)
     assert flag_wording(error.value, flag_values) == message  # as the script words it
@@ -172,8 +249,12 @@ def test_no_file_of_the_checkpoint_is_an_output(model, tmp_path):
     files = {path: path.read_bytes() for path in directory.iterdir()}
     assert len(files) == 3  # ckpt.index, ckpt.data-00000-of-00001, bert_config.json
     for target in files:
-        flag_values = parsed_flags(f"--input_file={model['input_file']}", f"--output_file={target}",
-                                   f"--vocab_file={model['vocab']}", f"--init_checkpoint={prefix}")
+        flag_values = parsed_flags(
+            f"--input_file={model['input_file']}",
+            f"--output_file={target}",
+            f"--vocab_file={model['vocab']}",
+            f"--init_checkpoint={prefix}",
+        )
         with pytest.raises(ValueError) as error:
             feature_extraction.run(flag_values)
         message = f"--output_file: {target} is also a file of the --init_checkpoint"
@@ -183,31 +264,50 @@ def test_no_file_of_the_checkpoint_is_an_output(model, tmp_path):
 
 def test_script_reports_a_bad_flag_in_one_line(model, tmp_path):
     process = run_extract_features(
-        f"--input_file={model['input_file']}", f"--output_file={tmp_path / 'out.jsonl'}",
-        f"--vocab_file={model['vocab']}", f"--bert_config_file={model['config']}",
-        f"--init_checkpoint={model['checkpoint']}", "--layers=-1,two")
+        f"--input_file={model['input_file']}",
+        f"--output_file={tmp_path / 'out.jsonl'}",
+        f"--vocab_file={model['vocab']}",
+        f"--bert_config_file={model['config']}",
+        f"--init_checkpoint={model['checkpoint']}",
+        "--layers=-1,two",
+    )
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 1, stderr
     assert stderr.strip().splitlines()[-1] == (
-        "extract_features.py: error: --layers=-1,two: 'two' is not an integer")
+        "extract_features.py: error: --layers=-1,two: 'two' is not an integer"
+    )
 
 
 def test_google_research_bert_tpu_flags_are_accepted(model, tmp_path):
     """Its command lines carry them; the features are computed here all the same."""
-    flag_values = parsed_flags(f"--input_file={model['input_file']}", f"--output_file={tmp_path / 'out.jsonl'}",
-                               f"--vocab_file={model['vocab']}", f"--bert_config_file={model['config']}",
-                               f"--init_checkpoint={model['checkpoint']}", "--layers=-1", "--max_seq_length=8",
-                               "--use_tpu=true", "--master=grpc://10.0.0.2:8470", "--num_tpu_cores=8",
-                               "--use_one_hot_embeddings=true")
+    flag_values = parsed_flags(
+        f"--input_file={model['input_file']}",
+        f"--output_file={tmp_path / 'out.jsonl'}",
+        f"--vocab_file={model['vocab']}",
+        f"--bert_config_file={model['config']}",
+        f"--init_checkpoint={model['checkpoint']}",
+        "--layers=-1",
+        "--max_seq_length=8",
+        "--use_tpu=true",
+        "--master=grpc://10.0.0.2:8470",
+        "--num_tpu_cores=8",
+        "--use_one_hot_embeddings=true",
+    )
     assert feature_extraction.run(flag_values) == len(LINES)
 
 
 def test_empty_input_gives_an_empty_output(model, tmp_path):
     """As google-research/bert's extract_features.py, which opens the output before predicting."""
     (tmp_path / "empty.txt").write_bytes(b"")
-    flag_values = parsed_flags(f"--input_file={tmp_path / 'empty.txt'}", f"--output_file={tmp_path / 'out.jsonl'}",
-                               f"--vocab_file={model['vocab']}", f"--bert_config_file={model['config']}",
-                               f"--init_checkpoint={model['checkpoint']}", "--layers=-1", "--max_seq_length=32")
+    flag_values = parsed_flags(
+        f"--input_file={tmp_path / 'empty.txt'}",
+        f"--output_file={tmp_path / 'out.jsonl'}",
+        f"--vocab_file={model['vocab']}",
+        f"--bert_config_file={model['config']}",
+        f"--init_checkpoint={model['checkpoint']}",
+        "--layers=-1",
+        "--max_seq_length=32",
+    )
     assert feature_extraction.run(flag_values) == 0
     assert (tmp_path / "out.jsonl").read_bytes() == b""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt", "out.jsonl"]

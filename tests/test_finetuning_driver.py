@@ -15,20 +15,36 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_test_utils import (
+    random_encoder_inputs,
+    tiny_encoder,
+    write_file,
+    write_tiny_config,
+    write_word_vocab,
+)
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import load_checkpoint
-from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, load_task_head, task_model_type
+from bert_tf.checkpoints.task_heads import (
+    TASK_MODELS,
+    checkpoint_heads,
+    load_task_head,
+    task_model_type,
+)
 from bert_tf.export.checkpoint_model import model_from_checkpoint
 from bert_tf.finetuning import EncodedSplit, FineTuningOptions, FineTuningTask, run_finetuning
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.finetuning.layer_depths import layer_depths
 from bert_tf.finetuning.masked_lm_auxiliary import MaskedLMAuxiliary
-from bert_tf.models import (BertClassifier, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
-                            BertTokenClassifier)
+from bert_tf.models import (
+    BertClassifier,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertSpanLabeler,
+    BertTokenClassifier,
+)
 from bert_tf.tokenization import BertTokenizer
 from bert_tf.training import distribution, optimization
 from bert_tf.training.layerwise_adamw import LayerwiseAdamW
-from bert_test_utils import random_encoder_inputs, tiny_encoder, write_file, write_tiny_config, write_word_vocab
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
 
@@ -54,7 +70,9 @@ class KeywordTask(FineTuningTask):
                 words[rng.integers(6)] = "alpha"
             texts.append(" ".join(words))
             labels.append(label)
-        features = self.tokenizer.pack_inputs(self.tokenizer.tokenize(texts), self.options.max_seq_length)
+        features = self.tokenizer.pack_inputs(
+            self.tokenizer.tokenize(texts), self.options.max_seq_length
+        )
         return EncodedSplit({k: v.numpy() for k, v in features.items()}, np.array(labels, "int32"))
 
     def evaluate(self, split, encoded, outputs):
@@ -69,10 +87,20 @@ class KeywordTask(FineTuningTask):
 def _options(tmp_path, **overrides):
     vocab = write_word_vocab(tmp_path / "vocab.txt", WORDS)
     config = write_tiny_config(tmp_path, vocab_size=len(open(vocab).read().split()))
-    values = dict(data_dir=str(tmp_path), vocab_file=vocab, output_dir=str(tmp_path / "out"),
-                  bert_config_file=config, do_train=True, do_eval=True, max_seq_length=12,
-                  train_batch_size=32, eval_batch_size=32, learning_rate=5e-3, num_train_epochs=3,
-                  verbose=0)
+    values = dict(
+        data_dir=str(tmp_path),
+        vocab_file=vocab,
+        output_dir=str(tmp_path / "out"),
+        bert_config_file=config,
+        do_train=True,
+        do_eval=True,
+        max_seq_length=12,
+        train_batch_size=32,
+        eval_batch_size=32,
+        learning_rate=5e-3,
+        num_train_epochs=3,
+        verbose=0,
+    )
     values.update(overrides)
     return FineTuningOptions(**values)
 
@@ -83,8 +111,12 @@ def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
     results = run_finetuning(task, options)
     assert results["accuracy"] > 0.9
     best = json.load(open(tmp_path / "out" / "best" / "metrics.json"))
-    assert best["accuracy"] == pytest.approx(results["accuracy"])  # eval used the best epoch's weights
-    variables = [name for name, _ in tf.train.list_variables(str(tmp_path / "out" / "best" / "ckpt"))]
+    assert best["accuracy"] == pytest.approx(
+        results["accuracy"]
+    )  # eval used the best epoch's weights
+    variables = [
+        name for name, _ in tf.train.list_variables(str(tmp_path / "out" / "best" / "ckpt"))
+    ]
     assert any(name.startswith("model/classifier/") for name in variables)
     assert not any("optimizer" in name for name in variables)  # weights only: no Adam slots
     assert (tmp_path / "out" / "best" / "bert_config.json").exists()
@@ -92,28 +124,44 @@ def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
     assert len((tmp_path / "out" / "test_predictions.txt").read_text().split()) == 64
 
     # The best checkpoint is an --init_checkpoint for a later eval-only run.
-    again = dict(do_train=False, init_checkpoint=str(tmp_path / "out" / "best" / "ckpt"),
-                 output_dir=str(tmp_path / "eval_only"))
+    again = dict(
+        do_train=False,
+        init_checkpoint=str(tmp_path / "out" / "best" / "ckpt"),
+        output_dir=str(tmp_path / "eval_only"),
+    )
     options = _options(tmp_path, **again)
-    assert run_finetuning(KeywordTask(options, task.tokenizer), options)["accuracy"] == results["accuracy"]
+    assert (
+        run_finetuning(KeywordTask(options, task.tokenizer), options)["accuracy"]
+        == results["accuracy"]
+    )
     # And the output_dir itself is enough: its best/ holds the weights and their bert_config.json.
     options = _options(tmp_path, do_train=False, bert_config_file=None)
-    assert run_finetuning(KeywordTask(options, task.tokenizer), options)["accuracy"] == results["accuracy"]
+    assert (
+        run_finetuning(KeywordTask(options, task.tokenizer), options)["accuracy"]
+        == results["accuracy"]
+    )
     # A --bert_config_file of another architecture is
     # named, not left to a shape error in the restore.
     (tmp_path / "deeper").mkdir()
-    deeper = write_tiny_config(tmp_path / "deeper", vocab_size=_vocab_size(tmp_path), num_hidden_layers=3)
+    deeper = write_tiny_config(
+        tmp_path / "deeper", vocab_size=_vocab_size(tmp_path), num_hidden_layers=3
+    )
     options = _options(tmp_path, do_train=False, bert_config_file=deeper)
     best = tmp_path / "out" / "best"
     source = re.escape(f"`bert_config_file`={deeper}: {best}/ckpt: the model")
-    with pytest.raises(ValueError, match=f"^{source}'s "
-                                         f"config does not match the checkpoint's: num_hidden_layers 3 in the model, "
-                                         f"2 in {re.escape(str(best))}/bert_config.json$"):
+    with pytest.raises(
+        ValueError,
+        match=f"^{source}'s "
+        f"config does not match the checkpoint's: num_hidden_layers 3 in the model, "
+        f"2 in {re.escape(str(best))}/bert_config.json$",
+    ):
         run_finetuning(KeywordTask(options, task.tokenizer), options)
 
 
 def test_a_bfloat16_run_exports_bfloat16_weights(tmp_path):
-    options = _options(tmp_path, dtype="bfloat16", num_train_epochs=1, export_dir=str(tmp_path / "export"))
+    options = _options(
+        tmp_path, dtype="bfloat16", num_train_epochs=1, export_dir=str(tmp_path / "export")
+    )
     task = KeywordTask(options, BertTokenizer(options.vocab_file))
     try:
         distribution.set_precision("bfloat16")  # as the run scripts do for --dtype
@@ -125,9 +173,13 @@ def test_a_bfloat16_run_exports_bfloat16_weights(tmp_path):
     assert kernels and set(kernels.values()) == {"bfloat16"}, kernels
     # It computes what the run's best checkpoint, loaded in float32, does, to bfloat16's precision.
     best = tmp_path / "out" / "best"
-    model = model_from_checkpoint(str(best / "ckpt"), "classifier", BertConfig.from_json_file(best / "bert_config.json"))
+    model = model_from_checkpoint(
+        str(best / "ckpt"), "classifier", BertConfig.from_json_file(best / "bert_config.json")
+    )
     inputs = random_encoder_inputs(4, 12, _vocab_size(tmp_path))
-    got = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})["logits"]
+    got = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in inputs.items()})[
+        "logits"
+    ]
     np.testing.assert_allclose(got, model(inputs)["logits"], atol=2e-3)
 
 
@@ -149,8 +201,14 @@ def test_a_worse_later_epoch_leaves_the_best_epochs_weights(tmp_path):
     run_finetuning(task, options)
     epoch_1, epoch_2, final = task.logits
     assert not np.allclose(epoch_2, epoch_1, atol=1e-3)  # the second epoch changed the weights
-    np.testing.assert_allclose(final, epoch_1, atol=1e-6)  # the final evaluation has epoch 1's weights
-    assert json.load(open(tmp_path / "out" / "best" / "metrics.json")) == {"accuracy": 1.0, "epoch": 1, "run_id": ANY}
+    np.testing.assert_allclose(
+        final, epoch_1, atol=1e-6
+    )  # the final evaluation has epoch 1's weights
+    assert json.load(open(tmp_path / "out" / "best" / "metrics.json")) == {
+        "accuracy": 1.0,
+        "epoch": 1,
+        "run_id": ANY,
+    }
 
 
 class TracedClassifier(BertClassifier):
@@ -207,37 +265,51 @@ def test_bad_options_fail_with_the_flag_named(tmp_path):
     with pytest.raises(ValueError, match="fewer than `train_batch_size`=1000"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     (tmp_path / "small").mkdir()
-    options = _options(tmp_path, bert_config_file=write_tiny_config(tmp_path / "small", vocab_size=10))
-    with pytest.raises(ValueError, match=r"^`vocab_file`=.*vocab.txt has \d+ tokens, more than the "
-                                         r"model's vocab_size 10"):
+    options = _options(
+        tmp_path, bert_config_file=write_tiny_config(tmp_path / "small", vocab_size=10)
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"^`vocab_file`=.*vocab.txt has \d+ tokens, more than the "
+        r"model's vocab_size 10",
+    ):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, export_dir=str(tmp_path))  # the data: refused before training
-    with pytest.raises(ValueError, match=f"^`export_dir`={tmp_path}: holds files that are not a "
-                                         "SavedModel"):
+    with pytest.raises(
+        ValueError, match=f"^`export_dir`={tmp_path}: holds files that are not a SavedModel"
+    ):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     for epochs in (0, float("nan")):
         options = _options(tmp_path, num_train_epochs=epochs)
-        with pytest.raises(ValueError, match="^`num_train_epochs` must be positive, got "
-                                             f"{epochs}$"):
+        with pytest.raises(
+            ValueError, match=f"^`num_train_epochs` must be positive, got {epochs}$"
+        ):
             run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, bert_config_file=None)
-    with pytest.raises(ValueError,
-                       match="^`bert_config_file` is required without `init_checkpoint`$"):
+    with pytest.raises(
+        ValueError, match="^`bert_config_file` is required without `init_checkpoint`$"
+    ):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     missing = tmp_path / "missing" / "ckpt"
     options = _options(tmp_path, bert_config_file=None, init_checkpoint=str(missing))
     with pytest.raises(ValueError, match=f"^`init_checkpoint`={missing}: no such checkpoint"):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     options = _options(tmp_path, do_train=False)  # nothing to evaluate but random weights
-    with pytest.raises(ValueError, match=r"^`do_eval` and `do_predict` without `do_train` need "
-                                         r"`init_checkpoint` or a fine-tuned `output_dir`: .*out "
-                                         r"has no best/ checkpoint$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^`do_eval` and `do_predict` without `do_train` need "
+        r"`init_checkpoint` or a fine-tuned `output_dir`: .*out "
+        r"has no best/ checkpoint$",
+    ):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     assert not (tmp_path / "out").exists()
     plain = write_file(tmp_path / "plain.txt", "not a folder\n")
     options = _options(tmp_path, output_dir=str(plain / "out"))
-    with pytest.raises(ValueError, match=rf"^`output_dir`: cannot create the directory {plain}/out "
-                                         rf"\({plain} is not a directory\)$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^`output_dir`: cannot create the directory {plain}/out "
+        rf"\({plain} is not a directory\)$",
+    ):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
 
 
@@ -270,12 +342,21 @@ def _fine_tuned(directory, model) -> str:
 
 def test_evaluation_shows_progress_at_the_runs_verbosity(tmp_path, capsys):
     # An eval-only run needs fine-tuned weights: a classifier's.
-    checkpoint = _fine_tuned(tmp_path / "fine_tuned", BertClassifier(tiny_encoder(vocab_size=_vocab_size(tmp_path)), 2))
+    checkpoint = _fine_tuned(
+        tmp_path / "fine_tuned", BertClassifier(tiny_encoder(vocab_size=_vocab_size(tmp_path)), 2)
+    )
     for verbose in (0, 1):
-        options = _options(tmp_path, do_train=False, verbose=verbose, output_dir=str(tmp_path / f"v{verbose}"),
-                           init_checkpoint=checkpoint)
+        options = _options(
+            tmp_path,
+            do_train=False,
+            verbose=verbose,
+            output_dir=str(tmp_path / f"v{verbose}"),
+            init_checkpoint=checkpoint,
+        )
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
-        shown = re.search(r"2/2\b.*/step", capsys.readouterr().out)  # 64 dev examples in batches of 32
+        shown = re.search(
+            r"2/2\b.*/step", capsys.readouterr().out
+        )  # 64 dev examples in batches of 32
         assert bool(shown) == bool(verbose)
 
 
@@ -284,46 +365,92 @@ def test_an_eval_only_run_refuses_a_checkpoint_without_the_tasks_head(tmp_path, 
     pretrainer = BertPretrainer(tiny_encoder(vocab_size=vocab_size))
     pretrainer.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
     pretrained = tf.train.Checkpoint(model=pretrainer).write(str(tmp_path / "pretrained" / "ckpt"))
-    tagger = _fine_tuned(tmp_path / "tagger", BertTokenClassifier(tiny_encoder(vocab_size=vocab_size), 2))
-    three_way = _fine_tuned(tmp_path / "three_way", BertClassifier(tiny_encoder(vocab_size=vocab_size), 3))
-    no_head = r"no classifier head \(output_weights, Hugging Face classifier or a bert_tf classifier\)"
-    for checkpoint, problem in ((pretrained, no_head), (tagger, no_head),
-                                (three_way, r"its classifier head has shapes \[\(64, 3\), \(3,\)\], the model "
-                                            r"needs \[\(64, 2\), \(2,\)\]")):
-        options = _options(tmp_path, do_train=False, init_checkpoint=checkpoint, output_dir=str(tmp_path / "eval"))
-        with pytest.raises(ValueError, match=rf"^`init_checkpoint`={re.escape(checkpoint)}: "
-                                             rf"{problem}, so this run would score an untrained "
-                                             r"head; fine-tune it with `do_train`, or use a "
-                                             r"checkpoint fine-tuned for this task$"):
+    tagger = _fine_tuned(
+        tmp_path / "tagger", BertTokenClassifier(tiny_encoder(vocab_size=vocab_size), 2)
+    )
+    three_way = _fine_tuned(
+        tmp_path / "three_way", BertClassifier(tiny_encoder(vocab_size=vocab_size), 3)
+    )
+    no_head = (
+        r"no classifier head \(output_weights, Hugging Face classifier or a bert_tf classifier\)"
+    )
+    for checkpoint, problem in (
+        (pretrained, no_head),
+        (tagger, no_head),
+        (
+            three_way,
+            r"its classifier head has shapes \[\(64, 3\), \(3,\)\], the model "
+            r"needs \[\(64, 2\), \(2,\)\]",
+        ),
+    ):
+        options = _options(
+            tmp_path, do_train=False, init_checkpoint=checkpoint, output_dir=str(tmp_path / "eval")
+        )
+        with pytest.raises(
+            ValueError,
+            match=rf"^`init_checkpoint`={re.escape(checkpoint)}: "
+            rf"{problem}, so this run would score an untrained "
+            r"head; fine-tune it with `do_train`, or use a "
+            r"checkpoint fine-tuned for this task$",
+        ):
             run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
     assert not (tmp_path / "eval").exists()
     # An output_dir that holds a fine-tuned best/ is what the run likely meant: the error says so.
     fine_tuned = tmp_path / "fine_tuned"
     _fine_tuned(fine_tuned / "best", BertClassifier(tiny_encoder(vocab_size=vocab_size), 2))
-    options = _options(tmp_path, do_train=False, init_checkpoint=pretrained, output_dir=str(fine_tuned))
-    with pytest.raises(ValueError, match=rf"^`init_checkpoint`={re.escape(pretrained)}: {no_head}, "
-                                         r"so this run would score an untrained head; fine-tune "
-                                         r"it with `do_train`, use a checkpoint fine-tuned for "
-                                         r"this task, or leave out `init_checkpoint` to use "
-                                         rf"{re.escape(str(fine_tuned / 'best'))}$"):
+    options = _options(
+        tmp_path, do_train=False, init_checkpoint=pretrained, output_dir=str(fine_tuned)
+    )
+    with pytest.raises(
+        ValueError,
+        match=rf"^`init_checkpoint`={re.escape(pretrained)}: {no_head}, "
+        r"so this run would score an untrained head; fine-tune "
+        r"it with `do_train`, use a checkpoint fine-tuned for "
+        r"this task, or leave out `init_checkpoint` to use "
+        rf"{re.escape(str(fine_tuned / 'best'))}$",
+    ):
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
 
     # Fine-tuning from it starts the head fresh: with a warning for a head that does not fit, while
     # no head at all (a pretrained checkpoint, the usual start) is only noted.
-    for checkpoint, level, problem in ((three_way, logging.WARNING, "its classifier head has shapes [(64, 3), "
-                                                                    "(3,)], the model needs [(64, 2), (2,)]"),
-                                       (pretrained, logging.INFO, "no classifier head")):
-        options = _options(tmp_path, init_checkpoint=checkpoint, num_train_epochs=1 / 16, do_eval=False,
-                           output_dir=str(tmp_path / "train"))  # one step: the message comes before training
+    for checkpoint, level, problem in (
+        (
+            three_way,
+            logging.WARNING,
+            "its classifier head has shapes [(64, 3), (3,)], the model needs [(64, 2), (2,)]",
+        ),
+        (pretrained, logging.INFO, "no classifier head"),
+    ):
+        options = _options(
+            tmp_path,
+            init_checkpoint=checkpoint,
+            num_train_epochs=1 / 16,
+            do_eval=False,
+            output_dir=str(tmp_path / "train"),
+        )  # one step: the message comes before training
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger="absl"):  # absl's own level may be WARNING after other tests
+        with caplog.at_level(
+            logging.INFO, logger="absl"
+        ):  # absl's own level may be WARNING after other tests
             run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
-        (record,) = [r for r in caplog.records if r.getMessage().endswith("; the head starts fresh")]
-        assert record.getMessage().startswith(f"--init_checkpoint: {problem}") and record.levelno == level
+        (record,) = [
+            r for r in caplog.records if r.getMessage().endswith("; the head starts fresh")
+        ]
+        assert (
+            record.getMessage().startswith(f"--init_checkpoint: {problem}")
+            and record.levelno == level
+        )
 
 
-@pytest.mark.parametrize("model_class, arguments", [(BertClassifier, (3,)), (BertTokenClassifier, (3,)),
-                                                    (BertSpanLabeler, ()), (BertMultipleChoice, ())])
+@pytest.mark.parametrize(
+    "model_class, arguments",
+    [
+        (BertClassifier, (3,)),
+        (BertTokenClassifier, (3,)),
+        (BertSpanLabeler, ()),
+        (BertMultipleChoice, ()),
+    ],
+)
 def test_init_checkpoint_gives_a_task_model_its_fine_tuned_head(tmp_path, model_class, arguments):
     saved = model_class(tiny_encoder(), *arguments)
     checkpoint = _fine_tuned(tmp_path, saved)
@@ -331,7 +458,9 @@ def test_init_checkpoint_gives_a_task_model_its_fine_tuned_head(tmp_path, model_
     model.build_with_dummy_inputs()
     assert load_task_head(model, checkpoint_heads(load_checkpoint(checkpoint, model))) is None
     layer = TASK_MODELS[task_model_type(model)][1]
-    for got, expected in zip(getattr(model, layer).weights, getattr(saved, layer).weights, strict=True):
+    for got, expected in zip(
+        getattr(model, layer).weights, getattr(saved, layer).weights, strict=True
+    ):
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
 
 
@@ -369,17 +498,29 @@ def test_layerwise_decay_and_gradual_unfreezing_scale_each_layer():
     variables = [word, top_block, pooler]
     before = [v.numpy().copy() for v in variables]
     # Adam's first update is learning_rate * sign(gradient): the step shows each learning rate.
-    _one_step(LayerwiseAdamW(depths, 2, layerwise_lr_decay=0.5, learning_rate=1e-2, weight_decay=0.0),
-              variables)
+    _one_step(
+        LayerwiseAdamW(depths, 2, layerwise_lr_decay=0.5, learning_rate=1e-2, weight_decay=0.0),
+        variables,
+    )
     steps = [np.abs(v.numpy() - b).max() for v, b in zip(variables, before)]
     np.testing.assert_allclose(steps, [1e-2 * 0.125, 1e-2 * 0.5, 1e-2], rtol=1e-3)
 
     before = [v.numpy().copy() for v in variables]
-    optimizer = LayerwiseAdamW(depths, 2, unfreeze_every_steps=2, learning_rate=1e-2, weight_decay=0.0)
+    optimizer = LayerwiseAdamW(
+        depths, 2, unfreeze_every_steps=2, learning_rate=1e-2, weight_decay=0.0
+    )
     _one_step(optimizer, variables, 2)  # steps 0 and 1: only the top trains
-    assert [not np.array_equal(v.numpy(), b) for v, b in zip(variables, before)] == [False, False, True]
+    assert [not np.array_equal(v.numpy(), b) for v, b in zip(variables, before)] == [
+        False,
+        False,
+        True,
+    ]
     _one_step(optimizer, variables, 4)  # block 1 from step 2, the embeddings from step 6
-    assert [not np.array_equal(v.numpy(), b) for v, b in zip(variables, before)] == [False, True, True]
+    assert [not np.array_equal(v.numpy(), b) for v, b in zip(variables, before)] == [
+        False,
+        True,
+        True,
+    ]
     _one_step(optimizer, variables, 1)
     assert not np.array_equal(word.numpy(), before[0])
 
@@ -392,12 +533,16 @@ def test_masked_lm_auxiliary_loss_only_in_training_and_loads_the_pretrained_head
     pretrainer.build({"input_ids": (None, None), "masked_lm_positions": (None, None)})
     tf.train.Checkpoint(model=pretrainer).write(str(tmp_path / "ckpt"))
 
-    model = MaskedLMAuxiliary(BertClassifier(encoder, 2, dropout_rate=0.0), tokenizer.vocab, weight=0.5, seed=1)
+    model = MaskedLMAuxiliary(
+        BertClassifier(encoder, 2, dropout_rate=0.0), tokenizer.vocab, weight=0.5, seed=1
+    )
     model.build_with_dummy_inputs()
     report = load_checkpoint(str(tmp_path / "ckpt"), model)
     assert "cls/predictions/output_bias" in report.loaded
-    np.testing.assert_allclose(model.masked_lm_head.transform.kernel.numpy(),
-                               pretrainer.masked_lm_head.transform.kernel.numpy())
+    np.testing.assert_allclose(
+        model.masked_lm_head.transform.kernel.numpy(),
+        pretrainer.masked_lm_head.transform.kernel.numpy(),
+    )
 
     inputs = random_encoder_inputs(8, 16, len(tokenizer.vocab), lengths=[16] * 8)
     model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -408,7 +553,9 @@ def test_masked_lm_auxiliary_loss_only_in_training_and_loads_the_pretrained_head
     # A pretrained-vocab-sized cross-entropy, scaled by
     # the weight: positive, finite, around 0.5 * ln(V).
     assert 0.1 < loss < 0.5 * np.log(len(tokenizer.vocab)) * 3
-    np.testing.assert_allclose(outputs["logits"], model.task_model(inputs)["logits"], atol=1e-5)  # task unchanged
+    np.testing.assert_allclose(
+        outputs["logits"], model.task_model(inputs)["logits"], atol=1e-5
+    )  # task unchanged
 
 
 class WatchedKeywordTask(KeywordTask):
@@ -422,8 +569,10 @@ class WatchedKeywordTask(KeywordTask):
         return model
 
     def _tables(self):
-        return {"position": self.embeddings.position_embeddings.numpy(),
-                "word": self.embeddings.word_embeddings.embeddings.numpy()}
+        return {
+            "position": self.embeddings.position_embeddings.numpy(),
+            "word": self.embeddings.word_embeddings.embeddings.numpy(),
+        }
 
     def evaluate(self, split, encoded, outputs):
         self.tables.append(self._tables())
@@ -431,7 +580,9 @@ class WatchedKeywordTask(KeywordTask):
 
 
 def test_finetuning_with_every_option_learns_and_applies_each(tmp_path):
-    options = _options(tmp_path, layerwise_lr_decay=0.9, gradual_unfreezing=True, mlm_aux_weight=0.01)
+    options = _options(
+        tmp_path, layerwise_lr_decay=0.9, gradual_unfreezing=True, mlm_aux_weight=0.01
+    )
     task = WatchedKeywordTask(options, BertTokenizer(options.vocab_file))
     results = run_finetuning(task, options)
     # The majority label gives 0.625. (With mlm_aux_weight=0.1
@@ -443,9 +594,11 @@ def test_finetuning_with_every_option_learns_and_applies_each(tmp_path):
     # shrinks them, at the embeddings' rate. 16 steps an epoch, 48 in all; the embeddings are 3
     # below the top: frozen until step 3 * (16 // 3) = 15, then at 0.9 ** 3 of the learning rate.
     schedule = optimization.warmup_linear_decay(5e-3, 48, 4, decay_from_warmup=True)
-    expected = 1 - np.prod([1 - 0.01 * 0.9 ** 3 * float(schedule(t)) for t in range(15, 48)])
+    expected = 1 - np.prod([1 - 0.01 * 0.9**3 * float(schedule(t)) for t in range(15, 48)])
     unused = slice(options.max_seq_length, None)
-    shrink = 1 - np.linalg.norm(trained["position"][unused]) / np.linalg.norm(built["position"][unused])
+    shrink = 1 - np.linalg.norm(trained["position"][unused]) / np.linalg.norm(
+        built["position"][unused]
+    )
     assert shrink == pytest.approx(expected, rel=0.01)
 
     # [MASK] is in no task input: only the masked-LM loss gives its word embedding a gradient,
@@ -475,7 +628,9 @@ def test_a_crashed_run_resumes_from_its_last_epoch(tmp_path, capsys):
     capsys.readouterr()
     run_finetuning(task, options)
     printed = capsys.readouterr().out
-    assert "Fine-tuning on 512 examples: 2 epoch(s) of 8 steps" in printed  # one row per example: no windows
+    assert (
+        "Fine-tuning on 512 examples: 2 epoch(s) of 8 steps" in printed
+    )  # one row per example: no windows
     # Epoch 1 is not trained again, but its evaluation, which the crash cut short, is run.
     assert "at step 8 of 16 (epoch 2)" in printed
     assert "Epoch 1 eval" in printed and "Epoch 2 eval" in printed
@@ -489,37 +644,62 @@ def test_sparse_cross_entropy_smooths_labels_and_averages_over_weighted_tokens()
     log_softmax = logits - np.log(np.exp(logits).sum())
     smoothed = np.array([0.8, 0.1, 0.1])  # 0.3 spread evenly over 3 classes, on top of 0.7 one-hot
     expected = -(smoothed * log_softmax).sum()
-    assert float(SparseCrossEntropy(0.3)(np.array([0]), logits)) == pytest.approx(expected, rel=1e-5)
+    assert float(SparseCrossEntropy(0.3)(np.array([0]), logits)) == pytest.approx(
+        expected, rel=1e-5
+    )
 
     tokens = np.array([[[2.0, 0.0, -1.0], [0.0, 5.0, 0.0]]], "float32")  # [1, 2 tokens, 3]
-    weighted = SparseCrossEntropy()(np.array([[0, 2]]), tokens, sample_weight=np.array([[1.0, 0.0]]))
-    assert float(weighted) == pytest.approx(-log_softmax[0, 0], rel=1e-5)  # the unweighted token is out
-    assert float(SparseCrossEntropy(scale=0.5)(np.array([0]), logits)) == pytest.approx(-0.5 * log_softmax[0, 0],
-                                                                                         rel=1e-5)
+    weighted = SparseCrossEntropy()(
+        np.array([[0, 2]]), tokens, sample_weight=np.array([[1.0, 0.0]])
+    )
+    assert float(weighted) == pytest.approx(
+        -log_softmax[0, 0], rel=1e-5
+    )  # the unweighted token is out
+    assert float(SparseCrossEntropy(scale=0.5)(np.array([0]), logits)) == pytest.approx(
+        -0.5 * log_softmax[0, 0], rel=1e-5
+    )
 
 
 @pytest.mark.slow
 def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
     repo = pathlib.Path(__file__).resolve().parents[1]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]), TF_CPP_MIN_LOG_LEVEL="2")
-    worker = subprocess.run([sys.executable, __file__, "global_clipping", str(tmp_path)], cwd=repo, env=env,
-                            capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]),
+        TF_CPP_MIN_LOG_LEVEL="2",
+    )
+    worker = subprocess.run(
+        [sys.executable, __file__, "global_clipping", str(tmp_path)],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert worker.returncode == 0, worker.stderr[-3000:]
     results = json.loads(worker.stdout.strip().splitlines()[-1])
     # A classifier in `MaskedLMAuxiliary`: its loss is Keras's compiled loss, as a bare
     # classifier's, plus the masked-LM term, for which each replica masks its rows as one device
     # masks them and takes the mean over the global batch's predictions.
     np.testing.assert_allclose(results["mirrored"], results["one_device"], rtol=1e-5)
-    one, mirrored, initial = (np.load(tmp_path / f"{name}.npz") for name in ("one_device", "mirrored", "initial"))
+    one, mirrored, initial = (
+        np.load(tmp_path / f"{name}.npz") for name in ("one_device", "mirrored", "initial")
+    )
     for name in one.files:
         np.testing.assert_allclose(mirrored[name], one[name], atol=1e-5, err_msg=name)
-    assert sum(not np.allclose(one[name], initial[name]) for name in one.files) > len(one.files) // 2
-    assert results["mlm_aux_driver_accuracy"] > 0.9  # the driver takes --mlm_aux_weight on 2 replicas
+    assert (
+        sum(not np.allclose(one[name], initial[name]) for name in one.files) > len(one.files) // 2
+    )
+    assert (
+        results["mlm_aux_driver_accuracy"] > 0.9
+    )  # the driver takes --mlm_aux_weight on 2 replicas
     # Keras's fit fails with several steps per call on 2 mirrored replicas: refused before any work.
-    assert results["iterations_per_loop_error"] == ("`iterations_per_loop`=2 needs one replica or "
-                                                    "a TPU: Keras cannot run several steps per "
-                                                    "call under MirroredStrategy with 2 replicas; "
-                                                    "leave it at 1")
+    assert results["iterations_per_loop_error"] == (
+        "`iterations_per_loop`=2 needs one replica or "
+        "a TPU: Keras cannot run several steps per "
+        "call under MirroredStrategy with 2 replicas; "
+        "leave it at 1"
+    )
 
 
 def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:
@@ -532,23 +712,35 @@ def _fine_tune_on_two_devices_and_one(workdir: pathlib.Path) -> None:
     """
     (cpu,) = tf.config.list_physical_devices("CPU")
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    options = _options(workdir, layerwise_lr_decay=0.9, gradual_unfreezing=True, mlm_aux_weight=0.01,
-                       output_dir=str(workdir / "mlm"))
+    options = _options(
+        workdir,
+        layerwise_lr_decay=0.9,
+        gradual_unfreezing=True,
+        mlm_aux_weight=0.01,
+        output_dir=str(workdir / "mlm"),
+    )
     task = KeywordTask(options, BertTokenizer(options.vocab_file))
     # One MirroredStrategy: a second one in this process would reuse its collective keys.
-    strategies = {"one_device": tf.distribute.OneDeviceStrategy("/cpu:0"),
-                  "mirrored": tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])}
+    strategies = {
+        "one_device": tf.distribute.OneDeviceStrategy("/cpu:0"),
+        "mirrored": tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]),
+    }
     results = _fit_on_two_devices_and_one(workdir, task.tokenizer.vocab, strategies)
-    results["mlm_aux_driver_accuracy"] = run_finetuning(task, options, strategies["mirrored"])["accuracy"]
+    results["mlm_aux_driver_accuracy"] = run_finetuning(task, options, strategies["mirrored"])[
+        "accuracy"
+    ]
     try:
-        run_finetuning(task, dataclasses.replace(options, iterations_per_loop=2), strategies["mirrored"])
+        run_finetuning(
+            task, dataclasses.replace(options, iterations_per_loop=2), strategies["mirrored"]
+        )
     except ValueError as e:
         results["iterations_per_loop_error"] = str(e)
     print(json.dumps(results))
 
 
-def _fit_on_two_devices_and_one(workdir: pathlib.Path, vocab,
-                                strategies: dict[str, tf.distribute.Strategy]) -> dict[str, list[float]]:
+def _fit_on_two_devices_and_one(
+    workdir: pathlib.Path, vocab, strategies: dict[str, tf.distribute.Strategy]
+) -> dict[str, list[float]]:
     """Fits a classifier in `MaskedLMAuxiliary` from the same weights on each strategy; its losses.
     One encoder layer: tracing the optimizer's per-variable
     updates, on each replica, takes most of the time."""
@@ -557,8 +749,11 @@ def _fit_on_two_devices_and_one(workdir: pathlib.Path, vocab,
     initial, losses = None, {}
     for name, strategy in strategies.items():
         with strategy.scope():
-            classifier = BertClassifier(tiny_encoder(vocab_size=len(vocab), num_hidden_layers=1), num_classes=2,
-                                        dropout_rate=0.0)
+            classifier = BertClassifier(
+                tiny_encoder(vocab_size=len(vocab), num_hidden_layers=1),
+                num_classes=2,
+                dropout_rate=0.0,
+            )
             model = MaskedLMAuxiliary(classifier, vocab, weight=0.5, seed=1)
             model.build_with_dummy_inputs()
             if initial is None:
@@ -566,13 +761,23 @@ def _fit_on_two_devices_and_one(workdir: pathlib.Path, vocab,
             model.set_weights(initial)
             model.clip_norm = 1e-3
             optimizer = optimization.create_finetuning_optimizer(
-                1e-2, 6, 0, layer_depths(classifier.encoder), 1, layerwise_lr_decay=0.8,
-                unfreeze_every_steps=1)
-            model.compile(optimizer=optimizer, loss={"logits": keras.losses.SparseCategoricalCrossentropy(
-                from_logits=True)})
+                1e-2,
+                6,
+                0,
+                layer_depths(classifier.encoder),
+                1,
+                layerwise_lr_decay=0.8,
+                unfreeze_every_steps=1,
+            )
+            model.compile(
+                optimizer=optimizer,
+                loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
+            )
         history = model.fit(dataset, epochs=3, verbose=0)
         losses[name] = history.history["loss"]
-        np.savez(workdir / f"{name}.npz", **{f"{i:03d}": w for i, w in enumerate(model.get_weights())})
+        np.savez(
+            workdir / f"{name}.npz", **{f"{i:03d}": w for i, w in enumerate(model.get_weights())}
+        )
     np.savez(workdir / "initial.npz", **{f"{i:03d}": w for i, w in enumerate(initial)})
     return losses
 
@@ -580,7 +785,9 @@ def _fit_on_two_devices_and_one(workdir: pathlib.Path, vocab,
 if __name__ == "__main__":
     from bert_tf.script import import_out_of_the_collectors_way
 
-    import_out_of_the_collectors_way("tensorflow")  # imported above: this freezes what the imports built
+    import_out_of_the_collectors_way(
+        "tensorflow"
+    )  # imported above: this freezes what the imports built
     mode, workdir = sys.argv[1], pathlib.Path(sys.argv[2])
     if mode == "global_clipping":
         _fine_tune_on_two_devices_and_one(workdir)

@@ -21,9 +21,17 @@ CLASSIFIER_ROWS, BATCH, SEQ = 64, 16, 12
 
 def _workers(mode: str, workdir: pathlib.Path, *extra: str) -> list[str]:
     """Runs this file as `mode` in two worker processes of one cluster; returns their stdouts."""
-    processes = [subprocess.Popen([sys.executable, __file__, mode, str(workdir), tf_config, *extra], cwd=REPO,
-                                  env=worker_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for tf_config in tf_configs(2)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, __file__, mode, str(workdir), tf_config, *extra],
+            cwd=REPO,
+            env=worker_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tf_config in tf_configs(2)
+    ]
     return finish(*processes)
 
 
@@ -36,8 +44,15 @@ def _assert_same_weights(first: pathlib.Path, second: pathlib.Path) -> None:
 
 def _tree(directory: pathlib.Path) -> list[str]:
     """The files under `directory`, relative to it; the event files as their directories."""
-    return sorted({str(p.parent.relative_to(directory)) + "/" if p.name.startswith("events.") else
-                   str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file()})
+    return sorted(
+        {
+            str(p.parent.relative_to(directory)) + "/"
+            if p.name.startswith("events.")
+            else str(p.relative_to(directory))
+            for p in directory.rglob("*")
+            if p.is_file()
+        }
+    )
 
 
 # -- tests ------------------------------------------------------------------------------------
@@ -45,24 +60,55 @@ def _tree(directory: pathlib.Path) -> list[str]:
 
 @pytest.mark.slow
 def test_classifier_trains_on_two_workers_and_only_the_chief_writes(tmp_path):
-    from test_run_classifier import FILLER, NEGATIVE, POSITIVE, model_files, sentiment_examples, write_tsv
+    from test_run_classifier import (
+        FILLER,
+        NEGATIVE,
+        POSITIVE,
+        model_files,
+        sentiment_examples,
+        write_tsv,
+    )
 
     data = tmp_path / "data"
     data.mkdir()
     for split, rows, seed in (("train", CLASSIFIER_ROWS, 0), ("dev", 24, 1)):
         write_tsv(data / f"{split}.tsv", [("text", "label"), *sentiment_examples(rows, seed)])
     # Test rows of 1 to 10 words: each has probabilities of its own, so their order shows.
-    write_tsv(data / "test.tsv", [("text", "label"), *((" ".join((POSITIVE + FILLER)[:n]), 1) for n in range(1, 11))])
+    write_tsv(
+        data / "test.tsv",
+        [("text", "label"), *((" ".join((POSITIVE + FILLER)[:n]), 1) for n in range(1, 11))],
+    )
     vocab, config = model_files(tmp_path, POSITIVE + NEGATIVE + FILLER)
-    outputs = _workers("classifier", tmp_path, "--task_name=tsv", f"--data_dir={data}", f"--vocab_file={vocab}",
-                       f"--bert_config_file={config}", "--do_train", "--do_eval", "--do_predict",
-                       f"--max_seq_length={SEQ}", f"--train_batch_size={BATCH}", "--eval_batch_size=8",
-                       "--predict_batch_size=4", "--learning_rate=5e-3", "--num_train_epochs=2")
+    outputs = _workers(
+        "classifier",
+        tmp_path,
+        "--task_name=tsv",
+        f"--data_dir={data}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        "--do_train",
+        "--do_eval",
+        "--do_predict",
+        f"--max_seq_length={SEQ}",
+        f"--train_batch_size={BATCH}",
+        "--eval_batch_size=8",
+        "--predict_batch_size=4",
+        "--learning_rate=5e-3",
+        "--num_train_epochs=2",
+    )
 
     chief, other = tmp_path / "out0", tmp_path / "out1"
-    assert _tree(chief) == ["best/bert_config.json", "best/ckpt.data-00000-of-00001", "best/ckpt.index",
-                            "best/labels.json", "best/metrics.json", "eval_results.txt", "logs/eval/",
-                            "logs/train/", "test_results.tsv"]  # the backup is removed once the outputs are
+    assert _tree(chief) == [
+        "best/bert_config.json",
+        "best/ckpt.data-00000-of-00001",
+        "best/ckpt.index",
+        "best/labels.json",
+        "best/metrics.json",
+        "eval_results.txt",
+        "logs/eval/",
+        "logs/train/",
+        "test_results.tsv",
+    ]  # the backup is removed once the outputs are
     assert (tmp_path / "export0" / "saved_model.pb").exists()
     assert not other.exists() and not (tmp_path / "export1").exists()
     _assert_same_weights(tmp_path / "weights0.npz", tmp_path / "weights1.npz")
@@ -71,16 +117,22 @@ def test_classifier_trains_on_two_workers_and_only_the_chief_writes(tmp_path):
     for out in outputs:
         assert "Fine-tuning on 64 examples: 2 epoch(s) of 4 steps, batch 16" in out
         assert out.count(" eval: accuracy ") == 2
-    assert outputs[0].split("Eval results: ")[1].splitlines()[0] == \
-        outputs[1].split("Eval results: ")[1].splitlines()[0]
+    assert (
+        outputs[0].split("Eval results: ")[1].splitlines()[0]
+        == outputs[1].split("Eval results: ")[1].splitlines()[0]
+    )
     # The predictions each worker gathered from both are
     # in the rows' order: those of the weights alone.
     rows = [row.split("\t") for row in (chief / "test_results.tsv").read_text().splitlines()[1:]]
     assert [row[0] for row in rows] == [str(i) for i in range(10)]
     logits = np.load(tmp_path / "logits0.npy")
     probabilities = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
-    assert np.ptp(probabilities[:, 0]) > 1e-4  # the rows' probabilities differ: rows out of order would show
-    np.testing.assert_allclose([[float(p) for p in row[2:]] for row in rows], probabilities, atol=1e-6)
+    assert (
+        np.ptp(probabilities[:, 0]) > 1e-4
+    )  # the rows' probabilities differ: rows out of order would show
+    np.testing.assert_allclose(
+        [[float(p) for p in row[2:]] for row in rows], probabilities, atol=1e-6
+    )
 
 
 @pytest.mark.slow
@@ -88,14 +140,21 @@ def test_ner_squad_and_multiple_choice_train_on_two_workers(tmp_path):
     outputs = _workers("tasks", tmp_path)
     chief, other = [json.loads(out.strip().splitlines()[-1]) for out in outputs]
     assert {task: chief[task] for task in TASKS} == {
-        "ner": ["test_predictions.txt"], "squad": ["nbest_predictions.json", "predictions.json"],
-        "multiple_choice": ["test_predictions.csv"]}
-    assert {task: other[task] for task in TASKS} == {task: None for task in TASKS}  # no --output_dir at all
+        "ner": ["test_predictions.txt"],
+        "squad": ["nbest_predictions.json", "predictions.json"],
+        "multiple_choice": ["test_predictions.csv"],
+    }
+    assert {task: other[task] for task in TASKS} == {
+        task: None for task in TASKS
+    }  # no --output_dir at all
     # Workers that would resume from different steps (each
     # saw another directory) are refused, on every worker.
     for index, errors in enumerate([chief["errors"], other["errors"]]):
-        assert errors == [None, f"out: this worker resumes from step {index}, but not every worker does; every "
-                                "worker must read the chief's output directory at that path (a shared one, such as gs://)"]
+        assert errors == [
+            None,
+            f"out: this worker resumes from step {index}, but not every worker does; every "
+            "worker must read the chief's output directory at that path (a shared one, such as gs://)",
+        ]
     for task in TASKS:
         assert (tmp_path / f"{task}0" / "best" / "ckpt.index").exists()
         _assert_same_weights(tmp_path / f"{task}_weights0.npz", tmp_path / f"{task}_weights1.npz")
@@ -134,12 +193,24 @@ def _classifier(workdir: pathlib.Path, index: int, argv: list[str]):
 
     define_finetuning_flags()
     define_classifier_flags()
-    flags.FLAGS(["run_classifier.py", *argv, "--distribution_strategy=multi_worker_mirrored",
-                 f"--output_dir={workdir / f'out{index}'}", f"--export_dir={workdir / f'export{index}'}"])
+    flags.FLAGS(
+        [
+            "run_classifier.py",
+            *argv,
+            "--distribution_strategy=multi_worker_mirrored",
+            f"--output_dir={workdir / f'out{index}'}",
+            f"--export_dir={workdir / f'export{index}'}",
+        ]
+    )
     kept = {}
-    finetuning_main(lambda *args: _keeping(sentence_prediction.build_task(*args), kept))(["run_classifier.py"])
+    finetuning_main(lambda *args: _keeping(sentence_prediction.build_task(*args), kept))(
+        ["run_classifier.py"]
+    )
     np.savez(workdir / f"weights{index}.npz", **_weights(kept["model"]))
-    np.save(workdir / f"logits{index}.npy", kept["model"](kept["task"].encode("test").features)["logits"])
+    np.save(
+        workdir / f"logits{index}.npy",
+        kept["model"](kept["task"].encode("test").features)["logits"],
+    )
 
 
 TASKS = ("ner", "squad", "multiple_choice")
@@ -161,7 +232,11 @@ def _tasks(workdir: pathlib.Path, index: int):
         run_finetuning(_keeping(task, kept), options, strategy)
         np.savez(workdir / f"{name}_weights{index}.npz", **_weights(kept["model"]))
         output_dir = pathlib.Path(options.output_dir)
-        results[name] = sorted(p.name for p in output_dir.iterdir() if p.is_file()) if output_dir.exists() else None
+        results[name] = (
+            sorted(p.name for p in output_dir.iterdir() if p.is_file())
+            if output_dir.exists()
+            else None
+        )
     results["errors"] = [_resume_step_error(strategy, 7), _resume_step_error(strategy, index)]
     print(json.dumps(results))
 
@@ -197,22 +272,41 @@ def _task(name: str, data: pathlib.Path, output_dir: pathlib.Path):
         texts = [(REPO / "tests/fixtures/squad/train-v1.1.json").read_text()]
     else:
         from test_run_multiple_choice import swag_rows, write_csv
+
         write_csv(directory / "train.csv", swag_rows(32, seed=1))
         write_csv(directory / "test.csv", swag_rows(8, seed=3, labelled=False), labelled=False)
         texts = [(directory / f"{split}.csv").read_text() for split in ("train", "test")]
     vocab = write_word_vocab(directory / "vocab.txt", texts)
-    config = write_tiny_config(directory, vocab_size=len(pathlib.Path(vocab).read_text().splitlines()))
+    config = write_tiny_config(
+        directory, vocab_size=len(pathlib.Path(vocab).read_text().splitlines())
+    )
     options = FineTuningOptions(
-        data_dir=str(directory), vocab_file=vocab, output_dir=str(output_dir), bert_config_file=config,
-        do_train=True, do_predict=True, max_seq_length=24 if name != "squad" else 64, train_batch_size=BATCH,
-        predict_batch_size=4, learning_rate=1e-3, num_train_epochs=1, verbose=0)
+        data_dir=str(directory),
+        vocab_file=vocab,
+        output_dir=str(output_dir),
+        bert_config_file=config,
+        do_train=True,
+        do_predict=True,
+        max_seq_length=24 if name != "squad" else 64,
+        train_batch_size=BATCH,
+        predict_batch_size=4,
+        learning_rate=1e-3,
+        num_train_epochs=1,
+        verbose=0,
+    )
     tokenizer = BertTokenizer(vocab)
     if name == "ner":
         return TaggingTask(options, tokenizer), options
     if name == "squad":
         squad = str(REPO / "tests/fixtures/squad/train-v1.1.json")
-        return SquadTask(options, tokenizer, train_file=squad, predict_file=squad, doc_stride=16,
-                         max_query_length=16), options
+        return SquadTask(
+            options,
+            tokenizer,
+            train_file=squad,
+            predict_file=squad,
+            doc_stride=16,
+            max_query_length=16,
+        ), options
     return MultipleChoiceTask(options, tokenizer), options
 
 

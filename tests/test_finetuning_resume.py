@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_test_utils import tiny_encoder, write_tiny_config
 from bert_tf.finetuning import run_finetuning
 from bert_tf.finetuning.best_checkpoint import read_best_metrics, save_model_checkpoint
 from bert_tf.finetuning.training_backup import CorruptBackup, TrainingBackup
 from bert_tf.models import BertClassifier
 from bert_tf.tokenization import BertTokenizer
 from bert_tf.training import distribution
-from bert_test_utils import tiny_encoder, write_tiny_config
 from test_finetuning_driver import KeywordTask, _options
 
 # KeywordTask's 512 training examples in batches of 64: 8 steps an epoch.
@@ -34,8 +34,11 @@ class CrashingClassifier(BertClassifier):
 
     def train_step(self, data):
         if self.crash_at is not None:
-            tf.debugging.assert_less(self.optimizer.iterations, tf.constant(self.crash_at, tf.int64),
-                                     message="simulated crash")
+            tf.debugging.assert_less(
+                self.optimizer.iterations,
+                tf.constant(self.crash_at, tf.int64),
+                message="simulated crash",
+            )
         return super().train_step(data)
 
 
@@ -63,11 +66,15 @@ class OtherTrainingTextTask(CrashingTask):
 
 
 def _resume_options(tmp_path, **overrides):
-    return _options(tmp_path, **{"do_eval": False, "num_train_epochs": 2, "train_batch_size": 64, **overrides})
+    return _options(
+        tmp_path, **{"do_eval": False, "num_train_epochs": 2, "train_batch_size": 64, **overrides}
+    )
 
 
 def _run(options, crash_at=None):
-    return run_finetuning(CrashingTask(options, BertTokenizer(options.vocab_file), crash_at), options)
+    return run_finetuning(
+        CrashingTask(options, BertTokenizer(options.vocab_file), crash_at), options
+    )
 
 
 def _crash(options, crash_at):
@@ -76,25 +83,38 @@ def _crash(options, crash_at):
 
 
 def _weights(prefix):
-    return {name: tf.train.load_checkpoint(prefix).get_tensor(name) for name, _ in tf.train.list_variables(prefix)
-            if name.startswith("model/")}
+    return {
+        name: tf.train.load_checkpoint(prefix).get_tensor(name)
+        for name, _ in tf.train.list_variables(prefix)
+        if name.startswith("model/")
+    }
 
 
 def test_a_run_killed_mid_epoch_resumes_at_its_last_saved_step(tmp_path, capsys):
     vocab_size = len(open(_resume_options(tmp_path).vocab_file).read().split())
     (tmp_path / "dropout").mkdir()
-    config = write_tiny_config(tmp_path / "dropout", vocab_size=vocab_size, hidden_dropout_prob=0.1,
-                               attention_probs_dropout_prob=0.1)  # a resume must draw the same masks
-    uninterrupted = _resume_options(tmp_path, output_dir=str(tmp_path / "uninterrupted"), bert_config_file=config)
+    config = write_tiny_config(
+        tmp_path / "dropout",
+        vocab_size=vocab_size,
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
+    )  # a resume must draw the same masks
+    uninterrupted = _resume_options(
+        tmp_path, output_dir=str(tmp_path / "uninterrupted"), bert_config_file=config
+    )
     _run(uninterrupted)
     # 3 steps per call: calls end at steps 3, 6, 8 (the epoch's end, not 9), then 11, 14, 16.
-    options = _resume_options(tmp_path, save_checkpoints_steps=4, iterations_per_loop=3, bert_config_file=config)
+    options = _resume_options(
+        tmp_path, save_checkpoints_steps=4, iterations_per_loop=3, bert_config_file=config
+    )
     _crash(options, crash_at=7)  # backed up at step 6, the end of the call that reaches step 4
     capsys.readouterr()
     _run(options)
     backup = tmp_path / "out" / "backup"
-    assert (f"Resuming the interrupted run saved in {backup} at step 6 of 16 (epoch 1); delete that "
-            "directory to start over instead" in capsys.readouterr().out)
+    assert (
+        f"Resuming the interrupted run saved in {backup} at step 6 of 16 (epoch 1); delete that "
+        "directory to start over instead" in capsys.readouterr().out
+    )
     assert not backup.exists()
     # The same 16 steps on the same batches, learning rates and
     # dropout masks, one or 3 steps per call: the same weights.
@@ -119,19 +139,28 @@ def test_a_float16_run_resumes_at_its_batch_though_steps_were_skipped(tmp_path, 
     try:
         distribution.set_precision("float16")
         with pytest.raises(tf.errors.InvalidArgumentError, match="simulated crash"):
-            run_finetuning(OverflowingTask(options, BertTokenizer(options.vocab_file), crash_at=3), options)
-        skipped = 6 - tf.train.load_checkpoint(str(tmp_path / "out" / "backup" / "ckpt-6")).get_tensor(
-            "optimizer/inner_optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE")
+            run_finetuning(
+                OverflowingTask(options, BertTokenizer(options.vocab_file), crash_at=3), options
+            )
+        skipped = 6 - tf.train.load_checkpoint(
+            str(tmp_path / "out" / "backup" / "ckpt-6")
+        ).get_tensor("optimizer/inner_optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE")
         assert skipped > 0  # else this test shows nothing
         capsys.readouterr()
         run_finetuning(OverflowingTask(options, BertTokenizer(options.vocab_file)), options)
     finally:
         distribution.set_precision("float32")
-    assert "saved in " + str(tmp_path / "out" / "backup") + " at step 6 of 16" in capsys.readouterr().out
+    assert (
+        "saved in " + str(tmp_path / "out" / "backup") + " at step 6 of 16"
+        in capsys.readouterr().out
+    )
 
 
 CHANGED_SCHEDULES = [
-    ({"train_batch_size": 32}, "--train_batch_size is 32, but the interrupted run in {backup} had 64"),
+    (
+        {"train_batch_size": 32},
+        "--train_batch_size is 32, but the interrupted run in {backup} had 64",
+    ),
     ({"num_train_epochs": 3}, "--num_train_epochs is 3, but the interrupted run in {backup} had 2"),
     ({"dtype": "bfloat16"}, "--dtype is bfloat16, but the interrupted run in {backup} had float32"),
 ]
@@ -145,30 +174,42 @@ def test_a_backup_that_cannot_be_resumed_is_a_one_line_error_and_kept(tmp_path):
     _crash(options, crash_at=10)  # backed up at the end of epoch 1, step 8
     backup = tmp_path / "out" / "backup"
     for change, message in CHANGED_SCHEDULES:
-        expected = message.format(backup=backup) + f"; resume with the flags and data of the run that wrote it, " \
-                                                   f"or delete {backup} to start over"
+        expected = (
+            message.format(backup=backup)
+            + f"; resume with the flags and data of the run that wrote it, "
+            f"or delete {backup} to start over"
+        )
         with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
             _run(_resume_options(tmp_path, **change))
         assert (backup / "checkpoint").exists()
 
     # The same number of rows of other text: another file, column, language or task.
     other_data = OtherTrainingTextTask(options, BertTokenizer(options.vocab_file))
-    with pytest.raises(ValueError, match=rf"^the training data's digest is [0-9a-f]{{16}}, but the interrupted run "
-                                         rf"in {re.escape(str(backup))} had [0-9a-f]{{16}}; resume with the flags "
-                                         rf"and data of the run that wrote it, or delete {re.escape(str(backup))} "
-                                         "to start over$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^the training data's digest is [0-9a-f]{{16}}, but the interrupted run "
+        rf"in {re.escape(str(backup))} had [0-9a-f]{{16}}; resume with the flags "
+        rf"and data of the run that wrote it, or delete {re.escape(str(backup))} "
+        "to start over$",
+    ):
         run_finetuning(other_data, options)
 
     (tmp_path / "deeper").mkdir()
-    deeper = write_tiny_config(tmp_path / "deeper", vocab_size=len(open(options.vocab_file).read().split()),
-                               num_hidden_layers=3)
+    deeper = write_tiny_config(
+        tmp_path / "deeper",
+        vocab_size=len(open(options.vocab_file).read().split()),
+        num_hidden_layers=3,
+    )
     escaped = re.escape(str(backup))
-    with pytest.raises(ValueError, match=rf"^`bert_config_file`={re.escape(deeper)}: "
-                                         rf"{escaped}/ckpt-8: the model's config does not match "
-                                         r"the checkpoint's: num_hidden_layers 3 in the model, 2 "
-                                         rf"in {escaped}/bert_config.json; resume with the config "
-                                         rf"it was written with, or delete {escaped} to start "
-                                         r"over$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^`bert_config_file`={re.escape(deeper)}: "
+        rf"{escaped}/ckpt-8: the model's config does not match "
+        r"the checkpoint's: num_hidden_layers 3 in the model, 2 "
+        rf"in {escaped}/bert_config.json; resume with the config "
+        rf"it was written with, or delete {escaped} to start "
+        r"over$",
+    ):
         _run(_resume_options(tmp_path, bert_config_file=deeper))
 
     _run(options)
@@ -182,7 +223,9 @@ def _truncate(backup: pathlib.Path, step: int) -> None:
         f.truncate(100)
 
 
-def test_a_corrupt_backup_falls_back_to_the_one_before_it_or_says_how_to_start_over(tmp_path, capsys, caplog):
+def test_a_corrupt_backup_falls_back_to_the_one_before_it_or_says_how_to_start_over(
+    tmp_path, capsys, caplog
+):
     options = _resume_options(tmp_path, save_checkpoints_steps=4)
     _crash(options, crash_at=10)  # backed up at steps 4 and 8
     backup = tmp_path / "out" / "backup"
@@ -190,18 +233,31 @@ def test_a_corrupt_backup_falls_back_to_the_one_before_it_or_says_how_to_start_o
     shutil.copytree(backup, damaged)
     _truncate(damaged, 4)
     _truncate(damaged, 8)
-    with pytest.raises(CorruptBackup, match=rf"^{re.escape(str(damaged))}/ckpt-8: the backup is corrupt \([^\n]+\); "
-                                            rf"delete {re.escape(str(damaged))} to start over$"):
+    with pytest.raises(
+        CorruptBackup,
+        match=rf"^{re.escape(str(damaged))}/ckpt-8: the backup is corrupt \([^\n]+\); "
+        rf"delete {re.escape(str(damaged))} to start over$",
+    ):
         _run(_resume_options(tmp_path, save_checkpoints_steps=4, output_dir=str(damaged.parent)))
 
     _truncate(backup, 8)
     capsys.readouterr()
     with caplog.at_level("WARNING", logger="absl"):
         _run(options)
-    assert [m for m in caplog.messages if re.fullmatch(rf"{re.escape(str(backup))}/ckpt-8 is corrupt \([^\n]+\); "
-                                                       rf"resuming from {re.escape(str(backup))}/ckpt-4, the backup "
-                                                       "before it", m)]
-    assert f"Resuming the interrupted run saved in {backup} at step 4 of 16 (epoch 1)" in capsys.readouterr().out
+    assert [
+        m
+        for m in caplog.messages
+        if re.fullmatch(
+            rf"{re.escape(str(backup))}/ckpt-8 is corrupt \([^\n]+\); "
+            rf"resuming from {re.escape(str(backup))}/ckpt-4, the backup "
+            "before it",
+            m,
+        )
+    ]
+    assert (
+        f"Resuming the interrupted run saved in {backup} at step 4 of 16 (epoch 1)"
+        in capsys.readouterr().out
+    )
     assert not backup.exists() and (tmp_path / "out" / "best" / "ckpt.index").exists()
 
 
@@ -211,15 +267,25 @@ def test_corrupt_settings_and_best_metrics_are_one_line_errors_naming_them(tmp_p
     model.build_with_dummy_inputs()
     model.compile(optimizer="adam")
     directory = str(tmp_path / "backup")
-    TrainingBackup(model, directory, settings={"train_batch_size": 64}).on_epoch_end(0)  # its first backup
+    TrainingBackup(model, directory, settings={"train_batch_size": 64}).on_epoch_end(
+        0
+    )  # its first backup
     (tmp_path / "backup" / "settings.json").write_text('{"train_batch_size": 64,\n')
-    with pytest.raises(ValueError, match=rf"^{re.escape(directory)}/settings.json:2:1: invalid JSON "
-                                         r"\(Expecting property name enclosed in double quotes\)$"):
-        TrainingBackup(model, directory, settings={"train_batch_size": 64}).restore("--bert_config_file")
+    with pytest.raises(
+        ValueError,
+        match=rf"^{re.escape(directory)}/settings.json:2:1: invalid JSON "
+        r"\(Expecting property name enclosed in double quotes\)$",
+    ):
+        TrainingBackup(model, directory, settings={"train_batch_size": 64}).restore(
+            "--bert_config_file"
+        )
     (tmp_path / "best").mkdir()
     (tmp_path / "best" / "metrics.json").write_text('{"accuracy": }')
-    with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path))}/best/metrics.json:1:14: "
-                                         r"invalid JSON \(Expecting value\)$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^{re.escape(str(tmp_path))}/best/metrics.json:1:14: "
+        r"invalid JSON \(Expecting value\)$",
+    ):
         read_best_metrics(str(tmp_path))
 
 
@@ -252,23 +318,33 @@ def test_a_run_killed_after_training_resumes_with_its_own_best_and_trains_nothin
     tokenizer = BertTokenizer(options.vocab_file)
     earlier = BertClassifier(tiny_encoder(vocab_size=len(tokenizer.vocab)), num_classes=2)
     earlier.build_with_dummy_inputs()
-    save_model_checkpoint(earlier, str(tmp_path / "out" / "best"), {"accuracy": 1.0, "epoch": 1, "run_id": "A"})
+    save_model_checkpoint(
+        earlier, str(tmp_path / "out" / "best"), {"accuracy": 1.0, "epoch": 1, "run_id": "A"}
+    )
     backup = tmp_path / "out" / "backup"
     resumed = f"Resuming the interrupted run saved in {backup} at step 8 of 8 (training done)"
 
     with pytest.raises(RuntimeError, match="simulated kill in evaluate"):
         run_finetuning(KilledTask(options, tokenizer, killed_in="evaluate"), options)
     capsys.readouterr()
-    with pytest.raises(RuntimeError, match="simulated kill in write_predictions"):  # crash_at=0: no training step
-        run_finetuning(KilledTask(options, tokenizer, crash_at=0, killed_in="write_predictions"), options)
+    with pytest.raises(
+        RuntimeError, match="simulated kill in write_predictions"
+    ):  # crash_at=0: no training step
+        run_finetuning(
+            KilledTask(options, tokenizer, crash_at=0, killed_in="write_predictions"), options
+        )
     printed = capsys.readouterr().out
     assert resumed in printed and "Epoch 1 eval: accuracy 0.5000 (best)" in printed
-    assert read_best_metrics(str(tmp_path / "out"))["accuracy"] == 0.5  # its own, not the earlier run's 1.0
+    assert (
+        read_best_metrics(str(tmp_path / "out"))["accuracy"] == 0.5
+    )  # its own, not the earlier run's 1.0
     assert (backup / "checkpoint").exists()  # kept until the outputs are written
 
     run_finetuning(KilledTask(options, tokenizer, crash_at=0), options)
     printed = capsys.readouterr().out
-    assert resumed in printed and "Epoch 1 eval: accuracy 0.5000\n" in printed  # its best kept: no "(best)"
+    assert (
+        resumed in printed and "Epoch 1 eval: accuracy 0.5000\n" in printed
+    )  # its best kept: no "(best)"
     assert f"Wrote {tmp_path / 'out' / 'test_predictions.txt'}" in printed
     assert not backup.exists()
 
@@ -276,11 +352,23 @@ def test_a_run_killed_after_training_resumes_with_its_own_best_and_trains_nothin
 def test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from(tmp_path, capsys):
     """SIGKILL as the backup directory changes after its first backup, i.e. during the second."""
     repo = pathlib.Path(__file__).resolve().parents[1]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]), TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(repo), str(repo / "tests")]),
+        TF_CPP_MIN_LOG_LEVEL="3",
+    )
     backup = tmp_path / "out" / "backup"
-    worker = subprocess.Popen([sys.executable, __file__, str(tmp_path)], cwd=repo, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    first = _wait_for(lambda: _listing(backup) if (backup / "checkpoint").exists() else None, worker)
+    worker = subprocess.Popen(
+        [sys.executable, __file__, str(tmp_path)],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    first = _wait_for(
+        lambda: _listing(backup) if (backup / "checkpoint").exists() else None, worker
+    )
     _wait_for(lambda: _listing(backup) != first or None, worker)
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=60)
@@ -313,5 +401,7 @@ def _wait_for(condition, worker, timeout=300):
     raise AssertionError("timed out")
 
 
-if __name__ == "__main__":  # the run that test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from kills
+if (
+    __name__ == "__main__"
+):  # the run that test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from kills
     _run(_resume_options(pathlib.Path(sys.argv[1]), num_train_epochs=3))

@@ -12,19 +12,30 @@ from bert_tf.compat_flags import IGNORED_FLAGS
 from bert_tf.shared_flags import SHARED_FLAGS
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-SCRIPTS = sorted(path for pattern in ("*.py", "data/*.py") for path in REPO.glob(pattern)
-                 if 'if __name__ == "__main__":' in path.read_text())
+SCRIPTS = sorted(
+    path
+    for pattern in ("*.py", "data/*.py")
+    for path in REPO.glob(pattern)
+    if 'if __name__ == "__main__":' in path.read_text()
+)
 
 
 def bert_tf_flags(script: pathlib.Path) -> dict[str, tuple[str, str]]:
     """`name -> (default, help)` of each flag that bert_tf defines for `script` (its --helpxml,
     after which absl exits 1)."""
-    result = subprocess.run([sys.executable, script.relative_to(REPO), "--helpxml"], cwd=REPO,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, script.relative_to(REPO), "--helpxml"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.stdout.startswith("<?xml"), result.stderr[-2000:]
-    return {flag.findtext("name"): (flag.findtext("default"), flag.findtext("meaning"))
-            for flag in ET.fromstring(result.stdout).iter("flag")
-            if flag.findtext("file", "").startswith("bert_tf.")}
+    return {
+        flag.findtext("name"): (flag.findtext("default"), flag.findtext("meaning"))
+        for flag in ET.fromstring(result.stdout).iter("flag")
+        if flag.findtext("file", "").startswith("bert_tf.")
+    }
 
 
 def test_a_flag_has_one_help_text_and_a_script_default_is_named_in_it():
@@ -48,9 +59,13 @@ def test_each_flag_name_is_defined_once_in_the_source():
     definitions = collections.Counter(list(SHARED_FLAGS) + list(IGNORED_FLAGS))
     for path in (REPO / "bert_tf").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr.startswith("DEFINE_") and node.args
-                    and isinstance(node.args[0], ast.Constant)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr.startswith("DEFINE_")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
                 definitions[node.args[0].value] += 1
     assert len(definitions) > 60
     assert [name for name, count in definitions.items() if count > 1] == []
@@ -74,11 +89,16 @@ def flag_worded_raises(tree: ast.AST) -> list[int]:
 
     def visit(node, in_command_line):
         for child in ast.iter_child_nodes(node):
-            inside = in_command_line or (isinstance(child, ast.FunctionDef)
-                                         and command_line_function(child))
+            inside = in_command_line or (
+                isinstance(child, ast.FunctionDef) and command_line_function(child)
+            )
             if isinstance(child, ast.Raise) and child.exc is not None and not inside:
-                if any(isinstance(text, ast.Constant) and isinstance(text.value, str)
-                       and FLAG_TEXT.search(text.value) for text in ast.walk(child.exc)):
+                if any(
+                    isinstance(text, ast.Constant)
+                    and isinstance(text.value, str)
+                    and FLAG_TEXT.search(text.value)
+                    for text in ast.walk(child.exc)
+                ):
                     found.append(child.lineno)
             visit(child, inside)
 

@@ -6,8 +6,8 @@ import re
 import pytest
 import tensorflow as tf
 
-from bert_tf import io_utils
 from bert_test_utils import write_file
+from bert_tf import io_utils
 
 
 def test_atomic_output_failure_keeps_the_old_file(tmp_path):
@@ -29,7 +29,9 @@ def test_temporary_names_match_no_glob_of_the_output(tmp_path):
         open(tmp, "w").close()
         assert tf.io.gfile.glob(path + "*") == [] and glob.glob(path + "*") == []
         assert glob.glob(str(tmp_path / "*")) == []
-        assert {tmp, tmp_dir} <= set(tf.io.gfile.glob(str(tmp_path / ".*")))  # beside it: one file system
+        assert {tmp, tmp_dir} <= set(
+            tf.io.gfile.glob(str(tmp_path / ".*"))
+        )  # beside it: one file system
 
 
 def test_replace_directory_swaps_in_the_new_copy(tmp_path):
@@ -37,7 +39,9 @@ def test_replace_directory_swaps_in_the_new_copy(tmp_path):
     write_file(tmp_path / "new" / "new.txt", "new")
     io_utils.replace_directory(tmp_path / "new", tmp_path / "best")
     assert [p.name for p in (tmp_path / "best").iterdir()] == ["new.txt"]
-    assert [p.name for p in tmp_path.iterdir()] == ["best"]  # neither the new nor the old copy is left
+    assert [p.name for p in tmp_path.iterdir()] == [
+        "best"
+    ]  # neither the new nor the old copy is left
 
 
 def test_replace_directory_creates_a_missing_target(tmp_path):
@@ -129,8 +133,12 @@ def test_created_directories_a_failed_block_removes_the_outermost_each_created(t
 
 def test_created_directories_keeps_what_keep_asks_for(tmp_path):
     out = tmp_path / "out"
-    with pytest.raises(RuntimeError), io_utils.created_directories([out], "output_dir",
-                                                                    keep=lambda: (out / "ckpt-1.index").exists()):
+    with (
+        pytest.raises(RuntimeError),
+        io_utils.created_directories(
+            [out], "output_dir", keep=lambda: (out / "ckpt-1.index").exists()
+        ),
+    ):
         write_file(out / "ckpt-1.index", "a checkpoint")
         raise RuntimeError("the run fails after its first checkpoint")
     assert (out / "ckpt-1.index").exists()
@@ -140,19 +148,33 @@ def test_created_directories_names_the_flag_of_one_it_cannot_create(tmp_path):
     plain = write_file(tmp_path / "plain.txt", "not a folder\n")
     message = f"`output_file`: cannot create the directory {plain}/sub ({plain} is not a directory)"
     with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
-        with io_utils.created_directories([tmp_path / "new", plain / "sub"], "output_file", error=RuntimeError):
+        with io_utils.created_directories(
+            [tmp_path / "new", plain / "sub"], "output_file", error=RuntimeError
+        ):
             pass
-    assert [p.name for p in tmp_path.iterdir()] == ["plain.txt"]  # the one it created before is removed
+    assert [p.name for p in tmp_path.iterdir()] == [
+        "plain.txt"
+    ]  # the one it created before is removed
 
 
 def test_remove_interrupted_checkpoint_saves_removes_only_tfs_temporaries(tmp_path):
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1.0)), tmp_path, max_to_keep=None)
+    manager = tf.train.CheckpointManager(
+        tf.train.Checkpoint(v=tf.Variable(1.0)), tmp_path, max_to_keep=None
+    )
     manager.save()
-    (tmp_path / "ckpt-2.index").mkdir()  # the merge of ckpt-2's shards fails: TF leaves `ckpt-2_temp/` behind
+    (
+        tmp_path / "ckpt-2.index"
+    ).mkdir()  # the merge of ckpt-2's shards fails: TF leaves `ckpt-2_temp/` behind
     with pytest.raises(tf.errors.FailedPreconditionError):
         manager.save()
     state = write_file(tmp_path / f"checkpoint.tmp{'0a1b2c3d' * 4}", "killed while written")
-    others = ["ckpt-2_temp.txt", "ckpt_temp", "my-ckpt-3_temp", "checkpoint.tmp-notes", "ckpt-1.index"]
+    others = [
+        "ckpt-2_temp.txt",
+        "ckpt_temp",
+        "my-ckpt-3_temp",
+        "checkpoint.tmp-notes",
+        "ckpt-1.index",
+    ]
     for name in others[:-1]:
         write_file(tmp_path / name, "kept")
     assert (tmp_path / "ckpt-2_temp" / "part-00000-of-00001.index").exists()

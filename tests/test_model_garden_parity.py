@@ -2,8 +2,13 @@
 
 import tensorflow as tf
 
-from bert_test_utils import (TINY, assert_encoder_outputs_close, model_garden_encoder,
-                             random_encoder_inputs, tiny_encoder)
+from bert_test_utils import (
+    TINY,
+    assert_encoder_outputs_close,
+    model_garden_encoder,
+    random_encoder_inputs,
+    tiny_encoder,
+)
 from checkpoint_test_utils import randomize_weights
 
 

@@ -60,12 +60,15 @@ def _reference_steps(name, weights, gradients, steps):
 def test_steps_follow_the_paper_and_spare_layer_norm_and_biases(name):
     variables, gradients = _layers_and_gradients()
     expected = _reference_steps(name, [v.numpy() for v in variables], gradients, steps=3)
-    optimizer = optimization.create_optimizer(name, LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0,
-                                              weight_decay=WEIGHT_DECAY)  # decays by 3e-9 in 3 steps
+    optimizer = optimization.create_optimizer(
+        name, LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0, weight_decay=WEIGHT_DECAY
+    )  # decays by 3e-9 in 3 steps
     for _ in range(3):
         optimizer.apply(gradients, variables)
     for variable, want in zip(variables, expected):
-        np.testing.assert_allclose(variable.numpy(), want, rtol=2e-5, atol=2e-6, err_msg=variable.path)
+        np.testing.assert_allclose(
+            variable.numpy(), want, rtol=2e-5, atol=2e-6, err_msg=variable.path
+        )
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -73,13 +76,17 @@ def test_fused_adamw_takes_keras_adamw_steps(sparse):
     # Dense gradients go through TensorFlow's fused kernel; sparse ones through Keras's ops.
     rng = np.random.default_rng(1)
     start = rng.normal(size=(6, 4)).astype("float32")
-    optimizers = [keras.optimizers.AdamW(LEARNING_RATE, weight_decay=WEIGHT_DECAY, epsilon=EPSILON),
-                  FusedAdamW(LEARNING_RATE, weight_decay=WEIGHT_DECAY, epsilon=EPSILON)]
+    optimizers = [
+        keras.optimizers.AdamW(LEARNING_RATE, weight_decay=WEIGHT_DECAY, epsilon=EPSILON),
+        FusedAdamW(LEARNING_RATE, weight_decay=WEIGHT_DECAY, epsilon=EPSILON),
+    ]
     variables = [keras.Variable(start) for _ in optimizers]
     for _ in range(4):
         gradient = tf.constant(rng.normal(size=start.shape).astype("float32"))
         if sparse:
-            gradient = tf.IndexedSlices(tf.gather(gradient, [0, 3]), tf.constant([0, 3]), tf.constant(start.shape))
+            gradient = tf.IndexedSlices(
+                tf.gather(gradient, [0, 3]), tf.constant([0, 3]), tf.constant(start.shape)
+            )
         for optimizer, variable in zip(optimizers, variables):
             optimizer.apply([gradient], [variable])
     keras_weights, fused_weights = (v.numpy() for v in variables)
@@ -87,7 +94,9 @@ def test_fused_adamw_takes_keras_adamw_steps(sparse):
     np.testing.assert_allclose(fused_weights, keras_weights, rtol=1e-6, atol=1e-6)
     # The kernel takes 1 - beta_2 in float32 (1.3e-5 off the float64 0.001 that Keras casts).
     for name in ("_momentums", "_velocities"):
-        np.testing.assert_allclose(getattr(optimizers[1], name)[0], getattr(optimizers[0], name)[0], rtol=3e-5)
+        np.testing.assert_allclose(
+            getattr(optimizers[1], name)[0], getattr(optimizers[0], name)[0], rtol=3e-5
+        )
 
 
 def test_finetuning_adamw_takes_torch_adamw_steps_under_transformers_schedule():
@@ -100,14 +109,18 @@ def test_finetuning_adamw_takes_torch_adamw_steps_under_transformers_schedule():
     gradients = [1e-3 * g for g in gradients]
     start = [v.numpy() for v in variables]
     optimizer = optimization.create_finetuning_optimizer(
-        LEARNING_RATE, total, warmup, variable_depths={}, num_layers=1, weight_decay=WEIGHT_DECAY)
+        LEARNING_RATE, total, warmup, variable_depths={}, num_layers=1, weight_decay=WEIGHT_DECAY
+    )
     weights = [torch.tensor(w, requires_grad=True) for w in start]
     decayed, spared = weights[:1], weights[1:]  # the kernel; its bias and the LayerNorm
-    groups = [{"params": decayed, "weight_decay": WEIGHT_DECAY},
-              {"params": spared, "weight_decay": 0.0}]
+    groups = [
+        {"params": decayed, "weight_decay": WEIGHT_DECAY},
+        {"params": spared, "weight_decay": 0.0},
+    ]
     reference = torch.optim.AdamW(groups, lr=LEARNING_RATE, eps=1e-8)
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        reference, lambda t: t / warmup if t < warmup else (total - t) / (total - warmup))
+        reference, lambda t: t / warmup if t < warmup else (total - t) / (total - warmup)
+    )
     for _ in range(total - 1):
         optimizer.apply(gradients, variables)
         for weight, gradient in zip(weights, gradients):
@@ -117,17 +130,26 @@ def test_finetuning_adamw_takes_torch_adamw_steps_under_transformers_schedule():
     # Keras adds epsilon before Adam's bias correction, PyTorch after it: 1e-8 either way moves the
     # smallest gradients' steps by a little; google-research/bert's 1e-6 by a few percent.
     for variable, weight, before in zip(variables, weights, start):
-        np.testing.assert_allclose(variable.numpy() - before, weight.detach().numpy() - before,
-                                   rtol=5e-3, atol=1e-7, err_msg=variable.path)
+        np.testing.assert_allclose(
+            variable.numpy() - before,
+            weight.detach().numpy() - before,
+            rtol=5e-3,
+            atol=1e-7,
+            err_msg=variable.path,
+        )
 
 
-@pytest.mark.parametrize("google_bert, epsilon, rates", [
-    (False, 1e-8, [0.5, 1.0, 0.5]),  # transformers' decay: from the peak at the end of warmup
-    (True, 1e-6, [0.5, 0.8, 0.4]),   # google-research/bert's: the line from the peak at step 0
-])
+@pytest.mark.parametrize(
+    "google_bert, epsilon, rates",
+    [
+        (False, 1e-8, [0.5, 1.0, 0.5]),  # transformers' decay: from the peak at the end of warmup
+        (True, 1e-6, [0.5, 0.8, 0.4]),  # google-research/bert's: the line from the peak at step 0
+    ],
+)
 def test_finetuning_optimizer_epsilon_and_schedule(google_bert, epsilon, rates):
-    optimizer = optimization.create_finetuning_optimizer(LEARNING_RATE, 10, 2, variable_depths={},
-                                                         num_layers=1, google_bert=google_bert)
+    optimizer = optimization.create_finetuning_optimizer(
+        LEARNING_RATE, 10, 2, variable_depths={}, num_layers=1, google_bert=google_bert
+    )
     assert optimizer.epsilon == epsilon
     seen = []
     for step in (1, 2, 6):  # in warmup, at its end, halfway down
@@ -137,8 +159,9 @@ def test_finetuning_optimizer_epsilon_and_schedule(google_bert, epsilon, rates):
 
 
 def test_lamb_round_trips_through_its_config():
-    optimizer = optimization.create_optimizer("lamb", 1e-3, num_train_steps=100, num_warmup_steps=10,
-                                              weight_decay=0.01)
+    optimizer = optimization.create_optimizer(
+        "lamb", 1e-3, num_train_steps=100, num_warmup_steps=10, weight_decay=0.01
+    )
     restored = type(optimizer).from_config(optimizer.get_config())
     assert restored.get_config() == optimizer.get_config()
     assert restored.lamb_weight_decay == 0.01 and restored.weight_decay is None
@@ -147,10 +170,21 @@ def test_lamb_round_trips_through_its_config():
 def _bert_optimizer(name):
     """BERT's pretraining AdamW or LAMB, or fine-tuning LayerwiseAdamW, decaying 3e-9 in 3 steps."""
     if name in optimization.OPTIMIZER_CLASSES:
-        return optimization.create_optimizer(name, LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0,
-                                             weight_decay=WEIGHT_DECAY)
-    return optimization.create_finetuning_optimizer(LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0,
-                                                    variable_depths={}, num_layers=2, weight_decay=WEIGHT_DECAY)
+        return optimization.create_optimizer(
+            name,
+            LEARNING_RATE,
+            num_train_steps=10**9,
+            num_warmup_steps=0,
+            weight_decay=WEIGHT_DECAY,
+        )
+    return optimization.create_finetuning_optimizer(
+        LEARNING_RATE,
+        num_train_steps=10**9,
+        num_warmup_steps=0,
+        variable_depths={},
+        num_layers=2,
+        weight_decay=WEIGHT_DECAY,
+    )
 
 
 @pytest.mark.parametrize("name", ["adamw", "lamb", "layerwise_adamw"])

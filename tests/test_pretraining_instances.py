@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from bert_tf.data import masked_lm
-from bert_tf.data.pretraining_instances import (Documents, PairSpans, create_pairs, pack_pairs,
-                                                truncate_pairs)
+from bert_tf.data.pretraining_instances import (
+    Documents,
+    PairSpans,
+    create_pairs,
+    pack_pairs,
+    truncate_pairs,
+)
 
 CLS, SEP, PAD, MASK, VOCAB = 2, 3, 0, 4, 1000
 
@@ -22,7 +27,9 @@ def random_documents(num_documents, rng):
     lines = []
     for _ in range(num_documents):
         for _ in range(rng.integers(1, 12)):
-            lines.append(" ".join("x" * int(rng.integers(1, 9)) for _ in range(rng.integers(1, 30))))
+            lines.append(
+                " ".join("x" * int(rng.integers(1, 9)) for _ in range(rng.integers(1, 30)))
+            )
         lines.append("")
     return Documents.from_lines(lines, fake_tokenize)
 
@@ -61,8 +68,9 @@ def test_pairs_follow_the_algorithm():
     rng = random.Random(0)
     order = list(range(documents.num_documents))
     max_num_tokens = 61
-    spans = PairSpans.concatenate([create_pairs(documents, order, max_num_tokens, 0.1, rng)
-                                   for _ in range(4)])
+    spans = PairSpans.concatenate(
+        [create_pairs(documents, order, max_num_tokens, 0.1, rng) for _ in range(4)]
+    )
     starts = documents.sentence_splits
     sentence_of = np.searchsorted(starts, np.arange(len(documents.token_ids)), side="right") - 1
     document_of = np.searchsorted(documents.document_splits, sentence_of, side="right") - 1
@@ -78,7 +86,11 @@ def test_pairs_follow_the_algorithm():
     assert 0.45 < spans.is_random_next.mean() < 0.65
     truncated = truncate_pairs(spans, max_num_tokens, np.random.default_rng(0))
     total = truncated.a_length + truncated.b_length
-    assert total.max() == max_num_tokens and np.all(truncated.a_length >= 1) and np.all(truncated.b_length >= 1)
+    assert (
+        total.max() == max_num_tokens
+        and np.all(truncated.a_length >= 1)
+        and np.all(truncated.b_length >= 1)
+    )
     assert np.mean(total < max_num_tokens * 0.5) > 0.05  # short_seq_prob makes some short targets
 
 
@@ -96,22 +108,37 @@ def test_dupe_passes_differ_and_cover_every_document():
 
 def test_packing_layout():
     tokens = np.arange(100, 200, dtype=np.int32)
-    spans = PairSpans(np.array([0, 10]), np.array([3, 1]), np.array([50, 60]), np.array([2, 4]),
-                      np.array([0, 1], np.int8))
+    spans = PairSpans(
+        np.array([0, 10]),
+        np.array([3, 1]),
+        np.array([50, 60]),
+        np.array([2, 4]),
+        np.array([0, 1], np.int8),
+    )
     packed = pack_pairs(spans, tokens, 10, CLS, SEP, PAD)
-    np.testing.assert_array_equal(packed["input_ids"],
-                                  [[CLS, 100, 101, 102, SEP, 150, 151, SEP, PAD, PAD],
-                                   [CLS, 110, SEP, 160, 161, 162, 163, SEP, PAD, PAD]])
-    np.testing.assert_array_equal(packed["segment_ids"], [[0, 0, 0, 0, 0, 1, 1, 1, 0, 0],
-                                                          [0, 0, 0, 1, 1, 1, 1, 1, 0, 0]])
+    np.testing.assert_array_equal(
+        packed["input_ids"],
+        [
+            [CLS, 100, 101, 102, SEP, 150, 151, SEP, PAD, PAD],
+            [CLS, 110, SEP, 160, 161, 162, 163, SEP, PAD, PAD],
+        ],
+    )
+    np.testing.assert_array_equal(
+        packed["segment_ids"], [[0, 0, 0, 0, 0, 1, 1, 1, 0, 0], [0, 0, 0, 1, 1, 1, 1, 1, 0, 0]]
+    )
     np.testing.assert_array_equal(packed["input_mask"].sum(1), [8, 8])
 
 
 def packed_batch(rng, batch=4000, seq=64):
     lengths = rng.integers(8, seq + 1, batch)
     a = np.maximum(1, (lengths - 3) // 2)
-    spans = PairSpans(np.zeros(batch, np.int64), a, np.zeros(batch, np.int64), lengths - 3 - a,
-                      np.zeros(batch, np.int8))
+    spans = PairSpans(
+        np.zeros(batch, np.int64),
+        a,
+        np.zeros(batch, np.int64),
+        lengths - 3 - a,
+        np.zeros(batch, np.int8),
+    )
     tokens = rng.integers(10, VOCAB, 10_000).astype(np.int32)
     spans.a_start = rng.integers(0, 5000, batch)
     spans.b_start = rng.integers(0, 5000, batch)
@@ -119,15 +146,27 @@ def packed_batch(rng, batch=4000, seq=64):
 
 
 def masking_config(**overrides):
-    return masked_lm.MaskingConfig(**{**dict(masked_lm_prob=0.15, max_predictions_per_seq=12,
-                                             vocab_size=VOCAB, cls_id=CLS, sep_id=SEP, mask_id=MASK),
-                                      **overrides})
+    return masked_lm.MaskingConfig(
+        **{
+            **dict(
+                masked_lm_prob=0.15,
+                max_predictions_per_seq=12,
+                vocab_size=VOCAB,
+                cls_id=CLS,
+                sep_id=SEP,
+                mask_id=MASK,
+            ),
+            **overrides,
+        }
+    )
 
 
 def test_masking_statistics_and_never_specials():
     rng = np.random.default_rng(3)
     packed = packed_batch(rng)
-    masked, actions, _ = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"], masking_config(), rng)
+    masked, actions, _ = masked_lm.mask_tokens(
+        packed["input_ids"], packed["input_mask"], masking_config(), rng
+    )
     weights = masked["masked_lm_weights"] > 0
     lengths = packed["input_mask"].sum(1)
     np.testing.assert_array_equal(weights.sum(1), masked_lm.num_to_predict(lengths, 0.15, 12))
@@ -140,7 +179,9 @@ def test_masking_statistics_and_never_specials():
     shares = [np.mean(replaced == MASK), np.mean(replaced == original[weights])]
     assert abs(shares[0] - 0.8) < 0.02 and abs(shares[1] - 0.1) < 0.015
     np.testing.assert_allclose(actions / actions.sum(), [0.8, 0.1, 0.1], atol=0.015)
-    unmasked = ~np.isin(np.arange(64)[None, :], masked["masked_lm_positions"]) | ~weights.any(1, keepdims=True)
+    unmasked = ~np.isin(np.arange(64)[None, :], masked["masked_lm_positions"]) | ~weights.any(
+        1, keepdims=True
+    )
     changed = masked["input_ids"] != packed["input_ids"]
     assert not (changed & unmasked).any()
 
@@ -148,8 +189,12 @@ def test_masking_statistics_and_never_specials():
 def test_masking_cap_binds():
     rng = np.random.default_rng(4)
     packed = packed_batch(rng)
-    masked, _, _ = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"],
-                                      masking_config(masked_lm_prob=0.5, max_predictions_per_seq=5), rng)
+    masked, _, _ = masked_lm.mask_tokens(
+        packed["input_ids"],
+        packed["input_mask"],
+        masking_config(masked_lm_prob=0.5, max_predictions_per_seq=5),
+        rng,
+    )
     assert masked["masked_lm_weights"].sum(1).max() == 5
 
 
@@ -159,8 +204,12 @@ def test_masking_rows_shorter_than_the_predictions_at_any_sequence_length(seq):
     lengths that are not powers of two (a column decoded from a non-candidate's key once ran
     past the batch there)."""
     rng = np.random.default_rng(6)
-    lengths = np.array([seq, 5, seq, 4])  # [CLS] a [SEP] b [SEP]: 2 and 1 maskable tokens in the short rows
-    spans = PairSpans(np.zeros(4, np.int64), np.full(4, 1), np.full(4, 10), lengths - 4, np.zeros(4, np.int8))
+    lengths = np.array(
+        [seq, 5, seq, 4]
+    )  # [CLS] a [SEP] b [SEP]: 2 and 1 maskable tokens in the short rows
+    spans = PairSpans(
+        np.zeros(4, np.int64), np.full(4, 1), np.full(4, 10), lengths - 4, np.zeros(4, np.int8)
+    )
     packed = pack_pairs(spans, np.arange(100, 100 + seq + 10, dtype=np.int32), seq, CLS, SEP, PAD)
     config = masking_config(max_predictions_per_seq=seq - 3)
     masked, _, _ = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"], config, rng)
@@ -175,8 +224,13 @@ def test_whole_word_masking_takes_whole_words():
     is_continuation = np.zeros(VOCAB, bool)
     is_continuation[500:] = True  # ids >= 500 are `##` pieces
     packed = packed_batch(rng)
-    masked, _, words = masked_lm.mask_tokens(packed["input_ids"], packed["input_mask"], masking_config(), rng,
-                                             is_continuation[packed["input_ids"]])
+    masked, _, words = masked_lm.mask_tokens(
+        packed["input_ids"],
+        packed["input_mask"],
+        masking_config(),
+        rng,
+        is_continuation[packed["input_ids"]],
+    )
     ids, weights = packed["input_ids"], masked["masked_lm_weights"] > 0
     chosen = np.zeros_like(ids, bool)
     np.put_along_axis(chosen, np.where(weights, masked["masked_lm_positions"], 0), True, 1)
@@ -198,4 +252,8 @@ def test_whole_word_masking_takes_whole_words():
 
 @pytest.mark.parametrize("length,expected", [(5, 1), (10, 2), (30, 4), (128, 19), (512, 20)])
 def test_num_to_predict_rounds_like_python(length, expected):
-    assert masked_lm.num_to_predict(length, 0.15, 20) == min(20, max(1, round(length * 0.15))) == expected
+    assert (
+        masked_lm.num_to_predict(length, 0.15, 20)
+        == min(20, max(1, round(length * 0.15)))
+        == expected
+    )

@@ -22,8 +22,14 @@ WINDOW, WINDOWS = 50, 6
 
 @pytest.fixture(scope="module")
 def results() -> dict:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "tests")]), TF_CPP_MIN_LOG_LEVEL="2")
-    run = subprocess.run([sys.executable, __file__], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "tests")]),
+        TF_CPP_MIN_LOG_LEVEL="2",
+    )
+    run = subprocess.run(
+        [sys.executable, __file__], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 
@@ -50,7 +56,10 @@ def test_two_replicas_with_dropout_track_one_device_on_the_global_batch(results)
     training loss agrees to within the dropout's noise (another seed moves it as
     much), and so does their mean, more tightly; without dropout the loss falls
     well below both. Meanwhile the loss falls to a fraction of its start."""
-    one, two = np.array(results["tracking"]["one_device"]), np.array(results["tracking"]["mirrored"])
+    one, two = (
+        np.array(results["tracking"]["one_device"]),
+        np.array(results["tracking"]["mirrored"]),
+    )
     assert one[-1] < 0.5 * one[0] and two[-1] < 0.5 * two[0]
     np.testing.assert_allclose(two, one, rtol=0.15)
     np.testing.assert_allclose(two[1:].mean(), one[1:].mean(), rtol=0.1)
@@ -76,14 +85,19 @@ def _all_reduced(strategy, loss_scale: bool) -> dict:
         optimizer.build(model.trainable_variables)
     runner = PretrainingRunner(strategy, model, optimizer, BATCH)
     batch = random_pretraining_batch(BATCH, SEQ, PREDICTIONS, config.vocab_size)
-    features = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensors(batch).repeat())))
+    features = next(
+        iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensors(batch).repeat()))
+    )
     step = tf.function(lambda features: strategy.run(runner._replica_train_step, args=(features,)))
     elements = {}
     for op in _collective_reduces(step.get_concrete_function(features).graph):
         replica = tf.DeviceSpec.from_string(op.device).device_index
         elements[replica] = elements.get(replica, 0) + int(np.prod(op.inputs[0].shape))
-    return {"replicas": sorted(elements), "elements_per_replica": [elements[r] for r in sorted(elements)],
-            "parameters": sum(int(np.prod(v.shape)) for v in model.trainable_variables)}
+    return {
+        "replicas": sorted(elements),
+        "elements_per_replica": [elements[r] for r in sorted(elements)],
+        "parameters": sum(int(np.prod(v.shape)) for v in model.trainable_variables),
+    }
 
 
 def _collective_reduces(graph) -> list:
@@ -102,11 +116,14 @@ def _dropout_masks(strategy) -> list:
 
     with strategy.scope():
         layer = Dropout(0.5, seed=1)
+
     def kept():
         return layer(tf.ones((32, 32)), training=True) != 0
 
     masks = tf.function(lambda: strategy.run(kept))()
-    return [mask.numpy().astype(int).tolist() for mask in strategy.experimental_local_results(masks)]
+    return [
+        mask.numpy().astype(int).tolist() for mask in strategy.experimental_local_results(masks)
+    ]
 
 
 def _tracking_losses(strategies: dict) -> dict:
@@ -134,8 +151,10 @@ def _tracking_losses(strategies: dict) -> dict:
             if initial is None:
                 initial = model.get_weights()
             model.set_weights(initial)
-            model.compile(optimizer=keras.optimizers.Adam(3e-3),
-                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            model.compile(
+                optimizer=keras.optimizers.Adam(3e-3),
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            )
         history = model.fit(dataset.repeat(), steps_per_epoch=WINDOW, epochs=WINDOWS, verbose=0)
         losses[name] = history.history["loss"]
     return losses
@@ -147,13 +166,20 @@ def main():
     (cpu,) = tf.config.list_physical_devices("CPU")
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    print(json.dumps({
-        "all_reduced": {"adamw": _all_reduced(mirrored, loss_scale=False),
-                        "loss_scaled_adamw": _all_reduced(mirrored, loss_scale=True)},
-        "dropout_masks": _dropout_masks(mirrored),
-        "tracking": _tracking_losses({"one_device": tf.distribute.OneDeviceStrategy("/cpu:0"),
-                                      "mirrored": mirrored}),
-    }))
+    print(
+        json.dumps(
+            {
+                "all_reduced": {
+                    "adamw": _all_reduced(mirrored, loss_scale=False),
+                    "loss_scaled_adamw": _all_reduced(mirrored, loss_scale=True),
+                },
+                "dropout_masks": _dropout_masks(mirrored),
+                "tracking": _tracking_losses(
+                    {"one_device": tf.distribute.OneDeviceStrategy("/cpu:0"), "mirrored": mirrored}
+                ),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

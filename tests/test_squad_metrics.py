@@ -19,12 +19,15 @@ def _features(windows=1, max_context=None, example_index=None):
     """`windows` copies of the one-window layout above (all tokens max context unless given)."""
     if max_context is None:
         max_context = [[c >= 0 for c in CHAR_START]] * windows
-    return SquadFeatures(inputs={}, start_positions=np.zeros(windows, np.int32),
-                         end_positions=np.zeros(windows, np.int32),
-                         example_index=np.asarray(example_index or [0] * windows, np.int32),
-                         token_char_start=np.tile(np.array(CHAR_START, np.int32), (windows, 1)),
-                         token_char_end=np.tile(np.array(CHAR_END, np.int32), (windows, 1)),
-                         token_is_max_context=np.asarray(max_context, bool))
+    return SquadFeatures(
+        inputs={},
+        start_positions=np.zeros(windows, np.int32),
+        end_positions=np.zeros(windows, np.int32),
+        example_index=np.asarray(example_index or [0] * windows, np.int32),
+        token_char_start=np.tile(np.array(CHAR_START, np.int32), (windows, 1)),
+        token_char_end=np.tile(np.array(CHAR_END, np.int32), (windows, 1)),
+        token_is_max_context=np.asarray(max_context, bool),
+    )
 
 
 def _logits(values, windows=1):
@@ -65,9 +68,14 @@ def test_respects_max_answer_length_and_skips_question_tokens():
     # [CLS] and the question (columns 0-2) are never an answer, however high their logits.
     assert _predict({0: 9, 1: 9, "gamma": 1}, {0: 9, 2: 9, "gamma": 1}).predictions["q1"] == "gamma"
     # 3 starts x 3 ends give 8 valid spans; the n best keep 3.
-    nbest = _predict({"alpha": 3, "beta": 2, "gamma": 1}, {"delta": 3, "gamma": 2, "beta": 1}, n_best_size=3)
-    assert [c["text"] for c in nbest.nbest["q1"]] == ["alpha beta gamma delta", "alpha beta gamma",
-                                                      "beta gamma delta"]
+    nbest = _predict(
+        {"alpha": 3, "beta": 2, "gamma": 1}, {"delta": 3, "gamma": 2, "beta": 1}, n_best_size=3
+    )
+    assert [c["text"] for c in nbest.nbest["q1"]] == [
+        "alpha beta gamma delta",
+        "alpha beta gamma",
+        "beta gamma delta",
+    ]
 
 
 def test_a_question_without_a_valid_span_gets_empty_and_is_logged_when_verbose(caplog):
@@ -78,8 +86,14 @@ def test_a_question_without_a_valid_span_gets_empty_and_is_logged_when_verbose(c
         with caplog.at_level(logging.INFO, logger="absl"):
             result = _predict(start, end, n_best_size=1, verbose_logging=verbose_logging)
         assert result.predictions == {"q1": "empty"}
-        assert caplog.messages == ["question q1: no valid answer span among its windows' top 1 start and end "
-                                   "tokens; its answer is the placeholder 'empty'"] * verbose_logging
+        assert (
+            caplog.messages
+            == [
+                "question q1: no valid answer span among its windows' top 1 start and end "
+                "tokens; its answer is the placeholder 'empty'"
+            ]
+            * verbose_logging
+        )
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="absl"):
         _predict({"beta": 5}, {"gamma": 5}, verbose_logging=True)
@@ -90,8 +104,15 @@ def test_version_2_answers_nothing_when_no_span_is_valid():
     """Not google-research/bert's placeholder "empty", whose logits 0 would set the null odds."""
     examples = [SquadExample("q1", "q", CONTEXT, (), is_impossible=True)]
     # The one start is after the one end; the null score, -20, is below the placeholder's 0.
-    result = squad_metrics.postprocess(examples, _features(), _logits({"delta": 5}), _logits({"alpha": 5}),
-                                       n_best_size=1, version_2_with_negative=True, null_score_diff_threshold=1e9)
+    result = squad_metrics.postprocess(
+        examples,
+        _features(),
+        _logits({"delta": 5}),
+        _logits({"alpha": 5}),
+        n_best_size=1,
+        version_2_with_negative=True,
+        null_score_diff_threshold=1e9,
+    )
     assert result.predictions == {"q1": ""} and result.null_odds == {"q1": float("inf")}
     assert [c["text"] for c in result.nbest["q1"]] == ["", "empty"]
 
@@ -116,8 +137,15 @@ def test_version_2_null_score_and_threshold():
     features = _features(2, example_index=[0, 0])
 
     def predict(threshold, **kwargs):
-        return squad_metrics.postprocess(examples, features, start, end, version_2_with_negative=True,
-                                         null_score_diff_threshold=threshold, **kwargs)
+        return squad_metrics.postprocess(
+            examples,
+            features,
+            start,
+            end,
+            version_2_with_negative=True,
+            null_score_diff_threshold=threshold,
+            **kwargs,
+        )
 
     result = predict(0.0)
     assert result.null_odds == {"q1": pytest.approx(4 - 3)}  # best span "beta": 1 + 2
@@ -129,24 +157,32 @@ def test_version_2_null_score_and_threshold():
 
 
 def test_official_evaluator_v1_on_hand_checked_predictions():
-    examples = [SquadExample("a", "", "", (("Marguerite Oléron", 0),)),
-                SquadExample("b", "", "", (("the Hallam hills", 0), ("Hallam hills", 4))),
-                SquadExample("c", "", "", (("212 kilometres", 0),)),
-                SquadExample("d", "", "", (("1931", 0),))]
-    predictions = {"a": "marguerite Oléron.",  # normalized: case and punctuation -> EM 1, F1 1
-                   "b": "Hallam",  # vs "hallam hills": P 1, R 1/2 -> F1 2/3
-                   "c": "212 kilometres west",  # P 2/3, R 1 -> F1 0.8
-                   "d": "1874"}  # 0, 0
+    examples = [
+        SquadExample("a", "", "", (("Marguerite Oléron", 0),)),
+        SquadExample("b", "", "", (("the Hallam hills", 0), ("Hallam hills", 4))),
+        SquadExample("c", "", "", (("212 kilometres", 0),)),
+        SquadExample("d", "", "", (("1931", 0),)),
+    ]
+    predictions = {
+        "a": "marguerite Oléron.",  # normalized: case and punctuation -> EM 1, F1 1
+        "b": "Hallam",  # vs "hallam hills": P 1, R 1/2 -> F1 2/3
+        "c": "212 kilometres west",  # P 2/3, R 1 -> F1 0.8
+        "d": "1874",
+    }  # 0, 0
     scores = squad_metrics.evaluate(examples, predictions)
-    assert scores == pytest.approx({"exact_match": 100 * 1 / 4, "f1": 100 * (1 + 2 / 3 + 0.8 + 0) / 4})
+    assert scores == pytest.approx(
+        {"exact_match": 100 * 1 / 4, "f1": 100 * (1 + 2 / 3 + 0.8 + 0) / 4}
+    )
 
 
 def test_official_evaluator_v2_on_hand_checked_predictions():
-    examples = [SquadExample("a", "", "", (("Marguerite Oléron", 0),)),
-                SquadExample("b", "", "", (("the Hallam hills", 0),)),
-                SquadExample("e", "", "", (), is_impossible=True),
-                SquadExample("f", "", "", (), is_impossible=True),
-                SquadExample("g", "", "", (("342", 0),))]
+    examples = [
+        SquadExample("a", "", "", (("Marguerite Oléron", 0),)),
+        SquadExample("b", "", "", (("the Hallam hills", 0),)),
+        SquadExample("e", "", "", (), is_impossible=True),
+        SquadExample("f", "", "", (), is_impossible=True),
+        SquadExample("g", "", "", (("342", 0),)),
+    ]
     predictions = {"a": "Marguerite Oléron", "b": "Hallam", "e": "", "f": "Lyonne", "g": ""}
     null_odds = {"a": -5.0, "b": -3.0, "e": 2.0, "f": 1.0, "g": 0.5}
     scores = squad_metrics.evaluate(examples, predictions, null_odds, version_2_with_negative=True)
@@ -162,30 +198,53 @@ def test_official_evaluator_v2_on_hand_checked_predictions():
 
 
 def test_cmrc2018_units_split_chinese_by_character_and_drop_punctuation_and_spaces():
-    assert squad_metrics.cmrc2018_units(" 基于BERT模型，准确率 92%。") == ["基", "于", "bert", "模", "型", "准", "确",
-                                                                      "率", "92", "%"]
-    assert squad_metrics.cmrc2018_units("《三体》", remove_punctuation=False) == ["《", "三", "体", "》"]
+    assert squad_metrics.cmrc2018_units(" 基于BERT模型，准确率 92%。") == [
+        "基",
+        "于",
+        "bert",
+        "模",
+        "型",
+        "准",
+        "确",
+        "率",
+        "92",
+        "%",
+    ]
+    assert squad_metrics.cmrc2018_units("《三体》", remove_punctuation=False) == [
+        "《",
+        "三",
+        "体",
+        "》",
+    ]
 
 
-@pytest.mark.parametrize("answers,prediction,f1,em", [
-    (["北京大学"], "北京大学", 1.0, 1.0),
-    # Longest common run 北京 (2 units, not the 4 shared characters): P 2/5, R 2/4.
-    (["北京大学"], "北京的大学", 2 * 0.4 * 0.5 / 0.9, 0.0),
-    (["《三体》"], "三体", 1.0, 1.0),  # punctuation removed for both scores
-    (["三十七公里", "全长三十七公里"], "全长三十七公里。", 1.0, 1.0),  # the best gold answer
-    (["明年年底"], "年底", 2 * 1.0 * 0.5 / 1.5, 0.0),  # P 2/2, R 2/4
-    (["BERT模型"], "bert 模型", 1.0, 0.0),  # lower-cased units; EM keeps the space
-    (["三位"], "五位作家", 2 * 0.25 * 0.5 / 0.75, 0.0),  # 位: P 1/4, R 1/2
-    (["九十二"], "八十", 2 * 0.5 * (1 / 3) / (0.5 + 1 / 3), 0.0),
-    (["九十二"], "，", 0.0, 0.0),
-])
+@pytest.mark.parametrize(
+    "answers,prediction,f1,em",
+    [
+        (["北京大学"], "北京大学", 1.0, 1.0),
+        # Longest common run 北京 (2 units, not the 4 shared characters): P 2/5, R 2/4.
+        (["北京大学"], "北京的大学", 2 * 0.4 * 0.5 / 0.9, 0.0),
+        (["《三体》"], "三体", 1.0, 1.0),  # punctuation removed for both scores
+        (["三十七公里", "全长三十七公里"], "全长三十七公里。", 1.0, 1.0),  # the best gold answer
+        (["明年年底"], "年底", 2 * 1.0 * 0.5 / 1.5, 0.0),  # P 2/2, R 2/4
+        (["BERT模型"], "bert 模型", 1.0, 0.0),  # lower-cased units; EM keeps the space
+        (["三位"], "五位作家", 2 * 0.25 * 0.5 / 0.75, 0.0),  # 位: P 1/4, R 1/2
+        (["九十二"], "八十", 2 * 0.5 * (1 / 3) / (0.5 + 1 / 3), 0.0),
+        (["九十二"], "，", 0.0, 0.0),
+    ],
+)
 def test_cmrc2018_scores_on_hand_worked_answers(answers, prediction, f1, em):
     assert squad_metrics.cmrc2018_f1(answers, prediction) == pytest.approx(f1)
     assert squad_metrics.cmrc2018_exact_match(answers, prediction) == em
 
 
 def test_cmrc2018_evaluate_averages_over_questions():
-    examples = [SquadExample("a", "", "北京大学", [("北京大学", 0)]), SquadExample("b", "", "三位作家", [("三位", 0)]),
-                SquadExample("c", "", "三位作家", [("三位", 0)])]
-    scores = squad_metrics.evaluate_cmrc2018(examples, {"a": "北京的大学", "b": "三位"})  # c: no prediction
+    examples = [
+        SquadExample("a", "", "北京大学", [("北京大学", 0)]),
+        SquadExample("b", "", "三位作家", [("三位", 0)]),
+        SquadExample("c", "", "三位作家", [("三位", 0)]),
+    ]
+    scores = squad_metrics.evaluate_cmrc2018(
+        examples, {"a": "北京的大学", "b": "三位"}
+    )  # c: no prediction
     assert scores == pytest.approx({"exact_match": 100 / 3, "f1": 100 * (4 / 9 + 1) / 3})

@@ -8,14 +8,18 @@ import pytest
 from safetensors.numpy import save_file
 
 from bert_test_utils import TINY, tiny_encoder
-from checkpoint_test_utils import hugging_face_config, hugging_face_state
-
-from bert_tf.checkpoints import (CheckpointError, CheckpointFormat, load_checkpoint,
-                                 resolve_init_checkpoint, resolve_starting_checkpoint,
-                                 write_tf1_checkpoint)
+from bert_tf.checkpoints import (
+    CheckpointError,
+    CheckpointFormat,
+    load_checkpoint,
+    resolve_init_checkpoint,
+    resolve_starting_checkpoint,
+    write_tf1_checkpoint,
+)
 from bert_tf.checkpoints.task_heads import checkpoint_heads
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.models import BertClassifier, BertEncoder
+from checkpoint_test_utils import hugging_face_config, hugging_face_state
 
 
 def _architecture(config) -> dict:

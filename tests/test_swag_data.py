@@ -3,16 +3,18 @@
 import numpy as np
 import pytest
 
+from bert_test_utils import write_file, write_word_vocab
 from bert_tf.data import swag
 from bert_tf.tokenization import BertTokenizer
-from bert_test_utils import write_file, write_word_vocab
 
-HEADER = ",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label\n"
+HEADER = (
+    ",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label\n"
+)
 ROWS = (
     '0,anetv_1,5,"A man sits. He","A man sits, then stands up.",He,gold,'
     'walks away.,eats a cake.,sings loudly.,"jumps,\nthen falls.",0\n'  # a record over two lines
-    '17,lsmdc_2,9,The girl runs. She,The girl runs.,She,gen,'
-    'stops.,waves at us.,smiles.,sits down.,3\n'
+    "17,lsmdc_2,9,The girl runs. She,The girl runs.,She,gen,"
+    "stops.,waves at us.,smiles.,sits down.,3\n"
 )
 
 
@@ -26,7 +28,12 @@ def test_reads_examples_and_quoted_multiline_records(tmp_path):
     assert [e.example_id for e in examples] == ["0", "17"]
     first = examples[0]
     assert first.context == "A man sits, then stands up."
-    assert first.choices == ["He walks away.", "He eats a cake.", "He sings loudly.", "He jumps,\nthen falls."]
+    assert first.choices == [
+        "He walks away.",
+        "He eats a cake.",
+        "He sings loudly.",
+        "He jumps,\nthen falls.",
+    ]
     assert [e.label for e in examples] == [0, 3]
 
 
@@ -64,15 +71,20 @@ def test_encodes_context_choice_pairs(tmp_path, tokenizer):
     assert (short["input_word_ids"] == vocab.sep_id).sum(axis=-1).tolist() == [[2] * 4, [2] * 4]
 
 
-@pytest.mark.parametrize("row, message", [
-    ("5,v,1,s,ctx,start,gold,a,b,c,3\n", "malformed row: 11 fields, the header has 12"),
-    ("5,v,1,s,ctx,start,gold,a,b,c,d,4\n", "label 4 is outside 0..3"),
-    ("5,v,1,s,ctx,start,gold,a,b,c,d,-1\n", "label -1 is outside 0..3"),
-    ("5,v,1,s,ctx,start,gold,a,b,c,d,one\n", "label 'one' is not an integer"),
-    ('5,v,1,s,"ctx"x,start,gold,a,b,c,d,1\n', "malformed row (',' expected after '\"')"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ("5,v,1,s,ctx,start,gold,a,b,c,3\n", "malformed row: 11 fields, the header has 12"),
+        ("5,v,1,s,ctx,start,gold,a,b,c,d,4\n", "label 4 is outside 0..3"),
+        ("5,v,1,s,ctx,start,gold,a,b,c,d,-1\n", "label -1 is outside 0..3"),
+        ("5,v,1,s,ctx,start,gold,a,b,c,d,one\n", "label 'one' is not an integer"),
+        ('5,v,1,s,"ctx"x,start,gold,a,b,c,d,1\n', "malformed row (',' expected after '\"')"),
+    ],
+)
 def test_bad_rows_name_file_and_line(tmp_path, row, message):
-    path = write_file(tmp_path / "train.csv", HEADER + ROWS + "\n" + row)  # a blank line, then line 6
+    path = write_file(
+        tmp_path / "train.csv", HEADER + ROWS + "\n" + row
+    )  # a blank line, then line 6
     with pytest.raises(swag.SwagError) as error:
         swag.read_swag(path)
     assert str(error.value) == f"{path}:6: {message}"
@@ -86,5 +98,7 @@ def test_header_missing_file_and_bytes_not_utf8(tmp_path):
         swag.read_swag(tmp_path / "nope.csv")
     latin1 = tmp_path / "latin1.csv"
     latin1.write_bytes((HEADER + ROWS.replace("cake", "g\u00e2teau")).encode("latin-1"))
-    with pytest.raises(swag.SwagError, match=rf"^{latin1}:2: not UTF-8 \(invalid continuation byte\)$"):
+    with pytest.raises(
+        swag.SwagError, match=rf"^{latin1}:2: not UTF-8 \(invalid continuation byte\)$"
+    ):
         swag.read_swag(latin1)

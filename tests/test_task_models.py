@@ -4,17 +4,25 @@ import keras
 import numpy as np
 import pytest
 
-from bert_tf.models import (BertClassifier, BertMultipleChoice, BertPretrainer, BertSpanLabeler,
-                            BertTokenClassifier)
-from bert_tf.checkpoints import load_checkpoint
 from bert_test_utils import TINY, random_encoder_inputs, tiny_encoder
+from bert_tf.checkpoints import load_checkpoint
+from bert_tf.models import (
+    BertClassifier,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertSpanLabeler,
+    BertTokenClassifier,
+)
 
 BATCH, SEQ = 3, 12
 
 MODELS = {
     "classifier": (lambda e: BertClassifier(e, num_classes=3), {"logits": (BATCH, 3)}),
     "regression": (lambda e: BertClassifier(e, num_classes=1), {"logits": (BATCH, 1)}),
-    "span": (lambda e: BertSpanLabeler(e), {"start_logits": (BATCH, SEQ), "end_logits": (BATCH, SEQ)}),
+    "span": (
+        lambda e: BertSpanLabeler(e),
+        {"start_logits": (BATCH, SEQ), "end_logits": (BATCH, SEQ)},
+    ),
     "token": (lambda e: BertTokenClassifier(e, num_classes=5), {"logits": (BATCH, SEQ, 5)}),
 }
 
@@ -43,7 +51,9 @@ def test_outputs_and_keras_file_round_trip(kind, tmp_path):
 def test_multiple_choice_scores_each_pair_like_the_encoder():
     model = BertMultipleChoice(tiny_encoder())
     choices = [random_encoder_inputs(BATCH, SEQ, TINY["vocab_size"], seed=i) for i in range(4)]
-    stacked = {name: np.stack([c[name] for c in choices], axis=1) for name in choices[0]}  # [batch, 4, seq]
+    stacked = {
+        name: np.stack([c[name] for c in choices], axis=1) for name in choices[0]
+    }  # [batch, 4, seq]
     logits = model(stacked)["logits"]
     assert tuple(logits.shape) == (BATCH, 4)
     # Choice i's score is V . pooled_output of pair i, encoded on its own.
@@ -70,5 +80,8 @@ def test_a_pretrained_encoder_loads_into_a_task_model(tmp_path):
     report = load_checkpoint(str(tmp_path / "ckpt"), model)
     assert report.missing == []
     inputs = _inputs()
-    np.testing.assert_allclose(model.encoder(inputs)["pooled_output"],
-                               pretrainer.encoder(inputs)["pooled_output"], atol=1e-6)
+    np.testing.assert_allclose(
+        model.encoder(inputs)["pooled_output"],
+        pretrainer.encoder(inputs)["pooled_output"],
+        atol=1e-6,
+    )

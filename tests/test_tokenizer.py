@@ -18,11 +18,69 @@ from bert_tf.tokenization import BasicTokenizer, BertTokenizer, unicode_tables
 # compatibility forms), Hangul, punctuation outside ASCII, NFD turning symbols into ASCII
 # punctuation, spacing marks, and letters whose lower case is longer.
 TRICKY = list("aAbBzZ09 .,;:'\"-()#$%^`~_") + [
-    "Σ", "σ", "ς", "Α", "ο", "\u0345", "\u0301", "\u0300", "\u00ad", "\u200d", "\u200b", "\ufeff",
-    "\x00", "\x0b", "\x0c", "\x1c", "\x85", "\x7f", "\t", "\n", "\r", "\u00a0", "\u2028", "\u2029",
-    "\u3000", "\u2003", "中", "文", "\uf900", "\U0002f800", "\U00020000", "ㄱ", "가", "힣", "İ", "ı",
-    "ß", "\u212a", "Å", "é", "ñ", "ﬁ", "…", "´", "½", "²", "≠", "≮", "\u037e", "\u0387", "\u1fef",
-    "\U0001d165", "😀", "ǅ", "ẞ", "ϐ", "ϴ", "\ufffd", "\u2019", "ʹ", "ː", "é"]
+    "Σ",
+    "σ",
+    "ς",
+    "Α",
+    "ο",
+    "\u0345",
+    "\u0301",
+    "\u0300",
+    "\u00ad",
+    "\u200d",
+    "\u200b",
+    "\ufeff",
+    "\x00",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x85",
+    "\x7f",
+    "\t",
+    "\n",
+    "\r",
+    "\u00a0",
+    "\u2028",
+    "\u2029",
+    "\u3000",
+    "\u2003",
+    "中",
+    "文",
+    "\uf900",
+    "\U0002f800",
+    "\U00020000",
+    "ㄱ",
+    "가",
+    "힣",
+    "İ",
+    "ı",
+    "ß",
+    "\u212a",
+    "Å",
+    "é",
+    "ñ",
+    "ﬁ",
+    "…",
+    "´",
+    "½",
+    "²",
+    "≠",
+    "≮",
+    "\u037e",
+    "\u0387",
+    "\u1fef",
+    "\U0001d165",
+    "😀",
+    "ǅ",
+    "ẞ",
+    "ϐ",
+    "ϴ",
+    "\ufffd",
+    "\u2019",
+    "ʹ",
+    "ː",
+    "é",
+]
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +90,9 @@ def wiki_lines(wikipedia_sample_lines):
 
 @pytest.fixture(scope="module")
 def cased_vocab(uncased_vocab_file, wiki_lines, tmp_path_factory):
-    return write_cased_vocab(uncased_vocab_file, wiki_lines, tmp_path_factory.mktemp("cased") / "vocab.txt")
+    return write_cased_vocab(
+        uncased_vocab_file, wiki_lines, tmp_path_factory.mktemp("cased") / "vocab.txt"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +127,10 @@ def test_wikipedia_ids_match_full_tokenizer(lower_case, tokenizers, wiki_lines):
     expected = reference_ids(full, wiki_lines)
     got = ours.tokenize(wiki_lines).to_list()
     mismatches = [i for i, (e, g) in enumerate(zip(expected, got)) if e != g]
-    print(f"{'uncased' if lower_case else 'cased'}: {len(mismatches)} mismatching lines of "
-          f"{len(wiki_lines)} ({sum(map(len, expected))} tokens) vs FullTokenizer")
+    print(
+        f"{'uncased' if lower_case else 'cased'}: {len(mismatches)} mismatching lines of "
+        f"{len(wiki_lines)} ({sum(map(len, expected))} tokens) vs FullTokenizer"
+    )
     assert not mismatches, [wiki_lines[i] for i in mismatches[:3]]
 
 
@@ -80,7 +142,9 @@ def test_tokenize_words_groups_the_same_ids_by_word(lower_case, tokenizers, wiki
     assert words.merge_dims(1, 2).to_list() == ours.tokenize(texts).to_list()
     # One group per word of the reference's BasicTokenizer, which splits special tokens
     # at the brackets, where ours keeps them whole.
-    assert words.row_lengths().numpy().tolist() == [len(full.basic_tokenizer.tokenize(text)) for text in texts]
+    assert words.row_lengths().numpy().tolist() == [
+        len(full.basic_tokenizer.tokenize(text)) for text in texts
+    ]
     assert ours.tokenize_words(["[CLS] x[MASK]y"]).row_lengths().numpy().tolist() == [4]
 
 
@@ -89,21 +153,27 @@ def test_every_code_point_follows_the_reference_rules():
     tables = {}
     for lower in (True, False):
         keys, replacements = unicode_tables.normalization_table(lower)
-        tables[lower] = {int(key): "".join(chr(cp) for cp in row if cp >= 0)
-                         for key, row in zip(keys, replacements)}
+        tables[lower] = {
+            int(key): "".join(chr(cp) for cp in row if cp >= 0)
+            for key, row in zip(keys, replacements)
+        }
     isolated = set()
     for first, last in unicode_tables.isolated_ranges():
         isolated.update(range(first, last + 1))
     for cp in range(sys.maxunicode + 1):
         char = chr(cp)
-        assert (cp in isolated) == (reference._is_punctuation(char) or basic[True]._is_chinese_char(cp))
+        assert (cp in isolated) == (
+            reference._is_punctuation(char) or basic[True]._is_chinese_char(cp)
+        )
         if unicodedata.category(char) in ("Cn", "Co", "Cs"):  # left alone by every rule
             continue
         for lower, table in tables.items():
             expected = basic[lower]._clean_text(char)
             if lower and expected.strip() and not "A" <= char <= "Z":  # A-Z: lower-cased per word
                 expected = basic[lower]._run_strip_accents(expected.lower())
-            expected = "".join(" " if c.isspace() else c for c in expected)  # str.split splits there
+            expected = "".join(
+                " " if c.isspace() else c for c in expected
+            )  # str.split splits there
             assert table.get(cp, char) == expected, (hex(cp), lower)
 
 
@@ -120,7 +190,9 @@ def test_random_unicode_text_matches_full_tokenizer(lower_case, tokenizers):
 
 def test_accents_stripped_only_when_lower_casing(tokenizers):
     text = "Éléphant naïve Ångström cafe\u0301 İstanbul"
-    assert tokens(tokenizers[True][0], text) == tokens(tokenizers[True][0], "elephant naive angstrom cafe istanbul")
+    assert tokens(tokenizers[True][0], text) == tokens(
+        tokenizers[True][0], "elephant naive angstrom cafe istanbul"
+    )
     assert "é" in "".join(tokens(tokenizers[False][0], text))
     for ours, full in tokenizers.values():
         assert ours.tokenize([text]).to_list() == reference_ids(full, [text])
@@ -129,7 +201,22 @@ def test_accents_stripped_only_when_lower_casing(tokenizers):
 def test_cjk_and_punctuation_are_split(tokenizers):
     text = "日本人x中国, hello!!¿qué?—x"
     assert tokens(tokenizers[True][0], text) == [
-        "日", "本", "人", "x", "中", "国", ",", "hello", "!", "!", "¿", "que", "?", "—", "x"]
+        "日",
+        "本",
+        "人",
+        "x",
+        "中",
+        "国",
+        ",",
+        "hello",
+        "!",
+        "!",
+        "¿",
+        "que",
+        "?",
+        "—",
+        "x",
+    ]
     for ours, full in tokenizers.values():
         assert ours.tokenize([text]).to_list() == reference_ids(full, [text])
 
@@ -159,17 +246,28 @@ def test_unk_for_words_longer_than_200_characters(tokenizers, uncased_vocab_file
     # Model Garden's FullTokenizer as shipped allows 400 characters.
     ours_400 = BertTokenizer(uncased_vocab_file, max_chars_per_word=400)
     texts = ["a" * 300, "é" * 300, "a" * 401]
-    assert ours_400.tokenize(texts).to_list() == reference_ids(reference.FullTokenizer(uncased_vocab_file), texts)
+    assert ours_400.tokenize(texts).to_list() == reference_ids(
+        reference.FullTokenizer(uncased_vocab_file), texts
+    )
 
 
 def test_special_tokens_kept_whole(tokenizers):
     ours, full = tokenizers[True]
     vocab = ours.vocab
     ids = ours.tokenize(["[CLS] who? [SEP] x[MASK]y [UNK][PAD] [cls]"])[0].numpy().tolist()
-    assert ids[:4] == [vocab.cls_id, ours.convert_tokens_to_ids(["who"])[0], ours.convert_tokens_to_ids(["?"])[0],
-                       vocab.sep_id]
-    assert ids[4:9] == [ours.convert_tokens_to_ids(["x"])[0], vocab.mask_id, ours.convert_tokens_to_ids(["y"])[0],
-                        vocab.unk_id, vocab.pad_id]
+    assert ids[:4] == [
+        vocab.cls_id,
+        ours.convert_tokens_to_ids(["who"])[0],
+        ours.convert_tokens_to_ids(["?"])[0],
+        vocab.sep_id,
+    ]
+    assert ids[4:9] == [
+        ours.convert_tokens_to_ids(["x"])[0],
+        vocab.mask_id,
+        ours.convert_tokens_to_ids(["y"])[0],
+        vocab.unk_id,
+        vocab.pad_id,
+    ]
     assert tokens(ours, "[cls]") == full.tokenize("[cls]") == ["[", "cl", "##s", "]"]
     assert full.tokenize("[CLS]") == ["[", "cl", "##s", "]"]  # the reference splits them
     assert tokens(tokenizers[False][0], "[MASK] Paris") == ["[MASK]", "Paris"]
@@ -181,13 +279,20 @@ def test_split_special_tokens_splits_them_as_the_reference(lower_case, tokenizer
     split = BertTokenizer(ours.vocab_file, do_lower_case=lower_case, split_special_tokens=True)
     rng = random.Random(2)
     specials = ["[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]", "[", "]", " "]
-    texts = ["[CLS] who? [SEP] x[MASK]y [UNK][PAD] [cls]", "[SEP]", "caf\u00e9 [SEP] [MASK]\u00a0[PAD]"]
-    texts += ["".join(rng.choices(TRICKY + specials * 4, k=rng.randint(0, 20))) for _ in range(1000)]
+    texts = [
+        "[CLS] who? [SEP] x[MASK]y [UNK][PAD] [cls]",
+        "[SEP]",
+        "caf\u00e9 [SEP] [MASK]\u00a0[PAD]",
+    ]
+    texts += [
+        "".join(rng.choices(TRICKY + specials * 4, k=rng.randint(0, 20))) for _ in range(1000)
+    ]
     expected = reference_ids(full, texts)
     assert split.tokenize(texts).to_list() == expected
     assert split.tokenize_with_offsets(texts)[0].to_list() == expected
     assert split.tokenize_words(texts).row_lengths().numpy().tolist() == [
-        len(full.basic_tokenizer.tokenize(text)) for text in texts]
+        len(full.basic_tokenizer.tokenize(text)) for text in texts
+    ]
     assert ours.tokenize(["[SEP]"]).to_list() == [[ours.vocab.sep_id]]  # kept whole by default
 
 
@@ -198,42 +303,68 @@ def test_offsets_point_into_the_original_text(tokenizer, wiki_lines):
     ids, starts, ends = tokenizer.tokenize_with_offsets(texts, unit="UTF8_CHAR")
     _, byte_starts, byte_ends = tokenizer.tokenize_with_offsets(texts)
     basic = reference.BasicTokenizer(do_lower_case=True)
-    for text, *rows in zip(texts, ids.to_list(), starts.to_list(), ends.to_list(),
-                           byte_starts.to_list(), byte_ends.to_list()):
+    for text, *rows in zip(
+        texts,
+        ids.to_list(),
+        starts.to_list(),
+        ends.to_list(),
+        byte_starts.to_list(),
+        byte_ends.to_list(),
+    ):
         encoded = text.encode("utf-8")
         for token_id, start, end, byte_start, byte_end in zip(*rows):
-            assert 0 <= start < end <= len(text) and text[start:end] == encoded[byte_start:byte_end].decode()
+            assert (
+                0 <= start < end <= len(text)
+                and text[start:end] == encoded[byte_start:byte_end].decode()
+            )
             if token_id != tokenizer.vocab.unk_id:  # the piece comes from those characters
                 piece = tokenizer.vocab.tokens[token_id].removeprefix("##").replace("ς", "σ")
-                source = "".join(basic.tokenize(text[start:end])).replace("ς", "σ")  # out of context
+                source = "".join(basic.tokenize(text[start:end])).replace(
+                    "ς", "σ"
+                )  # out of context
                 assert piece in source, (text, start, end, piece)
         assert rows[1] == sorted(rows[1])
     last = tokenizer.tokenize_with_offsets(["Ça\u00a0va, cafe\u0301!"], unit="UTF8_CHAR")
     assert [texts[-1][s:e] for s, e in zip(last[1][0].numpy(), last[2][0].numpy())] == [
-        "Ça", "va", ",", "cafe\u0301", "!"]
+        "Ça",
+        "va",
+        ",",
+        "cafe\u0301",
+        "!",
+    ]
 
 
 def test_works_in_tf_data_tf_function_and_saved_model(tokenizer, wiki_lines, tmp_path):
     lines = wiki_lines[:300]
     expected = tokenizer.tokenize_with_offsets(lines)
-    batches = tf.data.Dataset.from_tensor_slices(lines).batch(64).map(tokenizer.tokenize_with_offsets)
+    batches = (
+        tf.data.Dataset.from_tensor_slices(lines).batch(64).map(tokenizer.tokenize_with_offsets)
+    )
     for got, want in zip(zip(*batches), expected):
         assert tf.concat(list(got), 0).to_list() == want.to_list()
 
     module = tf.Module()
     module.tokenizer = tokenizer
-    module.tokenize = tf.function(lambda texts: tokenizer.pack_inputs([tokenizer.tokenize(texts)], 32),
-                                  input_signature=[tf.TensorSpec([None], tf.string)])
-    graph = module.tokenize.get_concrete_function().graph.as_graph_def()  # with the tf.cond branches
-    graph_ops = {n.op for n in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
+    module.tokenize = tf.function(
+        lambda texts: tokenizer.pack_inputs([tokenizer.tokenize(texts)], 32),
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    graph = (
+        module.tokenize.get_concrete_function().graph.as_graph_def()
+    )  # with the tf.cond branches
+    graph_ops = {n.op for n in graph.node} | {
+        n.op for f in graph.library.function for n in f.node_def
+    }
     assert {"FastWordpieceTokenizeWithOffsets", "RegexSplitWithOffsets"} <= graph_ops
     single = tf.data.Dataset.from_tensor_slices(lines[:3]).map(tokenizer.tokenize)
     assert [ids.numpy().tolist() for ids in single] == expected[0][:3].to_list()
     tf.saved_model.save(module, str(tmp_path / "tokenizer"))
     reloaded = tf.saved_model.load(str(tmp_path / "tokenizer"))
     packed = reloaded.tokenize(tf.constant(lines))
-    assert packed["input_word_ids"].numpy().tolist() == tokenizer.pack_inputs(
-        [expected[0]], 32)["input_word_ids"].numpy().tolist()
+    assert (
+        packed["input_word_ids"].numpy().tolist()
+        == tokenizer.pack_inputs([expected[0]], 32)["input_word_ids"].numpy().tolist()
+    )
 
 
 def test_pack_inputs_truncates_round_robin(tokenizer):
@@ -243,8 +374,13 @@ def test_pack_inputs_truncates_round_robin(tokenizer):
     packed = tokenizer.pack_inputs([first, second], 8)
     cls, sep, pad = vocab.cls_id, vocab.sep_id, vocab.pad_id
     assert packed["input_word_ids"].numpy().tolist() == [
-        [cls, 11, 12, 13, sep, 31, 32, sep], [cls, 21, sep, 41, 42, sep, pad, pad]]
-    assert packed["input_type_ids"].numpy().tolist() == [[0, 0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1, 0, 0]]
+        [cls, 11, 12, 13, sep, 31, 32, sep],
+        [cls, 21, sep, 41, 42, sep, pad, pad],
+    ]
+    assert packed["input_type_ids"].numpy().tolist() == [
+        [0, 0, 0, 0, 0, 1, 1, 1],
+        [0, 0, 0, 1, 1, 1, 0, 0],
+    ]
     assert packed["input_mask"].numpy().tolist() == [[1] * 8, [1] * 6 + [0] * 2]
     assert all(t.dtype == tf.int32 for t in packed.values())
     single = tokenizer.pack_inputs(first, 4)["input_word_ids"].numpy().tolist()
@@ -254,8 +390,9 @@ def test_pack_inputs_truncates_round_robin(tokenizer):
         a, b = list(range(length_a)), list(range(length_b))
         while len(a) + len(b) > seq_length - 3:
             (a if len(a) > len(b) else b).pop()
-        packed = tokenizer.pack_inputs([tf.ragged.constant([[7] * length_a]), tf.ragged.constant([[8] * length_b])],
-                                       seq_length)["input_word_ids"].numpy()
+        packed = tokenizer.pack_inputs(
+            [tf.ragged.constant([[7] * length_a]), tf.ragged.constant([[8] * length_b])], seq_length
+        )["input_word_ids"].numpy()
         assert [(packed == 7).sum(), (packed == 8).sum()] == [len(a), len(b)]
     with pytest.raises(ValueError, match="seq_length=3"):
         tokenizer.pack_inputs([first, second], 3)
@@ -272,18 +409,28 @@ def test_pack_inputs_equals_tensorflow_text_packing(tokenizer):
     vocab, rng = tokenizer.vocab, np.random.default_rng(0)
     for _ in range(40):
         batch, seq_length = int(rng.integers(1, 5)), int(rng.integers(4, 30))
-        segments = [tf.ragged.constant([rng.integers(1000, 2000, rng.integers(0, 25)).tolist() for _ in range(batch)],
-                                       tf.int32, row_splits_dtype=tf.int64) for _ in range(rng.integers(1, 3))]
+        segments = [
+            tf.ragged.constant(
+                [rng.integers(1000, 2000, rng.integers(0, 25)).tolist() for _ in range(batch)],
+                tf.int32,
+                row_splits_dtype=tf.int64,
+            )
+            for _ in range(rng.integers(1, 3))
+        ]
         trimmed = tf_text.RoundRobinTrimmer(seq_length - len(segments) - 1).trim(segments)
         ids, type_ids = tf_text.combine_segments(trimmed, vocab.cls_id, vocab.sep_id)
         width = int(ids.row_lengths().numpy().max())
         for pad_to_seq_length, length in [(True, seq_length), (False, width)]:
             word_ids, mask = tf_text.pad_model_inputs(ids, length, pad_value=vocab.pad_id)
-            packed = tokenizer.pack_inputs(segments, seq_length, pad_to_seq_length=pad_to_seq_length)
+            packed = tokenizer.pack_inputs(
+                segments, seq_length, pad_to_seq_length=pad_to_seq_length
+            )
             assert packed["input_word_ids"].numpy().tolist() == word_ids.numpy().tolist()
             assert packed["input_mask"].numpy().tolist() == mask.numpy().tolist()
-            assert packed["input_type_ids"].numpy().tolist() == tf_text.pad_model_inputs(
-                type_ids, length)[0].numpy().tolist()
+            assert (
+                packed["input_type_ids"].numpy().tolist()
+                == tf_text.pad_model_inputs(type_ids, length)[0].numpy().tolist()
+            )
 
 
 def test_pack_inputs_of_a_batch_of_no_rows(tokenizer):
@@ -293,7 +440,9 @@ def test_pack_inputs_of_a_batch_of_no_rows(tokenizer):
         for pad_to_seq_length, width in [(True, 8), (False, len(segments) + 1)]:
             packed = tokenizer.pack_inputs(segments, 8, pad_to_seq_length=pad_to_seq_length)
             assert {name: (tuple(t.shape), t.dtype) for name, t in packed.items()} == {
-                name: ((0, width), tf.int32) for name in ("input_word_ids", "input_mask", "input_type_ids")}
+                name: ((0, width), tf.int32)
+                for name in ("input_word_ids", "input_mask", "input_type_ids")
+            }
 
 
 def test_detokenize_and_id_conversions(tokenizer):
@@ -301,16 +450,20 @@ def test_detokenize_and_id_conversions(tokenizer):
     assert tokenizer.detokenize(ids).numpy().tolist() == [b"hello , tokenization world"]
     as_tokens = tokenizer.convert_ids_to_tokens(ids[0].numpy())
     assert "##ization" in as_tokens
-    assert tokenizer.convert_tokens_to_ids(as_tokens + ["not-a-token"]) == ids[0].numpy().tolist() + [
-        tokenizer.vocab.unk_id]
+    assert tokenizer.convert_tokens_to_ids(as_tokens + ["not-a-token"]) == ids[
+        0
+    ].numpy().tolist() + [tokenizer.vocab.unk_id]
     assert tokenizer.vocab_size == 30522
 
 
 def test_a_cased_vocab_with_lower_casing_is_refused(cased_vocab, uncased_vocab_file):
     """Lower-cased text would never reach a cased vocab's capitalised tokens (google-research/bert
     refuses the same mismatch); an uncased vocab lower-cases, a cased one does not."""
-    with pytest.raises(ValueError, match=rf"^{cased_vocab}: a cased vocab \(\d+% of its tokens have capitals\) "
-                                         r"with do_lower_case: .*pass --do_lower_case=false$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^{cased_vocab}: a cased vocab \(\d+% of its tokens have capitals\) "
+        r"with do_lower_case: .*pass --do_lower_case=false$",
+    ):
         BertTokenizer(cased_vocab)
     BertTokenizer(uncased_vocab_file)
     BertTokenizer(cased_vocab, do_lower_case=False)
@@ -321,8 +474,11 @@ def test_an_uncased_vocab_without_lower_casing_is_refused(uncased_vocab_file, tm
     refuses the same mismatch); a vocab without cased letters takes either
     setting, and an uncased vocab that keeps accents (of text lower-cased
     beforehand) takes do_lower_case=False, which leaves its accents in place."""
-    with pytest.raises(ValueError, match=rf"^{uncased_vocab_file}: an uncased vocab \(no capitalised tokens\) "
-                                         r"without do_lower_case: .*pass --do_lower_case=true$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^{uncased_vocab_file}: an uncased vocab \(no capitalised tokens\) "
+        r"without do_lower_case: .*pass --do_lower_case=true$",
+    ):
         BertTokenizer(uncased_vocab_file, do_lower_case=False)
     caseless = write_word_vocab(tmp_path / "vocab.txt", ["\u4e2d\u6587 \u6587\u5b57 1 2 3 ."])
     for do_lower_case in (True, False):
@@ -340,8 +496,12 @@ def test_chinese_vocab_matches_full_tokenizer():
     fixtures = REPO / "tests" / "fixtures" / "chinese"
     vocab = str(fixtures / "vocab.txt")
     texts = (fixtures / "news.txt").read_text(encoding="utf-8").split("\n") + [
-        "这家公司推出了基于BERT-base的中文模型，准确率达到９２％。", "Ｈｅｌｌｏ　Ｗｏｒｌｄ！２０２４年【测试】《三体》",
-        "……——“引号”（括号）１２３４５６７８９０", "ＡＢＣ，abc，Abc。", "\uf900\u3000中文\u200b模型\tBERT模型"]
+        "这家公司推出了基于BERT-base的中文模型，准确率达到９２％。",
+        "Ｈｅｌｌｏ　Ｗｏｒｌｄ！２０２４年【测试】《三体》",
+        "……——“引号”（括号）１２３４５６７８９０",
+        "ＡＢＣ，abc，Abc。",
+        "\uf900\u3000中文\u200b模型\tBERT模型",
+    ]
     ours = BertTokenizer(vocab, do_lower_case=True)
     full = reference.FullTokenizer(vocab, do_lower_case=True)
     assert ours.tokenize(texts).to_list() == reference_ids(full, texts)

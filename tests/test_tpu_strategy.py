@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from worker_processes import REPO, free_ports, worker_env
 
 HOSTS = 4
@@ -17,8 +18,14 @@ HOSTS = 4
 
 @pytest.fixture(scope="module")
 def results() -> dict:
-    run = subprocess.run([sys.executable, __file__], cwd=REPO, env=worker_env(), capture_output=True, text=True,
-                         timeout=300)
+    run = subprocess.run(
+        [sys.executable, __file__],
+        cwd=REPO,
+        env=worker_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 
@@ -31,7 +38,8 @@ def test_a_pod_slices_hosts_all_reach_the_strategy(results):
     assert pod["resolver_hosts"] == pod["addresses"] and len(pod["addresses"]) == HOSTS
     assert pod["master"] == f"grpc://{pod['addresses'][0]}"
     assert pod["error"].startswith(
-        f"`tpu`={pod['tpu']}: cannot connect to the TPU: TPUs not found in the cluster")
+        f"`tpu`={pod['tpu']}: cannot connect to the TPU: TPUs not found in the cluster"
+    )
     assert pod["remote_tasks"] == list(range(HOSTS))
 
 
@@ -39,7 +47,8 @@ def test_a_tpu_vms_local_tpus_need_no_connection(results):
     local = results["local"]
     assert local["resolver_hosts"] == []
     assert local["error"].startswith(
-        "`tpu`=local: cannot connect to the TPU: TPUs not found in the cluster")
+        "`tpu`=local: cannot connect to the TPU: TPUs not found in the cluster"
+    )
     assert local["remote_tasks"] == []
 
 
@@ -53,9 +62,14 @@ def _try_tpu(tpu: str, **kwargs) -> dict:
 
     from bert_tf.training import distribution
 
-    resolver = distribution.tpu_cluster_resolver(tpu, kwargs.get("tpu_zone"), kwargs.get("gcp_project"))
-    result = {"tpu": tpu, "resolver_hosts": resolver.cluster_spec().as_dict().get("worker", []),
-              "master": resolver.get_master()}
+    resolver = distribution.tpu_cluster_resolver(
+        tpu, kwargs.get("tpu_zone"), kwargs.get("gcp_project")
+    )
+    result = {
+        "tpu": tpu,
+        "resolver_hosts": resolver.cluster_spec().as_dict().get("worker", []),
+        "master": resolver.get_master(),
+    }
     try:
         distribution.create_strategy(tpu=tpu, tpu_timeout_s=120, **kwargs)
         result["error"] = None  # a TPU strategy, on a machine without TPUs
@@ -69,13 +83,21 @@ def _try_tpu(tpu: str, **kwargs) -> dict:
 def main():
     import tensorflow as tf
 
-    local = _try_tpu("local")  # first: the pod's connection below adds remote devices to the context
+    local = _try_tpu(
+        "local"
+    )  # first: the pod's connection below adds remote devices to the context
     addresses = [f"127.0.0.1:{port}" for port in free_ports(HOSTS)]
     # The servers run while referenced: the name keeps them alive until the end.
-    _servers = [tf.distribute.Server({"worker": addresses}, job_name="worker", task_index=i)
-                for i in range(HOSTS)]
+    _servers = [
+        tf.distribute.Server({"worker": addresses}, job_name="worker", task_index=i)
+        for i in range(HOSTS)
+    ]
     # A Cloud TPU's zone and project, as a pod slice is named; grpc:// addresses need no Cloud API.
-    pod = _try_tpu(",".join(f"grpc://{a}" for a in addresses), tpu_zone="us-central2-b", gcp_project="a-project")
+    pod = _try_tpu(
+        ",".join(f"grpc://{a}" for a in addresses),
+        tpu_zone="us-central2-b",
+        gcp_project="a-project",
+    )
     print(json.dumps({"local": local, "pod": dict(pod, addresses=addresses)}))
 
 

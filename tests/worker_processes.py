@@ -15,7 +15,11 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 def worker_env() -> dict[str, str]:
     """The environment of a worker process: bert_tf and the tests
     importable, TensorFlow's C++ INFO and WARNING lines off."""
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "tests")]), TF_CPP_MIN_LOG_LEVEL="2")
+    return dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "tests")]),
+        TF_CPP_MIN_LOG_LEVEL="2",
+    )
 
 
 def finish(*processes: subprocess.Popen, timeout: float = 300) -> list[str]:
@@ -27,9 +31,14 @@ def finish(*processes: subprocess.Popen, timeout: float = 300) -> list[str]:
     with concurrent.futures.ThreadPoolExecutor(len(processes)) as pool:
         futures = [pool.submit(process.communicate) for process in processes]
         pending, deadline = set(futures), time.monotonic() + timeout
-        while pending and not any(process.returncode for process in processes) and time.monotonic() < deadline:
-            _, pending = concurrent.futures.wait(pending, deadline - time.monotonic(),
-                                                 concurrent.futures.FIRST_COMPLETED)
+        while (
+            pending
+            and not any(process.returncode for process in processes)
+            and time.monotonic() < deadline
+        ):
+            _, pending = concurrent.futures.wait(
+                pending, deadline - time.monotonic(), concurrent.futures.FIRST_COMPLETED
+            )
         unfinished = [i for i, process in enumerate(processes) if process.poll() is None]
         for i in unfinished:
             processes[i].kill()
@@ -37,7 +46,9 @@ def finish(*processes: subprocess.Popen, timeout: float = 300) -> list[str]:
     failures = []
     for i, (process, (_, err)) in enumerate(zip(processes, outputs)):
         if process.returncode != 0:
-            how = "was killed unfinished" if i in unfinished else f"exited with {process.returncode}"
+            how = (
+                "was killed unfinished" if i in unfinished else f"exited with {process.returncode}"
+            )
             failures.append(f"worker {i} {how}; its stderr ends:\n{err[-3000:]}")
     assert not failures, "\n".join(failures)
     return [out for out, _ in outputs]
@@ -55,4 +66,7 @@ def free_ports(count: int) -> list[int]:
 def tf_configs(workers: int) -> list[str]:
     """Each worker's TF_CONFIG, `workers` on free 127.0.0.1 ports; the first is the chief."""
     cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(workers)]}
-    return [json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}}) for i in range(workers)]
+    return [
+        json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})
+        for i in range(workers)
+    ]

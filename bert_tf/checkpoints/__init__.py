@@ -12,18 +12,21 @@ Example (a TF1 checkpoint written from one encoder, read into another):
 
 from bert_tf.lazy_exports import lazy_exports
 
-_EXPORTS = {"CheckpointError": "bert_tf.checkpoints.checkpoint_weights",
-            "CheckpointFormat": "bert_tf.checkpoints.formats", "checkpoint_files": "bert_tf.checkpoints.formats",
-            "detect_format": "bert_tf.checkpoints.formats",
-            "LoadReport": "bert_tf.checkpoints.loader",
-            "load_checkpoint": "bert_tf.checkpoints.loader",
-            "StartingCheckpoint": "bert_tf.checkpoints.starting_checkpoint",
-            "checkpoint_config": "bert_tf.checkpoints.starting_checkpoint",
-            "checkpoint_labels": "bert_tf.checkpoints.starting_checkpoint",
-            "resolve_starting_checkpoint": "bert_tf.checkpoints.starting_checkpoint",
-            "load_init_checkpoint": "bert_tf.checkpoints.loader",
-            "resolve_bert_config": "bert_tf.checkpoints.starting_checkpoint",
-            "resolve_init_checkpoint": "bert_tf.checkpoints.starting_checkpoint",
-            "write_tf1_checkpoint": "bert_tf.checkpoints.tf1_checkpoint"}
+_EXPORTS = {
+    "CheckpointError": "bert_tf.checkpoints.checkpoint_weights",
+    "CheckpointFormat": "bert_tf.checkpoints.formats",
+    "checkpoint_files": "bert_tf.checkpoints.formats",
+    "detect_format": "bert_tf.checkpoints.formats",
+    "LoadReport": "bert_tf.checkpoints.loader",
+    "load_checkpoint": "bert_tf.checkpoints.loader",
+    "StartingCheckpoint": "bert_tf.checkpoints.starting_checkpoint",
+    "checkpoint_config": "bert_tf.checkpoints.starting_checkpoint",
+    "checkpoint_labels": "bert_tf.checkpoints.starting_checkpoint",
+    "resolve_starting_checkpoint": "bert_tf.checkpoints.starting_checkpoint",
+    "load_init_checkpoint": "bert_tf.checkpoints.loader",
+    "resolve_bert_config": "bert_tf.checkpoints.starting_checkpoint",
+    "resolve_init_checkpoint": "bert_tf.checkpoints.starting_checkpoint",
+    "write_tf1_checkpoint": "bert_tf.checkpoints.tf1_checkpoint",
+}
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -19,8 +19,13 @@ from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import tf1_names
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
 from bert_tf.checkpoints.formats import CheckpointFormat
-from bert_tf.checkpoints.tf_checkpoint_reader import (ObjectGraph, encoder_paths, open_reader,
-                                                      read_tensor, unread_variables)
+from bert_tf.checkpoints.tf_checkpoint_reader import (
+    ObjectGraph,
+    encoder_paths,
+    open_reader,
+    read_tensor,
+    unread_variables,
+)
 from bert_tf.models.bert_encoder import BertEncoder
 
 
@@ -37,14 +42,20 @@ def _match(graph: ObjectGraph, node: int, obj) -> dict[str, object]:
             pairs[key] = obj
             continue
         live = tf.train.TrackableView.children(obj)
-        queue.extend((child, live[name]) for name, child in graph.children(node).items() if name in live)
+        queue.extend(
+            (child, live[name]) for name, child in graph.children(node).items() if name in live
+        )
     return pairs
 
 
 # The head layer of each bert_tf task model by model type (`task_heads.TASK_MODELS`): the model's
 # attribute, and its child in a checkpoint's `model` part.
-HEAD_LAYERS = {"classifier": "classifier", "span": "span_classifier", "token": "token_classifier",
-               "multiple_choice": "choice_scorer"}
+HEAD_LAYERS = {
+    "classifier": "classifier",
+    "span": "span_classifier",
+    "token": "token_classifier",
+    "multiple_choice": "choice_scorer",
+}
 # The model types whose heads google-research/bert has
 # names for, and their roles (`tf1_names.TASK_HEADS`).
 TF1_ROLES = {"classifier": "classifier", "span": "squad"}
@@ -64,20 +75,27 @@ def _checkpoint_head_paths(graph: ObjectGraph, part: str) -> dict[str, str]:
     """The object path of the head layer (with weights) of the task model saved as `part`, by model
     type; empty for an encoder or a pretrainer."""
     paths = {name: f"{part}/{layer}" for name, layer in HEAD_LAYERS.items()}
-    return {name: path for name, path in paths.items()
-            if graph.child(0, path) is not None and graph.variable_paths(path)}
+    return {
+        name: path
+        for name, path in paths.items()
+        if graph.child(0, path) is not None and graph.variable_paths(path)
+    }
 
 
 def _layer_weights(reader, prefix: str, graph: ObjectGraph, path: str) -> dict[str, np.ndarray]:
     """The weights of the Keras layer at object path `path`, by name (`kernel`, `bias`)."""
     # Keras' Dense keeps its kernel as `_kernel`.
-    return {name.rsplit("/", 1)[1].lstrip("_"): read_tensor(reader, prefix, key)
-            for key, name in graph.variable_paths(path).items()}
+    return {
+        name.rsplit("/", 1)[1].lstrip("_"): read_tensor(reader, prefix, key)
+        for key, name in graph.variable_paths(path).items()
+    }
 
 
 def _keras_head_layers(model) -> dict[str, keras.layers.Layer]:
     """A loaded task model's head layer, by model type; empty for an encoder or a pretrainer."""
-    return {name: getattr(model, layer) for name, layer in HEAD_LAYERS.items() if hasattr(model, layer)}
+    return {
+        name: getattr(model, layer) for name, layer in HEAD_LAYERS.items() if hasattr(model, layer)
+    }
 
 
 def _keras_layer_weights(layer: keras.layers.Layer) -> dict[str, np.ndarray]:
@@ -122,12 +140,21 @@ def read_bert_tf_checkpoint(prefix: str, model) -> CheckpointWeights:
             weights.tensors[name] = table[name].to_tf1(read_tensor(reader, prefix, key))
     read = {key for key, obj in pairs.items() if id(obj) in names}
     head_paths = _checkpoint_head_paths(graph, part)
-    weights.tensors.update(_tf1_head_tensors({name: _layer_weights(reader, prefix, graph, path)
-                                              for name, path in head_paths.items() if name in TF1_ROLES}))
+    weights.tensors.update(
+        _tf1_head_tensors(
+            {
+                name: _layer_weights(reader, prefix, graph, path)
+                for name, path in head_paths.items()
+                if name in TF1_ROLES
+            }
+        )
+    )
     # Every head counts as read: a task model of its type takes it (`saved_heads`), and the
     # fine-tuning driver says whether it did.
     read.update(key for path in head_paths.values() for key in graph.variable_paths(path))
-    weights.unexpected, weights.unused, weights.skipped = unread_variables(graph, read, part, encoder)
+    weights.unexpected, weights.unused, weights.skipped = unread_variables(
+        graph, read, part, encoder
+    )
     return weights
 
 
@@ -135,8 +162,10 @@ def _load_keras_file(path: str):
     try:
         return keras.saving.load_model(path, compile=False)
     except Exception as e:  # Keras raises many types for a bad archive.
-        raise CheckpointError(f"{path}: cannot load the .keras file ({type(e).__name__}: "
-                              f"{str(e).splitlines()[0] if str(e) else 'corrupt'})") from None
+        raise CheckpointError(
+            f"{path}: cannot load the .keras file ({type(e).__name__}: "
+            f"{str(e).splitlines()[0] if str(e) else 'corrupt'})"
+        ) from None
 
 
 def read_keras_file(path: str) -> CheckpointWeights:
@@ -146,11 +175,18 @@ def read_keras_file(path: str) -> CheckpointWeights:
     table = tf1_names.tf1_variables(model)
     heads = {name: layer for name, layer in _keras_head_layers(model).items() if name in TF1_ROLES}
     tensors = {name: entry.numpy() for name, entry in table.items()}
-    tensors.update(_tf1_head_tensors({name: _keras_layer_weights(layer) for name, layer in heads.items()}))
-    mapped = ({id(entry.variable) for entry in table.values()}
-              | {id(variable) for layer in heads.values() for variable in layer.weights})
-    return CheckpointWeights(path, CheckpointFormat.KERAS.value, tensors=tensors,
-                             unused=[v.path for v in model.weights if id(v) not in mapped])
+    tensors.update(
+        _tf1_head_tensors({name: _keras_layer_weights(layer) for name, layer in heads.items()})
+    )
+    mapped = {id(entry.variable) for entry in table.values()} | {
+        id(variable) for layer in heads.values() for variable in layer.weights
+    }
+    return CheckpointWeights(
+        path,
+        CheckpointFormat.KERAS.value,
+        tensors=tensors,
+        unused=[v.path for v in model.weights if id(v) not in mapped],
+    )
 
 
 def _encoder_config(node):
@@ -173,11 +209,15 @@ def keras_file_config(path: str) -> BertConfig | None:
         with tf.io.gfile.GFile(path, "rb") as f, zipfile.ZipFile(f) as archive:  # gs:// too
             data = archive.read("config.json")
     except (OSError, KeyError, zipfile.BadZipFile, tf.errors.OpError) as e:
-        raise CheckpointError(f"{path}: not a readable .keras file ({type(e).__name__}: {e})") from None
+        raise CheckpointError(
+            f"{path}: not a readable .keras file ({type(e).__name__}: {e})"
+        ) from None
     text = text_files.decode_utf8(data, source, CheckpointError)
     config = text_files.parse_json(text, source, CheckpointError)
     found = _encoder_config(config)
     if found is None:
         return None
     fields = {k: v for k, v in found.items() if k in BertConfig.field_names()}
-    return BertConfig.from_dict({**fields, **found.get("extra", {})}, source=source)  # its extra keys back to extra
+    return BertConfig.from_dict(
+        {**fields, **found.get("extra", {})}, source=source
+    )  # its extra keys back to extra

@@ -38,17 +38,25 @@ from bert_tf.checkpoints.tf1_names import tf1_variables
 from bert_tf.errors import UserInputError
 from bert_tf.models import BertEncoder, BertPretrainer
 
-
 # bert_tf's `hidden_act` -> google-research/bert's: its `modeling.get_activation` knows only
 # linear, relu, gelu (which it computes as the tanh approximation) and tanh.
-_TF1_ACTIVATIONS = {"gelu": "gelu", "gelu_approximate": "gelu", "gelu_new": "gelu",
-                    "gelu_pytorch_tanh": "gelu", "relu": "relu", "tanh": "tanh", "linear": "linear"}
+_TF1_ACTIVATIONS = {
+    "gelu": "gelu",
+    "gelu_approximate": "gelu",
+    "gelu_new": "gelu",
+    "gelu_pytorch_tanh": "gelu",
+    "relu": "relu",
+    "tanh": "tanh",
+    "linear": "linear",
+}
 _TANH_GELUS = ("gelu_approximate", "gelu_new", "gelu_pytorch_tanh")
 _GELU_FORMS_DIFFER_BY = "4.7e-4"  # max |exact erf GELU - its tanh approximation|, at x = 2.7
 # Formats whose config is google-research/bert's own, "gelu" meaning the tanh approximation already.
 _GOOGLE_FORMATS = (CheckpointFormat.TF1, CheckpointFormat.MODEL_GARDEN)
 # What a conversion writes into its output directory.
-_OUTPUT_FILE = re.compile(r"bert_config\.json|vocab\.txt|(bert_model\.ckpt|ckpt)\.(index|data-\d{5}-of-\d{5})")
+_OUTPUT_FILE = re.compile(
+    r"bert_config\.json|vocab\.txt|(bert_model\.ckpt|ckpt)\.(index|data-\d{5}-of-\d{5})"
+)
 
 
 def tf1_config(config: BertConfig, input_format: str) -> BertConfig:
@@ -66,21 +74,32 @@ def tf1_config(config: BertConfig, input_format: str) -> BertConfig:
     """
     name = config.hidden_act
     if name not in _TF1_ACTIVATIONS:
-        raise ConfigError(f"`to`=tf1: hidden_act {name!r} has no google-research/bert name (its "
-                          "modeling.get_activation knows linear, relu, gelu, tanh): use `to` "
-                          "bert_tf")
+        raise ConfigError(
+            f"`to`=tf1: hidden_act {name!r} has no google-research/bert name (its "
+            "modeling.get_activation knows linear, relu, gelu, tanh): use `to` "
+            "bert_tf"
+        )
     if name in _TANH_GELUS:
-        logging.warning("hidden_act %r (the tanh approximation of the GELU) written as "
-                        "google-research/bert's 'gelu', which computes it exactly; bert_tf reads 'gelu' as "
-                        "the exact erf GELU, at most %s apart: --to bert_tf keeps %r",
-                        name, _GELU_FORMS_DIFFER_BY, name)
+        logging.warning(
+            "hidden_act %r (the tanh approximation of the GELU) written as "
+            "google-research/bert's 'gelu', which computes it exactly; bert_tf reads 'gelu' as "
+            "the exact erf GELU, at most %s apart: --to bert_tf keeps %r",
+            name,
+            _GELU_FORMS_DIFFER_BY,
+            name,
+        )
     elif name == "gelu" and input_format not in _GOOGLE_FORMATS:
-        logging.warning("hidden_act 'gelu' (the exact erf GELU) written as google-research/bert's 'gelu', "
-                        "which computes its tanh approximation, at most %s apart", _GELU_FORMS_DIFFER_BY)
+        logging.warning(
+            "hidden_act 'gelu' (the exact erf GELU) written as google-research/bert's 'gelu', "
+            "which computes its tanh approximation, at most %s apart",
+            _GELU_FORMS_DIFFER_BY,
+        )
     return dataclasses.replace(config, hidden_act=_TF1_ACTIVATIONS[name])
 
 
-def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config_file: str | None = None) -> str:
+def convert(
+    input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config_file: str | None = None
+) -> str:
     """Converts the checkpoint at `input_checkpoint`
     into `output_dir`; returns the checkpoint prefix.
 
@@ -95,24 +114,36 @@ def convert(input_checkpoint: str, output_dir: str, to: str = "tf1", bert_config
     report = load_checkpoint(input_checkpoint, pretrainer)
     missing_heads = {name.split("/")[1] for name in report.missing if name.startswith("cls/")}
     if missing_heads == {"seq_relationship"}:  # pretrained without next-sentence prediction
-        pretrainer = BertPretrainer(BertEncoder.from_bert_config(config),
-                                    next_sentence_prediction=False)
+        pretrainer = BertPretrainer(
+            BertEncoder.from_bert_config(config), next_sentence_prediction=False
+        )
         report = load_checkpoint(input_checkpoint, pretrainer)
     if to == "tf1":
         config = tf1_config(config, report.format)
     elif config.hidden_act == "gelu" and report.format in _GOOGLE_FORMATS:
-        logging.warning("hidden_act 'gelu' of a %s checkpoint (the tanh approximation of the GELU) is read by "
-                        "bert_tf as the exact erf GELU, at most %s apart: set 'gelu_approximate' in the "
-                        "output's bert_config.json to compute the tanh form", report.format, _GELU_FORMS_DIFFER_BY)
+        logging.warning(
+            "hidden_act 'gelu' of a %s checkpoint (the tanh approximation of the GELU) is read by "
+            "bert_tf as the exact erf GELU, at most %s apart: set 'gelu_approximate' in the "
+            "output's bert_config.json to compute the tanh form",
+            report.format,
+            _GELU_FORMS_DIFFER_BY,
+        )
     output_dir = os.fspath(output_dir).rstrip("/")
     _check_output_dir(output_dir, report.path)
     with io_utils.atomic_directory(output_dir) as tmp:
         config.to_json_file(os.path.join(tmp, CONFIG_FILE))
-        vocab = (hub_vocab_file(report.path) if report.format == CheckpointFormat.TF_HUB.value
-                 else os.path.join(os.path.dirname(report.path), "vocab.txt"))
+        vocab = (
+            hub_vocab_file(report.path)
+            if report.format == CheckpointFormat.TF_HUB.value
+            else os.path.join(os.path.dirname(report.path), "vocab.txt")
+        )
         if vocab and tf.io.gfile.exists(vocab):
             tf.io.gfile.copy(vocab, os.path.join(tmp, "vocab.txt"))
-        prefix = _write_tf1(pretrainer, report, tmp) if to == "tf1" else _write_bert_tf(pretrainer, report, tmp)
+        prefix = (
+            _write_tf1(pretrainer, report, tmp)
+            if to == "tf1"
+            else _write_bert_tf(pretrainer, report, tmp)
+        )
     return os.path.join(output_dir, os.path.basename(prefix))
 
 
@@ -125,30 +156,50 @@ def _check_output_dir(output_dir: str, input_location: str) -> None:
     if not tf.io.gfile.isdir(output_dir):
         raise UserInputError(f"`output_dir`={output_dir}: is a file, not a directory")
     if io_utils.is_within(input_location, output_dir):
-        raise UserInputError(f"`output_dir`={output_dir}: holds the input checkpoint, which the "
-                             "conversion would replace; choose another directory")
-    others = sorted(name for name in tf.io.gfile.listdir(output_dir) if not _OUTPUT_FILE.fullmatch(name))
+        raise UserInputError(
+            f"`output_dir`={output_dir}: holds the input checkpoint, which the "
+            "conversion would replace; choose another directory"
+        )
+    others = sorted(
+        name for name in tf.io.gfile.listdir(output_dir) if not _OUTPUT_FILE.fullmatch(name)
+    )
     if others:
-        raise UserInputError(f"`output_dir`={output_dir}: holds files a conversion does not write "
-                             f"({', '.join(name.rstrip('/') for name in others)}), which it would "
-                             "replace; choose an empty or new directory")
+        raise UserInputError(
+            f"`output_dir`={output_dir}: holds files a conversion does not write "
+            f"({', '.join(name.rstrip('/') for name in others)}), which it would "
+            "replace; choose an empty or new directory"
+        )
 
 
 def _write_tf1(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:
     """Exactly what the input had, with its sentence-classifier or span head; warns that class names
     are not carried and that a token or multiple-choice head, which google-research/bert has no
     names for, is left out."""
-    heads = checkpoint_heads(report)  # by model type: a Hugging Face `classifier` may be a token head
+    heads = checkpoint_heads(
+        report
+    )  # by model type: a Hugging Face `classifier` may be a token head
     for model_type in heads.keys() - TF1_ROLES.keys():
-        logging.warning("%s: its %s head is left out: google-research/bert has no names for it; export the "
-                        "model with export_model.py --model_type=%s", report.path, model_type, model_type)
+        logging.warning(
+            "%s: its %s head is left out: google-research/bert has no names for it; export the "
+            "model with export_model.py --model_type=%s",
+            report.path,
+            model_type,
+            model_type,
+        )
     labels = heads.get("classifier", {}).get("labels")
     if labels:
-        logging.warning("%s: the class names are not carried: a TF1 checkpoint has no place for them; "
-                        "export the output with --labels=%s", report.path, ",".join(labels))
-    return write_tf1_checkpoint(pretrainer, os.path.join(output_dir, "bert_model.ckpt"),
-                                heads={TF1_ROLES[t]: head for t, head in heads.items() if t in TF1_ROLES},
-                                names=report.loaded)
+        logging.warning(
+            "%s: the class names are not carried: a TF1 checkpoint has no place for them; "
+            "export the output with --labels=%s",
+            report.path,
+            ",".join(labels),
+        )
+    return write_tf1_checkpoint(
+        pretrainer,
+        os.path.join(output_dir, "bert_model.ckpt"),
+        heads={TF1_ROLES[t]: head for t, head in heads.items() if t in TF1_ROLES},
+        names=report.loaded,
+    )
 
 
 def _write_bert_tf(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) -> str:
@@ -158,8 +209,10 @@ def _write_bert_tf(pretrainer: BertPretrainer, report: LoadReport, output_dir: s
     initialised = [name for name in tf1_variables(model) if name not in report.loaded]
     dropped = [name for name in report.loaded if name.startswith("cls/") and not has_heads]
     if initialised or dropped or report.heads:
-        logging.warning("bert_tf output: written as initialised: %s; not written: %s",
-                        ", ".join(initialised) or "none",
-                        ", ".join(dropped + [f"{role} head" for role in report.heads]) or "none")
+        logging.warning(
+            "bert_tf output: written as initialised: %s; not written: %s",
+            ", ".join(initialised) or "none",
+            ", ".join(dropped + [f"{role} head" for role in report.heads]) or "none",
+        )
     checkpoint = tf.train.Checkpoint(**{"model" if has_heads else "encoder": model})
     return checkpoint.write(os.path.join(output_dir, "ckpt"))

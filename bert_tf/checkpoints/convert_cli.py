@@ -18,9 +18,11 @@ def _main(argv) -> None:
     reject_arguments(argv)
     prefix = convert(FLAGS.input_checkpoint, FLAGS.output_dir, FLAGS.to, FLAGS.bert_config_file)
     vocab = os.path.join(FLAGS.output_dir, "vocab.txt")
-    print(f"--init_checkpoint={prefix} "
-          f"--bert_config_file={os.path.join(FLAGS.output_dir, CONFIG_FILE)}"
-          + (f" --vocab_file={vocab}" if tf.io.gfile.exists(vocab) else ""))
+    print(
+        f"--init_checkpoint={prefix} "
+        f"--bert_config_file={os.path.join(FLAGS.output_dir, CONFIG_FILE)}"
+        + (f" --vocab_file={vocab}" if tf.io.gfile.exists(vocab) else "")
+    )
 
 
 def main(argv) -> None:

@@ -13,10 +13,18 @@ REQUIRED = ("input_checkpoint", "output_dir")
 
 
 def define_convert_flags() -> None:
-    flags.DEFINE_string("input_checkpoint", None, "The checkpoint prefix, file or directory (TF1, Model Garden, "
-                        "Hugging Face, bert_tf).")
+    flags.DEFINE_string(
+        "input_checkpoint",
+        None,
+        "The checkpoint prefix, file or directory (TF1, Model Garden, Hugging Face, bert_tf).",
+    )
     define_shared_flags("output_dir", "bert_config_file")
-    flags.DEFINE_enum("to", "tf1", ["tf1", "bert_tf"], "Output format: google-research/bert's TF1 names "
-                      "(bert_model.ckpt) or bert_tf's tf.train.Checkpoint (ckpt).")
+    flags.DEFINE_enum(
+        "to",
+        "tf1",
+        ["tf1", "bert_tf"],
+        "Output format: google-research/bert's TF1 names "
+        "(bert_model.ckpt) or bert_tf's tf.train.Checkpoint (ckpt).",
+    )
     for name in REQUIRED:
         flags.mark_flag_as_required(name)

@@ -24,16 +24,23 @@ class CheckpointFormat(str, enum.Enum):
 
 
 # Files that name a format by themselves, in the order a directory is searched.
-_FILES = (("model.safetensors", CheckpointFormat.SAFETENSORS),
-          ("model.safetensors.index.json", CheckpointFormat.SAFETENSORS),
-          ("pytorch_model.bin", CheckpointFormat.PYTORCH),
-          ("pytorch_model.bin.index.json", CheckpointFormat.PYTORCH))
+_FILES = (
+    ("model.safetensors", CheckpointFormat.SAFETENSORS),
+    ("model.safetensors.index.json", CheckpointFormat.SAFETENSORS),
+    ("pytorch_model.bin", CheckpointFormat.PYTORCH),
+    ("pytorch_model.bin.index.json", CheckpointFormat.PYTORCH),
+)
 # File name endings, the index of a sharded Hugging Face checkpoint (`*.index.json`) included.
-_SUFFIXES = {".safetensors": CheckpointFormat.SAFETENSORS,
-             ".safetensors.index.json": CheckpointFormat.SAFETENSORS,
-             ".bin": CheckpointFormat.PYTORCH, ".bin.index.json": CheckpointFormat.PYTORCH,
-             ".keras": CheckpointFormat.KERAS}
-_TF_FILE = re.compile(r"\.(index|meta|data-\d{5}-of-\d{5})$")  # a TF checkpoint's files, after its prefix
+_SUFFIXES = {
+    ".safetensors": CheckpointFormat.SAFETENSORS,
+    ".safetensors.index.json": CheckpointFormat.SAFETENSORS,
+    ".bin": CheckpointFormat.PYTORCH,
+    ".bin.index.json": CheckpointFormat.PYTORCH,
+    ".keras": CheckpointFormat.KERAS,
+}
+_TF_FILE = re.compile(
+    r"\.(index|meta|data-\d{5}-of-\d{5})$"
+)  # a TF checkpoint's files, after its prefix
 HUGGING_FACE_FORMATS = (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH)
 SAVED_MODEL_FILE = "saved_model.pb"
 
@@ -73,7 +80,11 @@ def stored_config_file(checkpoint_format: CheckpointFormat, location: str) -> st
 
 def hugging_face_config_file(checkpoint_format: CheckpointFormat, location: str) -> str | None:
     """The `config.json` beside a Hugging Face checkpoint (`stored_config_file`); else None."""
-    return stored_config_file(checkpoint_format, location) if checkpoint_format in HUGGING_FACE_FORMATS else None
+    return (
+        stored_config_file(checkpoint_format, location)
+        if checkpoint_format in HUGGING_FACE_FORMATS
+        else None
+    )
 
 
 def checkpoint_files(path: str | os.PathLike) -> list[str]:
@@ -83,14 +94,20 @@ def checkpoint_files(path: str | os.PathLike) -> list[str]:
     directory = os.path.dirname(location)
     if checkpoint_format is CheckpointFormat.TF_HUB:
         patterns = (SAVED_MODEL_FILE, "variables/variables.*", "assets/vocab.txt")
-        return sorted(f for pattern in patterns for f in tf.io.gfile.glob(os.path.join(location, pattern)))
+        return sorted(
+            f for pattern in patterns for f in tf.io.gfile.glob(os.path.join(location, pattern))
+        )
     if checkpoint_format is CheckpointFormat.KERAS:
         files = [location]
     elif checkpoint_format in HUGGING_FACE_FORMATS:
         patterns = ("*.safetensors", "*.bin", "*.index.json")  # shards and their index
-        files = [f for pattern in patterns for f in tf.io.gfile.glob(os.path.join(directory, pattern))]
+        files = [
+            f for pattern in patterns for f in tf.io.gfile.glob(os.path.join(directory, pattern))
+        ]
     else:
-        files = [f for f in tf.io.gfile.glob(location + ".*") if _TF_FILE.fullmatch(f[len(location):])]
+        files = [
+            f for f in tf.io.gfile.glob(location + ".*") if _TF_FILE.fullmatch(f[len(location) :])
+        ]
         state = os.path.join(directory, "checkpoint")
         files += [state] if tf.io.gfile.exists(state) else []
     config = stored_config_file(checkpoint_format, location)
@@ -111,8 +128,10 @@ def _detect_in_directory(directory: str) -> tuple[CheckpointFormat, str]:
         candidates.insert(0, os.path.join(directory, os.path.basename(state.model_checkpoint_path)))
     elif len(indexes) > 1:
         names = ", ".join(os.path.basename(index).removesuffix(".index") for index in indexes)
-        raise CheckpointError(f"{directory}: {len(indexes)} checkpoints ({names}) and no 'checkpoint' file "
-                              "naming the latest: pass the prefix of the one to read")
+        raise CheckpointError(
+            f"{directory}: {len(indexes)} checkpoints ({names}) and no 'checkpoint' file "
+            "naming the latest: pass the prefix of the one to read"
+        )
     if len(indexes) == 1:
         candidates.append(indexes[0].removesuffix(".index"))
     for prefix in candidates:
@@ -123,13 +142,17 @@ def _detect_in_directory(directory: str) -> tuple[CheckpointFormat, str]:
         return CheckpointFormat.KERAS, keras_files[0]
     if keras_files:
         names = ", ".join(os.path.basename(path) for path in keras_files)
-        raise CheckpointError(f"{directory}: {len(keras_files)} .keras files ({names}): pass the one to read")
+        raise CheckpointError(
+            f"{directory}: {len(keras_files)} .keras files ({names}): pass the one to read"
+        )
     data_files = tf.io.gfile.glob(os.path.join(directory, "*.data-*"))
     if data_files:
         _tf_prefix(data_files[0])  # raises: the index file is missing
-    raise CheckpointError(f"{directory}: no checkpoint found (looked for model.safetensors, "
-                          "pytorch_model.bin, their *.index.json, a 'checkpoint' file, one *.index "
-                          "or one *.keras file)")
+    raise CheckpointError(
+        f"{directory}: no checkpoint found (looked for model.safetensors, "
+        "pytorch_model.bin, their *.index.json, a 'checkpoint' file, one *.index "
+        "or one *.keras file)"
+    )
 
 
 def _tf_prefix(path: str) -> str:
@@ -138,8 +161,10 @@ def _tf_prefix(path: str) -> str:
     if tf.io.gfile.exists(prefix + ".index"):
         return prefix
     if tf.io.gfile.glob(prefix + ".data-*"):
-        raise CheckpointError(f"{prefix}: index file {prefix}.index is missing "
-                              "(the .data files cannot be read without it)")
+        raise CheckpointError(
+            f"{prefix}: index file {prefix}.index is missing "
+            "(the .data files cannot be read without it)"
+        )
     raise CheckpointError(f"{path}: no such checkpoint (no {prefix}.index)")
 
 
@@ -148,8 +173,10 @@ def _tf_format(prefix: str) -> CheckpointFormat:
     if not ObjectGraph.present(reader):
         if any(name.startswith("bert/") for name in reader.get_variable_to_shape_map()):
             return CheckpointFormat.TF1
-        raise CheckpointError(f"{prefix}: a name-based checkpoint without bert/ variables "
-                              "is not a google-research/bert checkpoint")
+        raise CheckpointError(
+            f"{prefix}: a name-based checkpoint without bert/ variables "
+            "is not a google-research/bert checkpoint"
+        )
     graph = ObjectGraph(reader)
     paths = encoder_paths(graph)
     children = graph.children(graph.child(0, paths[1])) if paths else {}
@@ -157,6 +184,8 @@ def _tf_format(prefix: str) -> CheckpointFormat:
         return CheckpointFormat.MODEL_GARDEN
     if "embeddings" in children and "pooler" in children:
         return CheckpointFormat.BERT_TF
-    raise CheckpointError(f"{prefix}: object-based checkpoint without a BERT encoder under "
-                          "'encoder' or 'model' (root holds: "
-                          f"{', '.join(sorted(graph.children(0)))})")
+    raise CheckpointError(
+        f"{prefix}: object-based checkpoint without a BERT encoder under "
+        "'encoder' or 'model' (root holds: "
+        f"{', '.join(sorted(graph.children(0)))})"
+    )

@@ -26,7 +26,9 @@ from bert_tf.checkpoints.tf_checkpoint_reader import ObjectGraph, open_reader, r
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 
-_MODEL_GARDEN_ENCODER = "layer_with_weights-0"  # export_tfhub's encoder, the functional model's only layer with weights
+_MODEL_GARDEN_ENCODER = (
+    "layer_with_weights-0"  # export_tfhub's encoder, the functional model's only layer with weights
+)
 # With `with_mlm`, the same encoder as its pretrainer's
 # `encoder_network`, beside the pretrainer's `masked_lm`.
 _MODEL_GARDEN_PRETRAINER_ENCODER = f"mlm/{_MODEL_GARDEN_ENCODER}/encoder_network"
@@ -69,10 +71,14 @@ def _layout(graph: ObjectGraph, directory: str) -> str:
     encoder = graph.child(0, _MODEL_GARDEN_ENCODER)
     if encoder is not None and "_transformer_layers" in graph.children(encoder):
         return "model_garden"
-    if encoder is None and all(graph.child(0, name) is not None for name in (_OURS_ENCODER, "__call__")):
+    if encoder is None and all(
+        graph.child(0, name) is not None for name in (_OURS_ENCODER, "__call__")
+    ):
         return "bert_tf"
-    raise CheckpointError(f"{directory}: a SavedModel but not a BERT encoder in the TF Hub layout "
-                          "(Model Garden's export_tfhub or bert_tf's hub export)")
+    raise CheckpointError(
+        f"{directory}: a SavedModel but not a BERT encoder in the TF Hub layout "
+        "(Model Garden's export_tfhub or bert_tf's hub export)"
+    )
 
 
 def _model_garden_encoder(graph: ObjectGraph) -> str:
@@ -85,13 +91,21 @@ def _model_garden_encoder(graph: ObjectGraph) -> str:
 def _activation(directory: str) -> str:
     """The transformer's `hidden_act`, from the ops of the SavedModel's functions."""
     saved_model = saved_model_pb2.SavedModel()
-    saved_model.ParseFromString(tf.io.gfile.GFile(os.path.join(directory, SAVED_MODEL_FILE), "rb").read())
-    ops = {node.op for graph in saved_model.meta_graphs for function in graph.graph_def.library.function
-           for node in function.node_def}
+    saved_model.ParseFromString(
+        tf.io.gfile.GFile(os.path.join(directory, SAVED_MODEL_FILE), "rb").read()
+    )
+    ops = {
+        node.op
+        for graph in saved_model.meta_graphs
+        for function in graph.graph_def.library.function
+        for node in function.node_def
+    }
     found = [name for op, name in _ACTIVATION_OPS if op in ops]
     if len(found) != 1:
-        raise CheckpointError(f"{directory}: cannot tell the encoder's activation from its graph "
-                              f"({', '.join(found) or 'none known'}): pass `bert_config_file`")
+        raise CheckpointError(
+            f"{directory}: cannot tell the encoder's activation from its graph "
+            f"({', '.join(found) or 'none known'}): pass `bert_config_file`"
+        )
     return found[0]
 
 
@@ -106,16 +120,24 @@ def read_hub_config(directory: str) -> tuple[BertConfig | None, str]:
     prefix = variables_prefix(directory)
     recorded = _recorded(directory, "bert_config")
     if recorded is not None:
-        return BertConfig.from_dict(json.loads(recorded.decode("utf-8")), source=directory), directory
+        return BertConfig.from_dict(
+            json.loads(recorded.decode("utf-8")), source=directory
+        ), directory
     reader = open_reader(prefix)
     graph = ObjectGraph(reader)
     if _layout(graph, directory) != "model_garden":
         return None, directory
-    query = graph.child(0, f"{_MODEL_GARDEN_ENCODER}/_transformer_layers/0/_attention_layer/_query_dense/kernel")
+    query = graph.child(
+        0, f"{_MODEL_GARDEN_ENCODER}/_transformer_layers/0/_attention_layer/_query_dense/kernel"
+    )
     num_heads = reader.get_variable_to_shape_map()[graph.variable_key(query)][1]
-    tensors, _ = model_garden_encoder_tensors(reader, graph, prefix, _model_garden_encoder(graph), num_heads)
+    tensors, _ = model_garden_encoder_tensors(
+        reader, graph, prefix, _model_garden_encoder(graph), num_heads
+    )
     sizes = tf1_names.sizes({name: value.shape for name, value in tensors.items()})
-    config = BertConfig(**sizes, num_attention_heads=num_heads, hidden_act=_activation(directory), source=directory)
+    config = BertConfig(
+        **sizes, num_attention_heads=num_heads, hidden_act=_activation(directory), source=directory
+    )
     return config, directory
 
 
@@ -129,13 +151,22 @@ def read_hub_saved_model(directory: str, model) -> CheckpointWeights:
     weights = CheckpointWeights(directory, CheckpointFormat.TF_HUB.value, tensors={})
     if _layout(graph, directory) == "model_garden":
         num_heads = tf1_names.encoder_of(model).num_attention_heads
-        weights.tensors, read = model_garden_encoder_tensors(reader, graph, prefix, _model_garden_encoder(graph),
-                                                             num_heads)
+        weights.tensors, read = model_garden_encoder_tensors(
+            reader, graph, prefix, _model_garden_encoder(graph), num_heads
+        )
     else:
-        weights.tensors, read = _bert_tf_tensors(reader, graph, directory, tf1_names.encoder_of(model).bert_config)
-    skipped = {graph.variable_key(graph.child(0, name)) for name in _NOT_WEIGHTS if graph.child(0, name) is not None}
+        weights.tensors, read = _bert_tf_tensors(
+            reader, graph, directory, tf1_names.encoder_of(model).bert_config
+        )
+    skipped = {
+        graph.variable_key(graph.child(0, name))
+        for name in _NOT_WEIGHTS
+        if graph.child(0, name) is not None
+    }
     paths = graph.variable_paths()
-    weights.unused = sorted(path for key, path in paths.items() if key not in read and key not in skipped)
+    weights.unused = sorted(
+        path for key, path in paths.items() if key not in read and key not in skipped
+    )
     weights.skipped = sorted(paths[key] for key in skipped)
     return weights
 
@@ -150,15 +181,19 @@ def _bert_tf_tensors(reader, graph: ObjectGraph, directory: str, config: BertCon
     ours = (pretrainer if with_heads else pretrainer.encoder).variables
     listed = graph.children(graph.child(0, _OURS_PRETRAINER if with_heads else _OURS_ENCODER))
     if len(listed) != len(ours):
-        raise CheckpointError(f"{directory}: {len(listed)} variables, a model of its config has {len(ours)}")
+        raise CheckpointError(
+            f"{directory}: {len(listed)} variables, a model of its config has {len(ours)}"
+        )
     tensors, read = {}, set()
     for index, node in listed.items():
         key = graph.variable_key(node)
         name, entry = by_path[ours[int(index)].path]
         value = read_tensor(reader, variables_prefix(directory), key)
         if tuple(value.shape) != tuple(entry.variable.shape):
-            raise CheckpointError(f"{directory}: variable {index} is {list(value.shape)}, {name} of its config "
-                                  f"is {list(entry.variable.shape)}")
+            raise CheckpointError(
+                f"{directory}: variable {index} is {list(value.shape)}, {name} of its config "
+                f"is {list(entry.variable.shape)}"
+            )
         tensors[name] = entry.to_tf1(value)
         read.add(key)
     return tensors, read

@@ -26,19 +26,28 @@ from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.layers.initializers import LAYER_NORM_EPSILON
 
 # Modules whose `weight` is stored as in TF1 (`[labels, hidden]`), named `output_weights`.
-_OUTPUT_LAYERS = {"cls.seq_relationship": "cls/seq_relationship/", "classifier": "",
-                  "qa_outputs": "cls/squad/"}
+_OUTPUT_LAYERS = {
+    "cls.seq_relationship": "cls/seq_relationship/",
+    "classifier": "",
+    "qa_outputs": "cls/squad/",
+}
 # Buffers and tied copies: not weights of their own.
-_TIED = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
-         "cls.predictions.decoder.bias": "cls.predictions.bias"}
-_PLACEHOLDER_LABEL = re.compile(r"LABEL_\d+")  # Transformers' id2label when a model names no classes
+_TIED = {
+    "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
+    "cls.predictions.decoder.bias": "cls.predictions.bias",
+}
+_PLACEHOLDER_LABEL = re.compile(
+    r"LABEL_\d+"
+)  # Transformers' id2label when a model names no classes
 
 
 def _tf1_name(name: str) -> tuple[str, bool]:
     """(TF1 name, transpose) for a Hugging Face name without its `bert.` prefix."""
     module, _, parameter = name.rpartition(".")
     if module in _OUTPUT_LAYERS:
-        return _OUTPUT_LAYERS[module] + ("output_weights" if parameter == "weight" else "output_bias"), False
+        return _OUTPUT_LAYERS[module] + (
+            "output_weights" if parameter == "weight" else "output_bias"
+        ), False
     if name == "cls.predictions.bias":
         return "cls/predictions/output_bias", False
     path = re.sub(r"\blayer\.(\d+)", r"layer_\1", module).replace(".", "/")
@@ -61,28 +70,40 @@ def _load_state_dict(path: str, checkpoint_format: CheckpointFormat) -> dict[str
     try:
         if checkpoint_format is CheckpointFormat.SAFETENSORS:
             from safetensors.numpy import load
+
             return load(data)
         import torch  # Only .bin needs torch; weights_only refuses arbitrary pickled objects.
+
         state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-        return {name: (tensor.float() if tensor.is_floating_point() else tensor).numpy()
-                for name, tensor in state.items()}
+        return {
+            name: (tensor.float() if tensor.is_floating_point() else tensor).numpy()
+            for name, tensor in state.items()
+        }
     except ImportError as e:
         raise CheckpointError(f"{path}: reading it needs {e.name} (pip install {e.name})") from None
     except pickle.UnpicklingError:
-        raise CheckpointError(f"{path}: holds pickled objects other than tensors, refused "
-                              "(torch.load with weights_only=True)") from None
+        raise CheckpointError(
+            f"{path}: holds pickled objects other than tensors, refused "
+            "(torch.load with weights_only=True)"
+        ) from None
     except Exception as e:  # safetensors and torch raise their own error types.
-        raise CheckpointError(f"{path}: cannot read ({type(e).__name__}: "
-                              f"{str(e).splitlines()[0] if str(e) else 'truncated or corrupt'})") from None
+        raise CheckpointError(
+            f"{path}: cannot read ({type(e).__name__}: "
+            f"{str(e).splitlines()[0] if str(e) else 'truncated or corrupt'})"
+        ) from None
 
 
 def _load_shards(index: str, checkpoint_format: CheckpointFormat) -> dict[str, np.ndarray]:
     """The tensors of a sharded checkpoint, from the shard files its `*.index.json` names."""
     try:
-        weight_map = text_files.read_json(index, CheckpointError)["weight_map"]  # tensor name -> shard file name
+        weight_map = text_files.read_json(index, CheckpointError)[
+            "weight_map"
+        ]  # tensor name -> shard file name
         shards = sorted(set(weight_map.values()))
     except (KeyError, TypeError, AttributeError) as e:
-        raise CheckpointError(f"{index}: not a readable shard index ({type(e).__name__}: {e})") from None
+        raise CheckpointError(
+            f"{index}: not a readable shard index ({type(e).__name__}: {e})"
+        ) from None
     state = {}
     for shard in shards:
         path = os.path.join(os.path.dirname(index), shard)
@@ -90,23 +111,35 @@ def _load_shards(index: str, checkpoint_format: CheckpointFormat) -> dict[str, n
             raise CheckpointError(f"{index}: shard {shard} is missing")
         state.update(_load_state_dict(path, checkpoint_format))
     if missing := sorted(set(weight_map) - set(state)):
-        raise CheckpointError(f"{index}: {len(missing)} tensors missing from their shards, "
-                              f"e.g. {missing[0]}")
+        raise CheckpointError(
+            f"{index}: {len(missing)} tensors missing from their shards, e.g. {missing[0]}"
+        )
     return state
 
 
-def read_hugging_face_checkpoint(path: str, checkpoint_format: CheckpointFormat) -> CheckpointWeights:
+def read_hugging_face_checkpoint(
+    path: str, checkpoint_format: CheckpointFormat
+) -> CheckpointWeights:
     """Reads `model.safetensors` or `pytorch_model.bin`, or their shards given their
     `*.index.json`, into TF1 names and layouts."""
-    state = (_load_shards(path, checkpoint_format) if path.endswith(".index.json")
-             else _load_state_dict(path, checkpoint_format))
+    state = (
+        _load_shards(path, checkpoint_format)
+        if path.endswith(".index.json")
+        else _load_state_dict(path, checkpoint_format)
+    )
     prefixed = any(name.startswith("bert.") for name in state)
     weights = CheckpointWeights(path, checkpoint_format.value, tensors={})
     for name, value in sorted(state.items()):
         bare = name.removeprefix("bert.")
-        if name.endswith("position_ids") or (name in _TIED and np.array_equal(value, state.get(_TIED[name]))):
+        if name.endswith("position_ids") or (
+            name in _TIED and np.array_equal(value, state.get(_TIED[name]))
+        ):
             weights.skipped.append(name)
-        elif name.startswith("bert.") or not prefixed or bare.split(".")[0] in ("cls", *_OUTPUT_LAYERS):
+        elif (
+            name.startswith("bert.")
+            or not prefixed
+            or bare.split(".")[0] in ("cls", *_OUTPUT_LAYERS)
+        ):
             tf1_name, transpose = _tf1_name(bare)
             weights.tensors[tf1_name] = value.T if transpose else value
         else:
@@ -129,13 +162,18 @@ def read_hugging_face_config(path: str | os.PathLike) -> BertConfig:
     if values.get("model_type", "bert") != "bert":
         raise ConfigError(f"{path}: model_type {values['model_type']!r} is not 'bert'")
     if values.get("position_embedding_type", "absolute") != "absolute":
-        raise ConfigError(f"{path}: position_embedding_type {values['position_embedding_type']!r} "
-                          "is not supported (only 'absolute')")
+        raise ConfigError(
+            f"{path}: position_embedding_type {values['position_embedding_type']!r} "
+            "is not supported (only 'absolute')"
+        )
     eps = values.get("layer_norm_eps", LAYER_NORM_EPSILON)
     if not math.isclose(eps, LAYER_NORM_EPSILON, rel_tol=1e-6):
-        raise ConfigError(f"{path}: layer_norm_eps {eps} is not supported (bert_tf uses {LAYER_NORM_EPSILON})")
-    return BertConfig.from_dict({k: v for k, v in values.items() if k in BertConfig.field_names()},
-                                source=path)
+        raise ConfigError(
+            f"{path}: layer_norm_eps {eps} is not supported (bert_tf uses {LAYER_NORM_EPSILON})"
+        )
+    return BertConfig.from_dict(
+        {k: v for k, v in values.items() if k in BertConfig.field_names()}, source=path
+    )
 
 
 def read_hugging_face_labels(path: str | os.PathLike) -> tuple[str, ...] | None:

@@ -21,6 +21,8 @@ def labels_beside(location: str) -> str | None:
 def read_labels(path: str) -> tuple[str, ...]:
     """The class names in the `labels.json` at `path`; a `ValueError` naming it if it holds none."""
     labels = text_files.read_json(path, ValueError)
-    if not (isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) for x in labels)):
+    if not (
+        isinstance(labels, list) and len(labels) >= 2 and all(isinstance(x, str) for x in labels)
+    ):
         raise UserInputError(f"{path}: expected a JSON list of two or more class names")
     return tuple(labels)

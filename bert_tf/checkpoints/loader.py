@@ -10,19 +10,29 @@ from absl import logging
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import tf1_names
 from bert_tf.checkpoints.bert_tf_checkpoint import read_bert_tf_checkpoint, read_keras_file
-from bert_tf.checkpoints.checkpoint_weights import (CheckpointError, CheckpointWeights,
-                                                    named_setting)
+from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights, named_setting
 from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.checkpoints.hub_saved_model import read_hub_saved_model
 from bert_tf.checkpoints.hugging_face_checkpoint import read_hugging_face_checkpoint
 from bert_tf.checkpoints.model_garden_checkpoint import read_model_garden_checkpoint
-from bert_tf.checkpoints.starting_checkpoint import (StartingCheckpoint,
-                                                     resolve_starting_checkpoint, stored_config)
+from bert_tf.checkpoints.starting_checkpoint import (
+    StartingCheckpoint,
+    resolve_starting_checkpoint,
+    stored_config,
+)
 from bert_tf.checkpoints.tf1_checkpoint import read_tf1_checkpoint
 
 # The config fields that change the network's weights or outputs (not dropout or init).
-ARCHITECTURE_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-                       "intermediate_size", "hidden_act", "max_position_embeddings", "type_vocab_size")
+ARCHITECTURE_FIELDS = (
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "hidden_act",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
 _LISTED = 10  # variables named per problem in an error message
 
 
@@ -65,7 +75,9 @@ def _read(checkpoint_format: CheckpointFormat, location: str, model) -> Checkpoi
     if checkpoint_format is CheckpointFormat.TF1:
         return read_tf1_checkpoint(location)
     if checkpoint_format is CheckpointFormat.MODEL_GARDEN:
-        return read_model_garden_checkpoint(location, tf1_names.encoder_of(model).num_attention_heads)
+        return read_model_garden_checkpoint(
+            location, tf1_names.encoder_of(model).num_attention_heads
+        )
     if checkpoint_format is CheckpointFormat.BERT_TF:
         return read_bert_tf_checkpoint(location, model)
     if checkpoint_format is CheckpointFormat.KERAS:
@@ -93,11 +105,16 @@ def check_config(location: str, config: BertConfig, source: str, model) -> None:
     """Raises `CheckpointError` (naming `location`) if `config`, read from `source`, differs
     from `model`'s encoder in an architecture field."""
     ours = tf1_names.encoder_of(model).bert_config
-    differences = [f"{field} {getattr(ours, field)!r} in the model, {getattr(config, field)!r} in {source}"
-                   for field in ARCHITECTURE_FIELDS if getattr(ours, field) != getattr(config, field)]
+    differences = [
+        f"{field} {getattr(ours, field)!r} in the model, {getattr(config, field)!r} in {source}"
+        for field in ARCHITECTURE_FIELDS
+        if getattr(ours, field) != getattr(config, field)
+    ]
     if differences:
-        raise CheckpointError(f"{location}: the model's config does not match the checkpoint's: "
-                              + "; ".join(differences))
+        raise CheckpointError(
+            f"{location}: the model's config does not match the checkpoint's: "
+            + "; ".join(differences)
+        )
 
 
 def _listing(problem: str, names: list[str]) -> list[str]:
@@ -118,41 +135,73 @@ def _assign(weights: CheckpointWeights, model, checkpoint: StartingCheckpoint) -
         else:
             tensors[name] = value
 
-    mismatched = [f"{name} {list(value.shape)} vs {list(table[name].shape)}"
-                  for name, value in tensors.items()
-                  if name in table and tuple(value.shape) != table[name].shape]
+    mismatched = [
+        f"{name} {list(value.shape)} vs {list(table[name].shape)}"
+        for name, value in tensors.items()
+        if name in table and tuple(value.shape) != table[name].shape
+    ]
     missing = [name for name in table if name not in tensors]
-    required = [name for name in missing
-                if tf1_names.is_encoder_name(name) and name not in tf1_names.OPTIONAL]
-    unexpected = weights.unexpected + [name for name in tensors
-                                       if name not in table and tf1_names.is_encoder_name(name)]
+    required = [
+        name
+        for name in missing
+        if tf1_names.is_encoder_name(name) and name not in tf1_names.OPTIONAL
+    ]
+    unexpected = weights.unexpected + [
+        name for name in tensors if name not in table and tf1_names.is_encoder_name(name)
+    ]
     if mismatched or required or unexpected:
         theirs = tf1_names.sizes({name: value.shape for name, value in tensors.items()})
         ours = tf1_names.sizes({name: entry.shape for name, entry in table.items()})
-        problems = [f"{field} is {theirs[field]} in the checkpoint and {ours[field]} in the model"
-                    for field in theirs if field in ours and theirs[field] != ours[field]]
+        problems = [
+            f"{field} is {theirs[field]} in the checkpoint and {ours[field]} in the model"
+            for field in theirs
+            if field in ours and theirs[field] != ours[field]
+        ]
         problems += _listing("shape mismatch (checkpoint vs model)", mismatched)
         problems += _listing("missing from the checkpoint", required)
         problems += _listing("not in the model", unexpected)
-        raise CheckpointError(f"{weights.path}: checkpoint does not fit the model: " + "; ".join(problems))
+        raise CheckpointError(
+            f"{weights.path}: checkpoint does not fit the model: " + "; ".join(problems)
+        )
 
     loaded = [name for name in table if name in tensors]
     for name in loaded:
         table[name].assign(tensors[name])
-    report = LoadReport(path=weights.path, format=weights.format, loaded=loaded, missing=missing,
-                        unused=weights.unused + [name for name in tensors if name not in table],
-                        skipped=weights.skipped, heads=heads, config=checkpoint.config,
-                        labels=checkpoint.labels)
-    logging.info("%s (%s): loaded %d variables, skipped %d", report.path, report.format,
-                 len(loaded), len(report.skipped))
+    report = LoadReport(
+        path=weights.path,
+        format=weights.format,
+        loaded=loaded,
+        missing=missing,
+        unused=weights.unused + [name for name in tensors if name not in table],
+        skipped=weights.skipped,
+        heads=heads,
+        config=checkpoint.config,
+        labels=checkpoint.labels,
+    )
+    logging.info(
+        "%s (%s): loaded %d variables, skipped %d",
+        report.path,
+        report.format,
+        len(loaded),
+        len(report.skipped),
+    )
     if report.missing:
-        logging.warning("%s: not in the checkpoint, left as initialised: %s", report.path,
-                        ", ".join(report.missing))
+        logging.warning(
+            "%s: not in the checkpoint, left as initialised: %s",
+            report.path,
+            ", ".join(report.missing),
+        )
     if report.unused:
-        logging.warning("%s: unused checkpoint variables: %s", report.path, ", ".join(report.unused))
+        logging.warning(
+            "%s: unused checkpoint variables: %s", report.path, ", ".join(report.unused)
+        )
     for role, head in heads.items():
-        logging.info("%s: %s head found: %s", report.path, role,
-                     ", ".join(f"{kind} {list(value.shape)}" for kind, value in head.items()))
+        logging.info(
+            "%s: %s head found: %s",
+            report.path,
+            role,
+            ", ".join(f"{kind} {list(value.shape)}" for kind, value in head.items()),
+        )
     return report
 
 
@@ -201,6 +250,7 @@ def load_init_checkpoint(checkpoint: str | StartingCheckpoint, model) -> LoadRep
     ("`init_checkpoint`=path: problem"), and the load logged."""
     with named_setting("init_checkpoint"):
         report = load_checkpoint(checkpoint, model)
-    logging.info("Initialised from %s (%s): %d variables", report.path, report.format,
-                 len(report.loaded))
+    logging.info(
+        "Initialised from %s (%s): %d variables", report.path, report.format, len(report.loaded)
+    )
     return report

@@ -14,8 +14,13 @@ import numpy as np
 
 from bert_tf.checkpoints.checkpoint_weights import CheckpointError, CheckpointWeights
 from bert_tf.checkpoints.formats import CheckpointFormat
-from bert_tf.checkpoints.tf_checkpoint_reader import (ObjectGraph, encoder_paths, open_reader,
-                                                      read_tensor, unread_variables)
+from bert_tf.checkpoints.tf_checkpoint_reader import (
+    ObjectGraph,
+    encoder_paths,
+    open_reader,
+    read_tensor,
+    unread_variables,
+)
 
 # TF1 name -> path below the encoder node.
 _ENCODER = {
@@ -29,8 +34,11 @@ _ENCODER = {
 }
 # TF1 name below `bert/encoder/layer_N/` -> path below `_transformer_layers/N`.
 _BLOCK = {
-    **{f"attention/self/{p}/{v}": f"_attention_layer/_{p}_dense/{v}"
-       for p in ("query", "key", "value") for v in ("kernel", "bias")},
+    **{
+        f"attention/self/{p}/{v}": f"_attention_layer/_{p}_dense/{v}"
+        for p in ("query", "key", "value")
+        for v in ("kernel", "bias")
+    },
     "attention/output/dense/kernel": "_attention_layer/_output_dense/kernel",
     "attention/output/dense/bias": "_attention_layer/_output_dense/bias",
     "attention/output/LayerNorm/gamma": "_attention_layer_norm/gamma",
@@ -58,7 +66,9 @@ _MASKED_LM = {
 # The axis of Model Garden's attention variables that holds the heads, by TF1 name below
 # `bert/encoder/layer_N/`; TF1 merges it with the next one (head_size) into `[hidden, hidden]`.
 _HEAD_AXIS = {
-    **{f"attention/self/{p}/kernel": 1 for p in ("query", "key", "value")},  # [hidden, heads, head_size]
+    **{
+        f"attention/self/{p}/kernel": 1 for p in ("query", "key", "value")
+    },  # [hidden, heads, head_size]
     **{f"attention/self/{p}/bias": 0 for p in ("query", "key", "value")},  # [heads, head_size]
     "attention/output/dense/kernel": 0,  # [heads, head_size, hidden]
 }
@@ -72,9 +82,11 @@ def _merge_heads(prefix: str, tf1_name: str, value: np.ndarray, num_heads: int) 
     if axis is None:
         return value
     if value.shape[axis] != num_heads:
-        raise CheckpointError(f"{prefix}: checkpoint does not fit the model: num_attention_heads is "
-                              f"{value.shape[axis]} in the checkpoint and {num_heads} in the model")
-    return value.reshape(*value.shape[:axis], -1, *value.shape[axis + 2:])
+        raise CheckpointError(
+            f"{prefix}: checkpoint does not fit the model: num_attention_heads is "
+            f"{value.shape[axis]} in the checkpoint and {num_heads} in the model"
+        )
+    return value.reshape(*value.shape[:axis], -1, *value.shape[axis + 2 :])
 
 
 def read_model_garden_checkpoint(prefix: str, num_heads: int) -> CheckpointWeights:
@@ -85,20 +97,27 @@ def read_model_garden_checkpoint(prefix: str, num_heads: int) -> CheckpointWeigh
     part, encoder = encoder_paths(graph)
     tensors, read = model_garden_encoder_tensors(reader, graph, prefix, encoder, num_heads)
     weights = CheckpointWeights(prefix, CheckpointFormat.MODEL_GARDEN.value, tensors=tensors)
-    weights.unexpected, weights.unused, weights.skipped = unread_variables(graph, read, part, encoder)
+    weights.unexpected, weights.unused, weights.skipped = unread_variables(
+        graph, read, part, encoder
+    )
     return weights
 
 
-def model_garden_encoder_tensors(reader, graph: ObjectGraph, prefix: str, encoder: str,
-                                 num_heads: int) -> tuple[dict[str, np.ndarray], set[str]]:
+def model_garden_encoder_tensors(
+    reader, graph: ObjectGraph, prefix: str, encoder: str, num_heads: int
+) -> tuple[dict[str, np.ndarray], set[str]]:
     """`(TF1 name -> array, checkpoint keys read)` of the Model Garden encoder at object path
     `encoder`, with its sibling `masked_lm` head where there is one."""
     layers = graph.children(graph.child(0, f"{encoder}/_transformer_layers"))
     paths = {name: f"{encoder}/{path}" for name, path in _ENCODER.items()}
     for index in sorted(layers, key=int):
         block = f"{encoder}/_transformer_layers/{index}"
-        paths.update({f"bert/encoder/layer_{index}/{name}": f"{block}/{path}"
-                      for name, path in _BLOCK.items()})
+        paths.update(
+            {
+                f"bert/encoder/layer_{index}/{name}": f"{block}/{path}"
+                for name, path in _BLOCK.items()
+            }
+        )
     masked_lm = "/".join([*encoder.split("/")[:-1], "masked_lm"])
     if graph.child(0, masked_lm) is not None:
         paths.update({name: f"{masked_lm}/{path}" for name, path in _MASKED_LM.items()})
@@ -109,6 +128,8 @@ def model_garden_encoder_tensors(reader, graph: ObjectGraph, prefix: str, encode
         key = None if node is None else graph.variable_key(node)
         if key is None:
             raise CheckpointError(f"{prefix}: Model Garden checkpoint has no variable {path}")
-        tensors[tf1_name] = _merge_heads(prefix, tf1_name, read_tensor(reader, prefix, key), num_heads)
+        tensors[tf1_name] = _merge_heads(
+            prefix, tf1_name, read_tensor(reader, prefix, key), num_heads
+        )
         read.add(key)
     return tensors, read

@@ -9,11 +9,18 @@ import os
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints.bert_tf_checkpoint import keras_file_config
 from bert_tf.checkpoints.checkpoint_weights import named_setting
-from bert_tf.checkpoints.formats import (HUGGING_FACE_FORMATS, CheckpointFormat, detect_format,
-                                        hugging_face_config_file, stored_config_file)
+from bert_tf.checkpoints.formats import (
+    HUGGING_FACE_FORMATS,
+    CheckpointFormat,
+    detect_format,
+    hugging_face_config_file,
+    stored_config_file,
+)
 from bert_tf.checkpoints.hub_saved_model import read_hub_config
-from bert_tf.checkpoints.hugging_face_checkpoint import (read_hugging_face_config,
-                                                         read_hugging_face_labels)
+from bert_tf.checkpoints.hugging_face_checkpoint import (
+    read_hugging_face_config,
+    read_hugging_face_labels,
+)
 from bert_tf.checkpoints.labels_file import labels_beside, read_labels
 from bert_tf.errors import UserInputError
 
@@ -54,12 +61,19 @@ def resolve_starting_checkpoint(path: str | os.PathLike) -> StartingCheckpoint:
     """
     checkpoint_format, location = detect_format(path)
     config, source = stored_config(checkpoint_format, location)
-    return StartingCheckpoint(os.fspath(path), checkpoint_format, location, config, source,
-                              stored_labels(checkpoint_format, location))
+    return StartingCheckpoint(
+        os.fspath(path),
+        checkpoint_format,
+        location,
+        config,
+        source,
+        stored_labels(checkpoint_format, location),
+    )
 
 
-def resolve_init_checkpoint(checkpoint: str | None, setting: str = "init_checkpoint"
-                            ) -> StartingCheckpoint | None:
+def resolve_init_checkpoint(
+    checkpoint: str | None, setting: str = "init_checkpoint"
+) -> StartingCheckpoint | None:
     """`resolve_starting_checkpoint(checkpoint)`, its errors naming `setting` (the option that
     gave the path: "`init_checkpoint`=path: problem"); None without a checkpoint."""
     if not checkpoint:
@@ -68,8 +82,11 @@ def resolve_init_checkpoint(checkpoint: str | None, setting: str = "init_checkpo
         return resolve_starting_checkpoint(checkpoint)
 
 
-def resolve_bert_config(config_file: str | None, checkpoint: str | StartingCheckpoint | None,
-                        setting: str = "init_checkpoint") -> BertConfig:
+def resolve_bert_config(
+    config_file: str | None,
+    checkpoint: str | StartingCheckpoint | None,
+    setting: str = "init_checkpoint",
+) -> BertConfig:
     """The config in `config_file`, else the one stored with `checkpoint` (`checkpoint_config`).
 
     Args:
@@ -93,13 +110,16 @@ def resolve_bert_config(config_file: str | None, checkpoint: str | StartingCheck
         with named_setting(setting):
             config = checkpoint_config(checkpoint)
     if config is None:
-        raise UserInputError("`bert_config_file` is required: no bert_config.json or config.json "
-                             f"lies beside `{setting}`={checkpoint}")
+        raise UserInputError(
+            "`bert_config_file` is required: no bert_config.json or config.json "
+            f"lies beside `{setting}`={checkpoint}"
+        )
     return config
 
 
-def stored_config(checkpoint_format: CheckpointFormat, location: str
-                  ) -> tuple[BertConfig | None, str | None]:
+def stored_config(
+    checkpoint_format: CheckpointFormat, location: str
+) -> tuple[BertConfig | None, str | None]:
     """`(config, source file)` stored with the checkpoint at `location`, or `(None, None)`."""
     if checkpoint_format is CheckpointFormat.TF_HUB:
         return read_hub_config(location)

@@ -15,23 +15,33 @@ from bert_tf.models import BertClassifier, BertMultipleChoice, BertSpanLabeler, 
 
 # By model type: the task model and its head layer's
 # attribute (a bert_tf checkpoint's `model/<attribute>`).
-TASK_MODELS = {"classifier": (BertClassifier, HEAD_LAYERS["classifier"]),
-               "span": (BertSpanLabeler, HEAD_LAYERS["span"]),
-               "token": (BertTokenClassifier, HEAD_LAYERS["token"]),
-               "multiple_choice": (BertMultipleChoice, HEAD_LAYERS["multiple_choice"])}
+TASK_MODELS = {
+    "classifier": (BertClassifier, HEAD_LAYERS["classifier"]),
+    "span": (BertSpanLabeler, HEAD_LAYERS["span"]),
+    "token": (BertTokenClassifier, HEAD_LAYERS["token"]),
+    "multiple_choice": (BertMultipleChoice, HEAD_LAYERS["multiple_choice"]),
+}
 # What each model type's head is called in the formats, for the errors naming a missing head.
-HEAD_NAMES = {"classifier": "output_weights, Hugging Face classifier or a bert_tf classifier",
-              "span": "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model",
-              "token": "Hugging Face BertForTokenClassification or a bert_tf token classifier",
-              "multiple_choice": "Hugging Face BertForMultipleChoice or a bert_tf multiple-choice model"}
+HEAD_NAMES = {
+    "classifier": "output_weights, Hugging Face classifier or a bert_tf classifier",
+    "span": "cls/squad/..., Hugging Face qa_outputs or a bert_tf span model",
+    "token": "Hugging Face BertForTokenClassification or a bert_tf token classifier",
+    "multiple_choice": "Hugging Face BertForMultipleChoice or a bert_tf multiple-choice model",
+}
 # A Hugging Face `classifier` by the architecture its
 # config.json names; any other is a sentence classifier.
-_HUGGING_FACE_HEADS = {"BertForTokenClassification": "token", "BertForMultipleChoice": "multiple_choice"}
+_HUGGING_FACE_HEADS = {
+    "BertForTokenClassification": "token",
+    "BertForMultipleChoice": "multiple_choice",
+}
 
 
 def task_model_type(model: keras.Model) -> str | None:
     """The `TASK_MODELS` type of a task model, or None for another model."""
-    return next((name for name, (model_class, _) in TASK_MODELS.items() if isinstance(model, model_class)), None)
+    return next(
+        (name for name, (model_class, _) in TASK_MODELS.items() if isinstance(model, model_class)),
+        None,
+    )
 
 
 def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
@@ -48,12 +58,16 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
     if report.format in (CheckpointFormat.BERT_TF.value, CheckpointFormat.KERAS.value):
         heads = saved_heads(report.path, keras_file=report.format == CheckpointFormat.KERAS.value)
         labels = report.labels  # none for a `.keras` file
-        return {name: {**head, "labels": labels} for name, head in heads.items()} if labels else heads
+        return (
+            {name: {**head, "labels": labels} for name, head in heads.items()} if labels else heads
+        )
     heads = {"span": report.heads["squad"]} if "squad" in report.heads else {}
     if "classifier" in report.heads:
         model_type = _hugging_face_head_type(report)
         head = report.heads["classifier"]
-        if model_type == "multiple_choice":  # its bias adds the same to every choice: the softmax drops it
+        if (
+            model_type == "multiple_choice"
+        ):  # its bias adds the same to every choice: the softmax drops it
             head = {"kernel": head["kernel"]}
         heads[model_type] = head
     return heads
@@ -65,8 +79,10 @@ def _hugging_face_head_type(report: LoadReport) -> str:
     if path is None:
         return "classifier"
     architectures = read_hugging_face_architectures(path)
-    return next((model_type for name, model_type in _HUGGING_FACE_HEADS.items() if name in architectures),
-                "classifier")
+    return next(
+        (model_type for name, model_type in _HUGGING_FACE_HEADS.items() if name in architectures),
+        "classifier",
+    )
 
 
 def missing_head(name: str) -> str:
@@ -74,7 +90,9 @@ def missing_head(name: str) -> str:
     return f"no {name} head ({HEAD_NAMES[name]})"
 
 
-def load_task_head(model: keras.Model, heads: dict, labels: Sequence[str] | None = None) -> str | None:
+def load_task_head(
+    model: keras.Model, heads: dict, labels: Sequence[str] | None = None
+) -> str | None:
     """Sets the head layer of `model` (a `TASK_MODELS` model) from `heads[<its type>]`.
 
     `heads` are a checkpoint's, by model type (`checkpoint_heads`). Where the head names
@@ -110,7 +128,10 @@ def label_order(head_labels: Sequence[str], labels: Sequence[str]) -> list[int] 
     >>> label_order(["NEGATIVE", "POSITIVE"], ["positive", "negative"])
     [1, 0]
     """
-    theirs, ours = [label.casefold() for label in head_labels], [label.casefold() for label in labels]
+    theirs, ours = (
+        [label.casefold() for label in head_labels],
+        [label.casefold() for label in labels],
+    )
     if sorted(theirs) != sorted(ours) or len(set(theirs)) != len(theirs):
         return None
     return [theirs.index(label) for label in ours]

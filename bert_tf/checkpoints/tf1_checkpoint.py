@@ -26,9 +26,12 @@ def read_tf1_checkpoint(prefix: str) -> CheckpointWeights:
     return weights
 
 
-def write_tf1_checkpoint(model, prefix: str | os.PathLike,
-                         heads: Mapping[str, Mapping[str, np.ndarray]] | None = None,
-                         names: Iterable[str] | None = None) -> str:
+def write_tf1_checkpoint(
+    model,
+    prefix: str | os.PathLike,
+    heads: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+    names: Iterable[str] | None = None,
+) -> str:
     """Writes `model` under google-research/bert's TF1 names, as `tf.compat.v1.train.Saver` would.
 
     Args:
@@ -52,6 +55,10 @@ def write_tf1_checkpoint(model, prefix: str | os.PathLike,
         tensors.update(tf1_names.task_head_tensors(role, head))
     tf.io.gfile.makedirs(os.path.dirname(prefix) or ".")
     names = sorted(tensors)
-    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
-                      tensors=[tensors[name] for name in names])
+    tf.raw_ops.SaveV2(
+        prefix=prefix,
+        tensor_names=names,
+        shape_and_slices=[""] * len(names),
+        tensors=[tensors[name] for name in names],
+    )
     return prefix

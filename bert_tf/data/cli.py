@@ -13,10 +13,9 @@ import gc
 from absl import flags
 
 from bert_tf.cli_errors import naming_output_flag, reject_arguments, run_reporting_user_errors
-from bert_tf.data import corpus
-from bert_tf.data import pretraining_data_generator as generator
 from bert_tf.corpora import fetch_uncased_vocab, fetch_wikipedia_sample
-from bert_tf.data import vocab_learner
+from bert_tf.data import corpus, vocab_learner
+from bert_tf.data import pretraining_data_generator as generator
 
 FLAGS = flags.FLAGS
 
@@ -25,16 +24,27 @@ def create_pretraining_data(flag_values: flags.FlagValues = FLAGS) -> generator.
     """Writes the pretraining TFRecords that the flags describe; returns their statistics."""
     fv = flag_values
     options = generator.PretrainingDataOptions(
-        vocab_file=fv.vocab_file, do_lower_case=fv.do_lower_case, do_whole_word_mask=fv.do_whole_word_mask,
-        word_segmenter=fv.word_segmenter, max_seq_length=fv.max_seq_length,
+        vocab_file=fv.vocab_file,
+        do_lower_case=fv.do_lower_case,
+        do_whole_word_mask=fv.do_whole_word_mask,
+        word_segmenter=fv.word_segmenter,
+        max_seq_length=fv.max_seq_length,
         max_predictions_per_seq=fv.max_predictions_per_seq,
-        random_seed=fv.random_seed, dupe_factor=fv.dupe_factor, masked_lm_prob=fv.masked_lm_prob,
-        short_seq_prob=fv.short_seq_prob, next_sentence_prediction=fv.next_sentence_prediction)
+        random_seed=fv.random_seed,
+        dupe_factor=fv.dupe_factor,
+        masked_lm_prob=fv.masked_lm_prob,
+        short_seq_prob=fv.short_seq_prob,
+        next_sentence_prediction=fv.next_sentence_prediction,
+    )
     with naming_output_flag("output_file", fv.output_file):
         return generator.create_pretraining_data(
-            corpus.expand_input_files(fv.input_file), generator.output_paths(fv.output_file, fv.num_output_shards),
-            options, num_workers=fv.num_workers, chunk_bytes=max(1, int(fv.chunk_mb * 2**20)),
-            bert_config_file=fv.bert_config_file)
+            corpus.expand_input_files(fv.input_file),
+            generator.output_paths(fv.output_file, fv.num_output_shards),
+            options,
+            num_workers=fv.num_workers,
+            chunk_bytes=max(1, int(fv.chunk_mb * 2**20)),
+            bert_config_file=fv.bert_config_file,
+        )
 
 
 def _create_pretraining_data_main(argv, flag_values: flags.FlagValues) -> None:
@@ -53,8 +63,14 @@ def _create_vocab_main(argv, flag_values: flags.FlagValues) -> None:
     reject_arguments(argv)
     fv = flag_values
     with naming_output_flag("output_file", fv.output_file):
-        tokens = vocab_learner.create_vocab(fv.input_file, fv.output_file, fv.vocab_size, fv.do_lower_case,
-                                            fv.num_unused, fv.keep_cjk_suffix_pieces)
+        tokens = vocab_learner.create_vocab(
+            fv.input_file,
+            fv.output_file,
+            fv.vocab_size,
+            fv.do_lower_case,
+            fv.num_unused,
+            fv.keep_cjk_suffix_pieces,
+        )
     print(f"Wrote {len(tokens)} tokens to {fv.output_file}")
 
 

@@ -49,8 +49,9 @@ class Sentence:
     line: int
 
 
-def read_conll(path: str | os.PathLike, labels: Sequence[str] | None = None,
-               untagged_ok: bool = False) -> list[Sentence]:
+def read_conll(
+    path: str | os.PathLike, labels: Sequence[str] | None = None, untagged_ok: bool = False
+) -> list[Sentence]:
     """Reads a CoNLL file (local or remote); with `labels`,
     a tag outside them is an error naming its line.
 
@@ -71,11 +72,14 @@ def read_conll(path: str | os.PathLike, labels: Sequence[str] | None = None,
             raise ConllError(f"{path}:{number}: expected `word ... tag`, got {len(fields)} column")
         columns = columns or len(fields)
         if len(fields) != columns:
-            raise ConllError(f"{path}:{number}: {len(fields)} columns where the file's first line "
-                             f"has {columns}")
+            raise ConllError(
+                f"{path}:{number}: {len(fields)} columns where the file's first line has {columns}"
+            )
         if known is not None and columns > 1 and fields[-1] not in known:
-            raise ConllError(f"{path}:{number}: label {fields[-1]!r} is not in the training "
-                             f"labels ({' '.join(sorted(known))})")
+            raise ConllError(
+                f"{path}:{number}: label {fields[-1]!r} is not in the training "
+                f"labels ({' '.join(sorted(known))})"
+            )
         if not words:
             first_line = number
         words.append(fields[0])
@@ -107,23 +111,29 @@ class TaggedWindows:
 
     sentences: list[Sentence]
     features: dict[str, np.ndarray]  # int32 input_word_ids, input_mask, input_type_ids [n, seq]
-    label_ids: np.ndarray            # int32 [n, seq]: the word's label at first sub-tokens (0 untagged), else 0
-    label_weights: np.ndarray        # float32 [n, seq]: 1 at first sub-tokens, else 0
-    sentence_index: np.ndarray       # int32 [n, seq]: the sentence a first sub-token belongs to, else -1
-    word_index: np.ndarray           # int32 [n, seq]: its word in that sentence, else -1
-    best: np.ndarray                 # bool [n, seq]: the position each word is decoded from
+    label_ids: (
+        np.ndarray
+    )  # int32 [n, seq]: the word's label at first sub-tokens (0 untagged), else 0
+    label_weights: np.ndarray  # float32 [n, seq]: 1 at first sub-tokens, else 0
+    sentence_index: np.ndarray  # int32 [n, seq]: the sentence a first sub-token belongs to, else -1
+    word_index: np.ndarray  # int32 [n, seq]: its word in that sentence, else -1
+    best: np.ndarray  # bool [n, seq]: the position each word is decoded from
 
     def decode(self, values: np.ndarray) -> list[list]:
         """Per-position values `[n, seq]` -> one value per word, per sentence."""
         decoded = [[None] * len(s.words) for s in self.sentences]
-        for sentence, word, value in zip(self.sentence_index[self.best], self.word_index[self.best],
-                                         np.asarray(values)[self.best]):
+        for sentence, word, value in zip(
+            self.sentence_index[self.best],
+            self.word_index[self.best],
+            np.asarray(values)[self.best],
+        ):
             decoded[sentence][word] = value
         return decoded
 
 
-def encode_sentences(sentences: Sequence[Sentence], tokenizer, labels: Sequence[str],
-                     max_seq_length: int) -> TaggedWindows:
+def encode_sentences(
+    sentences: Sequence[Sentence], tokenizer, labels: Sequence[str], max_seq_length: int
+) -> TaggedWindows:
     """WordPiece windows `[CLS] pieces [SEP]` of `max_seq_length`, half a window apart.
 
     All words are tokenized in one batched call; a word with no WordPiece (only
@@ -139,16 +149,23 @@ def encode_sentences(sentences: Sequence[Sentence], tokenizer, labels: Sequence[
     capacity = max_seq_length - 2
     rows, word_offset = [], 0
     for s, sentence in enumerate(sentences):
-        ids, first = [], []  # the sentence's pieces; per piece, its word if it is the first piece, else -1
+        ids, first = (
+            [],
+            [],
+        )  # the sentence's pieces; per piece, its word if it is the first piece, else -1
         for w in range(len(sentence.words)):
-            word_pieces = flat_ids[starts[word_offset + w]:starts[word_offset + w + 1]]
+            word_pieces = flat_ids[starts[word_offset + w] : starts[word_offset + w + 1]]
             word_pieces = word_pieces if len(word_pieces) else [tokenizer.vocab.unk_id]
             ids.extend(word_pieces)
             first.extend([w] + [-1] * (len(word_pieces) - 1))
         word_offset += len(sentence.words)
-        window_starts, window_lengths = window_spans(len(ids), capacity, stride=max(1, capacity // 2))
-        rows.extend((s, np.asarray(ids), np.asarray(first), start, start + length)
-                    for start, length in zip(window_starts, window_lengths))
+        window_starts, window_lengths = window_spans(
+            len(ids), capacity, stride=max(1, capacity // 2)
+        )
+        rows.extend(
+            (s, np.asarray(ids), np.asarray(first), start, start + length)
+            for start, length in zip(window_starts, window_lengths)
+        )
     return _pack(sentences, rows, label_to_id, max_seq_length, tokenizer.vocab)
 
 
@@ -159,11 +176,13 @@ def _pack(sentences, rows, label_to_id, max_seq_length, vocab) -> TaggedWindows:
     label_ids = np.zeros((n, max_seq_length), np.int32)
     sentence_index = np.full((n, max_seq_length), -1, np.int32)
     word_index = np.full((n, max_seq_length), -1, np.int32)
-    context = np.full((n, max_seq_length), -np.inf)  # how much context a first piece has in its window
+    context = np.full(
+        (n, max_seq_length), -np.inf
+    )  # how much context a first piece has in its window
     for row, (s, ids, first, start, stop) in enumerate(rows):
         size = stop - start
-        word_ids[row, :size + 2] = [vocab.cls_id, *ids[start:stop], vocab.sep_id]
-        mask[row, :size + 2] = 1
+        word_ids[row, : size + 2] = [vocab.cls_id, *ids[start:stop], vocab.sep_id]
+        mask[row, : size + 2] = 1
         words = first[start:stop]
         positions = 1 + np.flatnonzero(words >= 0)
         word_index[row, positions] = words[words >= 0]
@@ -175,10 +194,17 @@ def _pack(sentences, rows, label_to_id, max_seq_length, vocab) -> TaggedWindows:
         context[row, positions] = context_score(offsets, size)
     return TaggedWindows(
         sentences=list(sentences),
-        features={"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": np.zeros_like(mask)},
-        label_ids=label_ids, label_weights=(sentence_index >= 0).astype(np.float32),
-        sentence_index=sentence_index, word_index=word_index,
-        best=_best_positions(sentence_index, word_index, context))
+        features={
+            "input_word_ids": word_ids,
+            "input_mask": mask,
+            "input_type_ids": np.zeros_like(mask),
+        },
+        label_ids=label_ids,
+        label_weights=(sentence_index >= 0).astype(np.float32),
+        sentence_index=sentence_index,
+        word_index=word_index,
+        best=_best_positions(sentence_index, word_index, context),
+    )
 
 
 def _best_positions(sentence_index, word_index, context) -> np.ndarray:

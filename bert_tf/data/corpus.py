@@ -87,8 +87,9 @@ def _resolved(path: str) -> str:
     return io_utils.canonical_path(path)
 
 
-def check_output_files(output_files: list[str], input_files: list[str],
-                       **other_inputs: str | list[str] | None) -> None:
+def check_output_files(
+    output_files: list[str], input_files: list[str], **other_inputs: str | list[str] | None
+) -> None:
     """Raises `CorpusError` for an `--output_file` that would destroy an input or cannot be written.
 
     That is an output listed twice, an existing directory, one of `input_files`,
@@ -181,7 +182,8 @@ def split_long_lines(lines: tf.Tensor) -> tf.Tensor:
         # the cut at (k + 1) * row_bytes - _CUT_WINDOW + 1 + j.
         first = tf.range(1, rows) * row_bytes - _CUT_WINDOW  # [rows - 1]
         window = tf.io.decode_raw(  # [rows - 1, _CUT_WINDOW + 1]
-            tf.strings.substr(line, first, tf.fill(tf.shape(first), _CUT_WINDOW + 1)), tf.uint8)
+            tf.strings.substr(line, first, tf.fill(tf.shape(first), _CUT_WINDOW + 1)), tf.uint8
+        )
         before, at = window[:, :-1], window[:, 1:]
         safe = tf.reduce_any(tf.stack([before == byte for byte in _SAFE_CUT_AFTER]), axis=0)
         character_start = tf.bitwise.bitwise_and(at, 0xC0) != 0x80
@@ -191,13 +193,17 @@ def split_long_lines(lines: tf.Tensor) -> tf.Tensor:
 
         cuts = first + 1 + tf.where(tf.reduce_any(safe, axis=1), last(safe), last(character_start))
         starts, ends = tf.concat([[0], cuts], 0), tf.concat([cuts, [size]], 0)
-        pieces = tf.strings.strip(tf.strings.substr(line, starts, ends - starts))  # each under MAX_LINE_BYTES
+        pieces = tf.strings.strip(
+            tf.strings.substr(line, starts, ends - starts)
+        )  # each under MAX_LINE_BYTES
         return tf.boolean_mask(pieces, tf.strings.length(pieces) > 0)
 
     def split_all():
         pieces = tf.map_fn(
             lambda args: tf.cond(args[1], lambda: split_line(args[0]), lambda: args[0][tf.newaxis]),
-            (lines, is_long), fn_output_signature=tf.RaggedTensorSpec([None], tf.string, ragged_rank=0))
+            (lines, is_long),
+            fn_output_signature=tf.RaggedTensorSpec([None], tf.string, ragged_rank=0),
+        )
         return pieces.flat_values
 
     is_long = tf.strings.length(lines) > MAX_LINE_BYTES  # [n]
@@ -249,8 +255,10 @@ def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") ->
         for offset, block in _blocks(path):
             nul = block.find(b"\0")
             if nul >= 0:
-                raise CorpusError(f"{path} line {line + block.count(_NEWLINE, 0, nul)}: a NUL byte; "
-                                  "this is not a text file")
+                raise CorpusError(
+                    f"{path} line {line + block.count(_NEWLINE, 0, nul)}: a NUL byte; "
+                    "this is not a text file"
+                )
             try:
                 block.decode("utf-8")
             except UnicodeDecodeError:
@@ -282,7 +290,9 @@ def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") ->
             spans_bytes += size - start
         if spans_bytes >= chunk_bytes:
             close_chunk()
-    if spans and chunks:  # the corpus's last documents, less than `chunk_bytes`: with the chunk before
+    if (
+        spans and chunks
+    ):  # the corpus's last documents, less than `chunk_bytes`: with the chunk before
         last = chunks.pop()
         chunks.append(CorpusChunk(last.spans + tuple(spans), last.index))
     elif spans:
@@ -292,8 +302,13 @@ def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") ->
     if not has_text:
         raise CorpusError(f"`{flag}`: the corpus is empty ({len(paths)} files without text)")
     if long_lines:
-        logging.warning("%d input lines are longer than %d bytes (first: %s): each is read as several lines, "
-                        "split at a space or a sentence end", long_lines, MAX_LINE_BYTES, first_long)
+        logging.warning(
+            "%d input lines are longer than %d bytes (first: %s): each is read as several lines, "
+            "split at a space or a sentence end",
+            long_lines,
+            MAX_LINE_BYTES,
+            first_long,
+        )
     return chunks
 
 
@@ -315,12 +330,17 @@ def read_chunk(chunk: CorpusChunk) -> list[str]:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise CorpusError(f"{span.path}: not valid UTF-8 at byte {span.start + e.start}") from None
+            raise CorpusError(
+                f"{span.path}: not valid UTF-8 at byte {span.start + e.start}"
+            ) from None
         if lines:
             lines.append("")
         for line in text.split("\n"):
             if len(line) > MAX_LINE_BYTES // 4 and len(line.encode("utf-8")) > MAX_LINE_BYTES:
-                pieces = (piece.decode("utf-8").strip() for piece in split_long_lines(tf.constant([line])).numpy())
+                pieces = (
+                    piece.decode("utf-8").strip()
+                    for piece in split_long_lines(tf.constant([line])).numpy()
+                )
                 lines.extend(piece for piece in pieces if piece)
             else:
                 lines.append(line.strip())

@@ -69,16 +69,21 @@ def doc_stride_windows(context_lengths, max_doc_tokens, doc_stride: int) -> DocW
     windows = tf.ragged.range(num_windows)  # [batch, (windows)]
     example = windows.value_rowids()  # [windows]
     start = windows.flat_values * tf.gather(step, example)
-    length = tf.minimum(tf.gather(context_lengths, example) - start, tf.gather(max_doc_tokens, example))
-    offset = tf.cumsum(context_lengths, exclusive=True)  # where each context starts in the flat values
+    length = tf.minimum(
+        tf.gather(context_lengths, example) - start, tf.gather(max_doc_tokens, example)
+    )
+    offset = tf.cumsum(
+        context_lengths, exclusive=True
+    )  # where each context starts in the flat values
     begin = tf.gather(offset, example) + start
     doc_tokens = tf.ragged.range(begin, begin + length)  # [windows, (tokens)]
 
     position = tf.ragged.range(length).flat_values
     window = doc_tokens.value_rowids()
     window_length = tf.gather(length, window)
-    score = (tf.cast(tf.minimum(position, window_length - 1 - position), tf.float32)
-             + 0.01 * tf.cast(window_length, tf.float32))
+    score = tf.cast(
+        tf.minimum(position, window_length - 1 - position), tf.float32
+    ) + 0.01 * tf.cast(window_length, tf.float32)
     token, total = doc_tokens.flat_values, tf.reduce_sum(context_lengths)
     is_best = score >= tf.gather(tf.math.unsorted_segment_max(score, token, total), token)
     first_best = tf.math.unsorted_segment_min(tf.where(is_best, window, tf.int64.max), token, total)

@@ -34,7 +34,9 @@ def _varint_groups(values: np.ndarray) -> np.ndarray:
     groups = np.empty(values.shape + (width,), np.uint8)
     for k in range(width):
         more = values >= (1 << (7 * (k + 1)))  # another byte follows
-        groups[..., k] = ((values >> (7 * k)) & 0x7F).astype(np.uint8) | (more << 7).astype(np.uint8)
+        groups[..., k] = ((values >> (7 * k)) & 0x7F).astype(np.uint8) | (more << 7).astype(
+            np.uint8
+        )
     return groups
 
 
@@ -99,9 +101,11 @@ class _Message:
             return
         groups = _varint_bytes(values, largest).reshape(batch_size, -1)
         keep = groups != 0
-        keep[:, ::groups.shape[1] // values.shape[1]] = True  # a varint's first byte, even a 0
+        keep[:, :: groups.shape[1] // values.shape[1]] = True  # a varint's first byte, even a 0
         used = keep.any(axis=0)
-        if np.array_equal(used, keep.all(axis=0)):  # The same bytes in every message: nothing to drop.
+        if np.array_equal(
+            used, keep.all(axis=0)
+        ):  # The same bytes in every message: nothing to drop.
             self.fixed(groups[:, used])
         else:
             self._add((groups, keep))
@@ -121,13 +125,22 @@ class _Message:
 
     def join(self) -> tuple[np.ndarray, np.ndarray]:
         """(every message's bytes, one after the other, flat uint8; each one's length `[batch]`)."""
-        blocks = [(np.broadcast_to(np.frombuffer(block, np.uint8), (len(self.length), len(block))), None)
-                  if isinstance(block, bytes) else block for block in self.blocks]
+        blocks = [
+            (np.broadcast_to(np.frombuffer(block, np.uint8), (len(self.length), len(block))), None)
+            if isinstance(block, bytes)
+            else block
+            for block in self.blocks
+        ]
         data = np.concatenate([block for block, _ in blocks], axis=1).reshape(-1)
         if all(keep is None for _, keep in blocks):
             return data, self.length
-        keep = np.concatenate([np.broadcast_to(True, block.shape) if keep is None else keep
-                               for block, keep in blocks], axis=1)
+        keep = np.concatenate(
+            [
+                np.broadcast_to(True, block.shape) if keep is None else keep
+                for block, keep in blocks
+            ],
+            axis=1,
+        )
         return np.compress(keep.reshape(-1), data), self.length
 
 
@@ -137,7 +150,9 @@ def _feature_entry(name: str, values: np.ndarray) -> _Message:
     value_list = _Message(batch_size)  # Int64List / FloatList: one packed field
     payload = _Message(batch_size)
     if name in pretraining_features.FLOAT_FEATURES:
-        payload.fixed(np.ascontiguousarray(values, dtype="<f4").view(np.uint8).reshape(batch_size, -1))
+        payload.fixed(
+            np.ascontiguousarray(values, dtype="<f4").view(np.uint8).reshape(batch_size, -1)
+        )
         list_tag = _TAG_FLOAT_LIST
     else:
         payload.varints(values)

@@ -69,7 +69,9 @@ class DataProcessor(abc.ABC):
         """The split's file name inside `data_dir`, e.g. `train.tsv`."""
 
     @abc.abstractmethod
-    def read(self, data_dir: str, split: str, labels: Sequence[str] | None = None) -> list[InputExample]:
+    def read(
+        self, data_dir: str, split: str, labels: Sequence[str] | None = None
+    ) -> list[InputExample]:
         """The split's examples; raises `DataError` naming `file:line` on bad data.
 
         Labels must be among `labels` (the task's, in id order; default `self.labels(data_dir)`),
@@ -91,27 +93,34 @@ class Columns:
     def min_columns(self) -> int:
         used = [c for c in (self.text_a, self.text_b, self.label, self.index) if c is not None]
         needed = max(c + 1 for c in used if c >= 0)
-        return needed + sum(1 for c in used if c < 0)  # a column counted from the end lies past the others
+        return needed + sum(
+            1 for c in used if c < 0
+        )  # a column counted from the end lies past the others
 
-    def example(self, row: list[str], guid: str, label_set: tuple[str, ...] | None, path: str,
-                line: int) -> InputExample:
+    def example(
+        self, row: list[str], guid: str, label_set: tuple[str, ...] | None, path: str, line: int
+    ) -> InputExample:
         """The row's example (`guid` without an index column), its label checked in `label_set`."""
         label = None if self.label is None else _check_label(row[self.label], label_set, path, line)
-        return InputExample(guid if self.index is None else row[self.index], row[self.text_a],
-                            None if self.text_b is None else row[self.text_b], label)
+        return InputExample(
+            guid if self.index is None else row[self.index],
+            row[self.text_a],
+            None if self.text_b is None else row[self.text_b],
+            label,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
 class GlueProcessor(DataProcessor):
     """One GLUE task: its official TSV layout (QUOTE_NONE), labels and submission file names."""
 
-    name: str                                   # the task folder and submission name, e.g. "MRPC"
-    label_list: tuple[str, ...] | None          # None: regression (STS-B)
-    labeled: Columns                            # train and dev files
+    name: str  # the task folder and submission name, e.g. "MRPC"
+    label_list: tuple[str, ...] | None  # None: regression (STS-B)
+    labeled: Columns  # train and dev files
     test: Columns
     eval_splits: tuple[str, ...] = ("dev",)
     predict_splits: tuple[str, ...] = ("test",)
-    submission_names: tuple[str, ...] = ()      # one per predict split; default `<name>.tsv`
+    submission_names: tuple[str, ...] = ()  # one per predict split; default `<name>.tsv`
 
     @property
     def is_regression(self) -> bool:
@@ -127,12 +136,17 @@ class GlueProcessor(DataProcessor):
         names = self.submission_names or (f"{self.name}.tsv",)
         return names[self.predict_splits.index(split)]
 
-    def read(self, data_dir: str, split: str, labels: Sequence[str] | None = None) -> list[InputExample]:
+    def read(
+        self, data_dir: str, split: str, labels: Sequence[str] | None = None
+    ) -> list[InputExample]:
         path = _split_path(data_dir, self.file_name(split))
         columns = self.test if split in self.predict_splits else self.labeled
         label_set = self.label_list if labels is None else tuple(labels)
         rows = _read_tsv(path, columns, self.name)
-        return [columns.example(row, f"{split}-{i}", label_set, path, line) for i, (line, row) in enumerate(rows)]
+        return [
+            columns.example(row, f"{split}-{i}", label_set, path, line)
+            for i, (line, row) in enumerate(rows)
+        ]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,26 +171,41 @@ class XnliProcessor(DataProcessor):
         return self.label_list
 
     def file_name(self, split: str) -> str:
-        return f"multinli/multinli.train.{self.language}.tsv" if split == "train" else f"xnli.{split}.tsv"
+        return (
+            f"multinli/multinli.train.{self.language}.tsv"
+            if split == "train"
+            else f"xnli.{split}.tsv"
+        )
 
-    def read(self, data_dir: str, split: str, labels: Sequence[str] | None = None) -> list[InputExample]:
+    def read(
+        self, data_dir: str, split: str, labels: Sequence[str] | None = None
+    ) -> list[InputExample]:
         path = _split_path(data_dir, self.file_name(split))
         columns = _XNLI_COLUMNS[split]
         rows = _read_tsv(path, columns, self.name)
         if split == "train":
-            rows = [(line, _renamed_label(row, columns.label, _XNLI_TRAIN_LABELS)) for line, row in rows]
+            rows = [
+                (line, _renamed_label(row, columns.label, _XNLI_TRAIN_LABELS)) for line, row in rows
+            ]
         else:
             rows = self._in_language(rows, path)
         label_set = self.label_list if labels is None else tuple(labels)
-        return [columns.example(row, f"{split}-{i}", label_set, path, line) for i, (line, row) in enumerate(rows)]
+        return [
+            columns.example(row, f"{split}-{i}", label_set, path, line)
+            for i, (line, row) in enumerate(rows)
+        ]
 
-    def _in_language(self, rows: list[tuple[int, list[str]]], path: str) -> list[tuple[int, list[str]]]:
+    def _in_language(
+        self, rows: list[tuple[int, list[str]]], path: str
+    ) -> list[tuple[int, list[str]]]:
         """The rows in `self.language`; an error if the file has rows but none in that language."""
         kept = [(line, row) for line, row in rows if row[_XNLI_LANGUAGE] == self.language]
         if rows and not kept:
             found = sorted({row[_XNLI_LANGUAGE] for _, row in rows})
-            raise DataError(f"{path}: no rows in the language {self.language!r} (`xnli_language`); "
-                            f"the file has {', '.join(found)}")
+            raise DataError(
+                f"{path}: no rows in the language {self.language!r} (`xnli_language`); "
+                f"the file has {', '.join(found)}"
+            )
         return kept
 
 
@@ -193,7 +222,7 @@ class DelimitedFileProcessor(DataProcessor):
     'train.csv'
     """
 
-    extension: str                              # "csv" or "tsv"
+    extension: str  # "csv" or "tsv"
     text_a_column: str = "text"
     text_b_column: str | None = None
     label_column: str = "label"
@@ -205,18 +234,26 @@ class DelimitedFileProcessor(DataProcessor):
         if not labels:
             raise DataError(f"{path}: no training examples to read the label set from")
         if len(labels) == 1:
-            raise DataError(f"{path}: every example has the label {labels[0]!r}; "
-                            "classification needs at least two labels")
-        if all(_is_number(label) for label in labels) and not all(float(label).is_integer() for label in labels):
-            raise DataError(f"{path}: the labels are scores ({', '.join(labels[:3])}, ...), not classes: the "
-                            f"{self.extension} task classifies (of the "
-                            "regression tasks, only STS-B's is supported)")
+            raise DataError(
+                f"{path}: every example has the label {labels[0]!r}; "
+                "classification needs at least two labels"
+            )
+        if all(_is_number(label) for label in labels) and not all(
+            float(label).is_integer() for label in labels
+        ):
+            raise DataError(
+                f"{path}: the labels are scores ({', '.join(labels[:3])}, ...), not classes: the "
+                f"{self.extension} task classifies (of the "
+                "regression tasks, only STS-B's is supported)"
+            )
         return labels
 
     def file_name(self, split: str) -> str:
         return f"{split}.{self.extension}"
 
-    def read(self, data_dir: str, split: str, labels: Sequence[str] | None = None) -> list[InputExample]:
+    def read(
+        self, data_dir: str, split: str, labels: Sequence[str] | None = None
+    ) -> list[InputExample]:
         path = _split_path(data_dir, self.file_name(split))
         # CSV fields may be quoted, as pandas and spreadsheets write them when they hold a quote,
         # a comma or a line break. TSV has no quote character, as google-research/bert reads it
@@ -233,20 +270,29 @@ class DelimitedFileProcessor(DataProcessor):
             if name is None or (name not in header and not required):
                 return None
             if name not in header:
-                raise DataError(f"{path}:{header_line}: no column {name!r} ({flag}) in the header "
-                                f"{', '.join(header)}")
+                raise DataError(
+                    f"{path}:{header_line}: no column {name!r} ({flag}) in the header "
+                    f"{', '.join(header)}"
+                )
             return header.index(name)
 
         text_a = position("`text_a_column`", self.text_a_column)
         text_b = position("`text_b_column`", self.text_b_column)
-        label = position("`label_column`", self.label_column,
-                         required=split not in self.predict_splits)
+        label = position(
+            "`label_column`", self.label_column, required=split not in self.predict_splits
+        )
         data = rows[1:]
         for line, row in data:
             if len(row) != len(header):
-                raise DataError(f"{path}:{line}: malformed {self.extension.upper()} row: {len(row)} columns, "
-                                f"the header names {len(header)}")
-        if split in self.predict_splits and label is not None and all(not row[label].strip() for _, row in data):
+                raise DataError(
+                    f"{path}:{line}: malformed {self.extension.upper()} row: {len(row)} columns, "
+                    f"the header names {len(header)}"
+                )
+        if (
+            split in self.predict_splits
+            and label is not None
+            and all(not row[label].strip() for _, row in data)
+        ):
             label = None  # a label column left empty in every row, as pandas writes unlabelled data
         label_set = None
         if split != "train" and label is not None:
@@ -255,12 +301,20 @@ class DelimitedFileProcessor(DataProcessor):
         for row_number, (line, row) in enumerate(data):
             value = None if label is None else row[label]
             if split == "train" and not value.strip():
-                raise DataError(f"{path}:{line}: empty label in the column "
-                                f"{self.label_column!r} (`label_column`)")
+                raise DataError(
+                    f"{path}:{line}: empty label in the column "
+                    f"{self.label_column!r} (`label_column`)"
+                )
             if label_set is not None:
                 value = _check_label(value, label_set, path, line)
-            examples.append(InputExample(f"{split}-{row_number}", row[text_a],
-                                         None if text_b is None else row[text_b], value))
+            examples.append(
+                InputExample(
+                    f"{split}-{row_number}",
+                    row[text_a],
+                    None if text_b is None else row[text_b],
+                    value,
+                )
+            )
         return examples
 
 
@@ -282,16 +336,26 @@ def _unlabeled(text_a, text_b=None) -> Columns:
 _BINARY, _NLI = ("0", "1"), ("entailment", "not_entailment")
 _PAIR_WITH_INDEX = dict(labeled=_labeled(1, 2, 3, index=0), test=_unlabeled(1, 2))
 GLUE_PROCESSORS = {
-    "cola": GlueProcessor("CoLA", _BINARY, labeled=_labeled(3, label=1, header=False), test=_unlabeled(1)),
+    "cola": GlueProcessor(
+        "CoLA", _BINARY, labeled=_labeled(3, label=1, header=False), test=_unlabeled(1)
+    ),
     "sst2": GlueProcessor("SST-2", _BINARY, labeled=_labeled(0, label=1), test=_unlabeled(1)),
     "mrpc": GlueProcessor("MRPC", _BINARY, labeled=_labeled(3, 4, label=0), test=_unlabeled(3, 4)),
-    "stsb": GlueProcessor("STS-B", None, labeled=_labeled(7, 8, label=9, index=0), test=_unlabeled(7, 8)),
-    "qqp": GlueProcessor("QQP", _BINARY, labeled=_labeled(3, 4, label=5, index=0), test=_unlabeled(1, 2)),
-    "mnli": GlueProcessor("MNLI", ("contradiction", "entailment", "neutral"),
-                          labeled=_labeled(8, 9, label=-1, index=0), test=_unlabeled(8, 9),
-                          eval_splits=("dev_matched", "dev_mismatched"),
-                          predict_splits=("test_matched", "test_mismatched"),
-                          submission_names=("MNLI-m.tsv", "MNLI-mm.tsv")),
+    "stsb": GlueProcessor(
+        "STS-B", None, labeled=_labeled(7, 8, label=9, index=0), test=_unlabeled(7, 8)
+    ),
+    "qqp": GlueProcessor(
+        "QQP", _BINARY, labeled=_labeled(3, 4, label=5, index=0), test=_unlabeled(1, 2)
+    ),
+    "mnli": GlueProcessor(
+        "MNLI",
+        ("contradiction", "entailment", "neutral"),
+        labeled=_labeled(8, 9, label=-1, index=0),
+        test=_unlabeled(8, 9),
+        eval_splits=("dev_matched", "dev_mismatched"),
+        predict_splits=("test_matched", "test_mismatched"),
+        submission_names=("MNLI-m.tsv", "MNLI-mm.tsv"),
+    ),
     "qnli": GlueProcessor("QNLI", _NLI, **_PAIR_WITH_INDEX),
     "rte": GlueProcessor("RTE", _NLI, **_PAIR_WITH_INDEX),
     "wnli": GlueProcessor("WNLI", _BINARY, **_PAIR_WITH_INDEX),
@@ -300,7 +364,11 @@ GLUE_PROCESSORS = {
 # XNLI-MT's training file: premise, hypothesis, label. XNLI's dev and test files: language, gold
 # label, four parse columns, the two sentences, ids, genre and the annotators' labels.
 _XNLI_LANGUAGE = 0
-_XNLI_COLUMNS = {"train": Columns(0, 1, label=2), "dev": Columns(6, 7, label=1), "test": Columns(6, 7)}
+_XNLI_COLUMNS = {
+    "train": Columns(0, 1, label=2),
+    "dev": Columns(6, 7, label=1),
+    "test": Columns(6, 7),
+}
 _XNLI_TRAIN_LABELS = {"contradictory": "contradiction"}
 
 
@@ -309,8 +377,13 @@ def normalize_task_name(task_name: str) -> str:
     return task_name.lower().replace("-", "").replace("_", "")
 
 
-def get_processor(task_name: str, text_a_column: str = "text", text_b_column: str | None = None,
-                  label_column: str = "label", xnli_language: str = "zh") -> DataProcessor:
+def get_processor(
+    task_name: str,
+    text_a_column: str = "text",
+    text_b_column: str | None = None,
+    label_column: str = "label",
+    xnli_language: str = "zh",
+) -> DataProcessor:
     """The processor of a GLUE task (any case, `SST-2` or `sst2`), of `xnli`, or of `csv`/`tsv`."""
     key = normalize_task_name(task_name)
     if key in ("csv", "tsv"):
@@ -318,13 +391,16 @@ def get_processor(task_name: str, text_a_column: str = "text", text_b_column: st
     if key == "xnli":
         return XnliProcessor(xnli_language)
     if key not in GLUE_PROCESSORS:
-        raise DataError(f"`task_name`={task_name}: unknown task; choose one of "
-                        f"{', '.join(sorted(GLUE_PROCESSORS))}, xnli, csv, tsv")
+        raise DataError(
+            f"`task_name`={task_name}: unknown task; choose one of "
+            f"{', '.join(sorted(GLUE_PROCESSORS))}, xnli, csv, tsv"
+        )
     return GLUE_PROCESSORS[key]
 
 
-def encode_examples(tokenizer, examples: list[InputExample], label_list: tuple[str, ...] | None,
-                    max_seq_length: int) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+def encode_examples(
+    tokenizer, examples: list[InputExample], label_list: tuple[str, ...] | None, max_seq_length: int
+) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
     """Examples -> (int32 encoder inputs `[n, max_seq_length]`, labels `[n]` or None).
 
     Labels are int32 ids into `label_list`, or float32 scores when `label_list` is
@@ -334,7 +410,10 @@ def encode_examples(tokenizer, examples: list[InputExample], label_list: tuple[s
     segments = [tokenizer.tokenize([e.text_a for e in examples])]
     if examples and examples[0].text_b is not None:
         segments.append(tokenizer.tokenize([e.text_b for e in examples]))
-    features = {name: value.numpy() for name, value in tokenizer.pack_inputs(segments, max_seq_length).items()}
+    features = {
+        name: value.numpy()
+        for name, value in tokenizer.pack_inputs(segments, max_seq_length).items()
+    }
     if not examples or examples[0].label is None:
         return features, None
     if label_list is None:
@@ -355,8 +434,10 @@ def _read_tsv(path: str, columns: Columns, task: str) -> list[tuple[int, list[st
         rows = rows[1:]
     for line, row in rows:
         if len(row) < columns.min_columns:
-            raise DataError(f"{path}:{line}: malformed TSV row: {len(row)} tab-separated columns, "
-                            f"{task} needs at least {columns.min_columns}")
+            raise DataError(
+                f"{path}:{line}: malformed TSV row: {len(row)} tab-separated columns, "
+                f"{task} needs at least {columns.min_columns}"
+            )
     return rows
 
 
@@ -365,7 +446,9 @@ def _renamed_label(row: list[str], column: int, names: dict[str, str]) -> list[s
     return [names.get(field, field) if i == column else field for i, field in enumerate(row)]
 
 
-def _check_label(label: str, label_set: tuple[str, ...] | None, path: str, line: int) -> str | float:
+def _check_label(
+    label: str, label_set: tuple[str, ...] | None, path: str, line: int
+) -> str | float:
     if label_set is None:
         try:
             score = float(label)
@@ -375,5 +458,7 @@ def _check_label(label: str, label_set: tuple[str, ...] | None, path: str, line:
             raise DataError(f"{path}:{line}: score {label!r} is not a finite number")
         return score
     if label not in label_set:
-        raise DataError(f"{path}:{line}: label {label!r} is not in the label set {', '.join(label_set)}")
+        raise DataError(
+            f"{path}:{line}: label {label!r} is not in the label set {', '.join(label_set)}"
+        )
     return label

@@ -44,7 +44,9 @@ def _words(candidate: np.ndarray, continues: np.ndarray):
     word_start = candidate & ~(continues & previous)  # a continuation after a candidate continues
     start_of = np.maximum.accumulate(np.where(word_start, columns, 0), axis=1)
     boundary = np.where(word_start | ~candidate, columns, seq)
-    next_boundary = np.minimum.accumulate(boundary[:, ::-1], axis=1)[:, ::-1]  # first boundary >= column
+    next_boundary = np.minimum.accumulate(boundary[:, ::-1], axis=1)[
+        :, ::-1
+    ]  # first boundary >= column
     following = np.pad(next_boundary[:, 1:], ((0, 0), (0, 1)), constant_values=seq)
     return word_start, start_of, np.where(word_start, following - columns, 0)
 
@@ -55,15 +57,18 @@ def _random_keys(shape: tuple[int, int], rng: np.random.Generator) -> tuple[np.n
     128: then the earlier column sorts first."""
     batch, seq = shape
     position_bits = max(1, (seq - 1).bit_length())
-    random_bits = rng.bit_generator.random_raw((batch * seq + 1) // 2).view(np.uint32)  # 2 keys per draw
-    keys = random_bits[:batch * seq].reshape(shape)
+    random_bits = rng.bit_generator.random_raw((batch * seq + 1) // 2).view(
+        np.uint32
+    )  # 2 keys per draw
+    keys = random_bits[: batch * seq].reshape(shape)
     keys &= np.uint32(0xFFFFFFFF << position_bits & 0xFFFFFFFF)
     keys |= np.arange(seq, dtype=np.uint32)
     return keys, position_bits
 
 
-def _choose_tokens(candidate: np.ndarray, budget: np.ndarray, num_predictions: int,
-                   rng: np.random.Generator) -> np.ndarray:
+def _choose_tokens(
+    candidate: np.ndarray, budget: np.ndarray, num_predictions: int, rng: np.random.Generator
+) -> np.ndarray:
     """The `budget` candidates of each row with the smallest random keys: their positions,
     ascending, then `seq` as padding, `[batch, num_predictions]` (`budget <= num_predictions`).
 
@@ -72,16 +77,20 @@ def _choose_tokens(candidate: np.ndarray, budget: np.ndarray, num_predictions: i
     batch, seq = candidate.shape
     keys, position_bits = _random_keys(candidate.shape, rng)
     # Non-candidates sort last but keep their column in the low bits, which index `candidate` below.
-    np.bitwise_or(keys, np.uint32(0xFFFFFFFF << position_bits & 0xFFFFFFFF), out=keys, where=~candidate)
+    np.bitwise_or(
+        keys, np.uint32(0xFFFFFFFF << position_bits & 0xFFFFFFFF), out=keys, where=~candidate
+    )
     smallest = np.sort(keys, axis=1)[:, :num_predictions]
     positions = (smallest & np.uint32((1 << position_bits) - 1)).astype(np.intp)
-    taken = ((np.arange(num_predictions) < budget[:, None])
-             & candidate.reshape(-1)[np.arange(batch)[:, None] * seq + positions])
+    taken = (np.arange(num_predictions) < budget[:, None]) & candidate.reshape(-1)[
+        np.arange(batch)[:, None] * seq + positions
+    ]
     return np.sort(np.where(taken, positions, seq), axis=1)
 
 
-def _choose_words(word_start: np.ndarray, word_length: np.ndarray, budget: np.ndarray,
-                  rng: np.random.Generator) -> np.ndarray:
+def _choose_words(
+    word_start: np.ndarray, word_length: np.ndarray, budget: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """Word starts `[batch, seq]` taken greedily in random order while their words fit `budget`."""
     batch, seq = word_start.shape
     rows = np.arange(batch)[:, None]
@@ -102,25 +111,40 @@ def _choose_words(word_start: np.ndarray, word_length: np.ndarray, budget: np.nd
     return chosen
 
 
-def _chosen_positions(input_ids: np.ndarray, input_mask: np.ndarray, continues: np.ndarray | None,
-                      config: MaskingConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+def _chosen_positions(
+    input_ids: np.ndarray,
+    input_mask: np.ndarray,
+    continues: np.ndarray | None,
+    config: MaskingConfig,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """(the positions to predict, ascending, then `seq` as padding
     `[batch, max_predictions_per_seq]`; with whole-word masking,
     the start of each token's word `[batch, seq]`, else None)."""
     seq = input_ids.shape[1]
-    budget = num_to_predict(input_mask.sum(axis=1), config.masked_lm_prob, config.max_predictions_per_seq)
+    budget = num_to_predict(
+        input_mask.sum(axis=1), config.masked_lm_prob, config.max_predictions_per_seq
+    )
     candidate = (input_mask > 0) & (input_ids != config.cls_id) & (input_ids != config.sep_id)
     if continues is None:
         return _choose_tokens(candidate, budget, config.max_predictions_per_seq, rng), None
     word_start, start_of, word_length = _words(candidate, continues)
-    chosen = candidate & np.take_along_axis(_choose_words(word_start, word_length, budget, rng), start_of, 1)
-    positions = np.sort(np.where(chosen, np.arange(seq), seq), axis=1)[:, :config.max_predictions_per_seq]
+    chosen = candidate & np.take_along_axis(
+        _choose_words(word_start, word_length, budget, rng), start_of, 1
+    )
+    positions = np.sort(np.where(chosen, np.arange(seq), seq), axis=1)[
+        :, : config.max_predictions_per_seq
+    ]
     return positions, start_of
 
 
-def mask_tokens(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingConfig,
-                rng: np.random.Generator,
-                continues: np.ndarray | None = None) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
+def mask_tokens(
+    input_ids: np.ndarray,
+    input_mask: np.ndarray,
+    config: MaskingConfig,
+    rng: np.random.Generator,
+    continues: np.ndarray | None = None,
+) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
     """Chooses and replaces the tokens to predict.
 
     Args:
@@ -152,7 +176,9 @@ def mask_tokens(input_ids: np.ndarray, input_mask: np.ndarray, config: MaskingCo
         words = int((real & (slots_after_start == 0)).sum())
     action = np.where(draw < 0.8, MASK, np.where(draw < 0.9, KEEP, RANDOM))
     random_ids = rng.integers(0, config.vocab_size, positions.shape)
-    replacement = np.where(action == MASK, config.mask_id, np.where(action == RANDOM, random_ids, original))
+    replacement = np.where(
+        action == MASK, config.mask_id, np.where(action == RANDOM, random_ids, original)
+    )
     output_ids = input_ids.astype(np.int32, copy=True)
     output_ids.reshape(-1)[flat] = np.where(real, replacement, original)
     features = {

@@ -45,8 +45,15 @@ from tqdm import tqdm
 from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
 from bert_tf.data import corpus, example_encoder, masked_lm, word_segmentation
-from bert_tf.data.pretraining_instances import (Documents, PairSpans, create_pairs, pack_pairs,
-                                                pack_windows, text_windows, truncate_pairs)
+from bert_tf.data.pretraining_instances import (
+    Documents,
+    PairSpans,
+    create_pairs,
+    pack_pairs,
+    pack_windows,
+    text_windows,
+    truncate_pairs,
+)
 from bert_tf.errors import UserInputError
 from bert_tf.tokenization import BertTokenizer, Vocab, unicode_tables
 
@@ -90,6 +97,7 @@ class PretrainingDataOptions:
         would lower the masking rate. `max_seq_length` above 512 needs
         `bert_config_file`, and may not exceed its `max_position_embeddings`.
         """
+
         def fail(message):
             raise PretrainingDataError(message)
 
@@ -100,34 +108,46 @@ class PretrainingDataOptions:
                 word_segmentation.segmenter(self.word_segmenter)
             except word_segmentation.SegmenterError as error:
                 fail(f"`word_segmenter`: {error}")
-        shortest, layout = ((5, "[CLS] A [SEP] B [SEP]") if self.next_sentence_prediction
-                            else (3, "[CLS] text [SEP]"))
+        shortest, layout = (
+            (5, "[CLS] A [SEP] B [SEP]")
+            if self.next_sentence_prediction
+            else (3, "[CLS] text [SEP]")
+        )
         if self.max_seq_length < shortest:
-            fail(f"`max_seq_length`={self.max_seq_length}: "
-                 f"must be at least {shortest} ({layout})")
+            fail(f"`max_seq_length`={self.max_seq_length}: must be at least {shortest} ({layout})")
         if bert_config_file:
             limit = BertConfig.from_json_file(bert_config_file).max_position_embeddings
             if self.max_seq_length > limit:
-                fail(f"`max_seq_length`={self.max_seq_length} is greater than "
-                     f"max_position_embeddings={limit} of `bert_config_file`={bert_config_file}")
+                fail(
+                    f"`max_seq_length`={self.max_seq_length} is greater than "
+                    f"max_position_embeddings={limit} of `bert_config_file`={bert_config_file}"
+                )
         elif self.max_seq_length > MAX_SEQ_LENGTH_WITHOUT_CONFIG:
-            fail(f"`max_seq_length`={self.max_seq_length} is greater than "
-                 f"{MAX_SEQ_LENGTH_WITHOUT_CONFIG}:"
-                 " pass the model's `bert_config_file` (max_position_embeddings) to allow it")
+            fail(
+                f"`max_seq_length`={self.max_seq_length} is greater than "
+                f"{MAX_SEQ_LENGTH_WITHOUT_CONFIG}:"
+                " pass the model's `bert_config_file` (max_position_embeddings) to allow it"
+            )
         if not 0.0 < self.masked_lm_prob <= 1.0:
             fail(f"`masked_lm_prob`={self.masked_lm_prob}: must be in (0, 1]")
         if not 0.0 <= self.short_seq_prob <= 1.0:
             fail(f"`short_seq_prob`={self.short_seq_prob}: must be in [0, 1]")
         if self.dupe_factor < 1:
             fail(f"`dupe_factor`={self.dupe_factor}: must be at least 1")
-        full = int(masked_lm.num_to_predict(self.max_seq_length, self.masked_lm_prob, self.max_seq_length))
+        full = int(
+            masked_lm.num_to_predict(self.max_seq_length, self.masked_lm_prob, self.max_seq_length)
+        )
         if self.max_predictions_per_seq < full:
-            fail(f"`max_predictions_per_seq`={self.max_predictions_per_seq} is too small for"
-                 f" `masked_lm_prob`={self.masked_lm_prob}: a sequence of `max_seq_length`="
-                 f"{self.max_seq_length} has {full} predictions; use {full} to {self.max_seq_length}")
+            fail(
+                f"`max_predictions_per_seq`={self.max_predictions_per_seq} is too small for"
+                f" `masked_lm_prob`={self.masked_lm_prob}: a sequence of `max_seq_length`="
+                f"{self.max_seq_length} has {full} predictions; use {full} to {self.max_seq_length}"
+            )
         if self.max_predictions_per_seq > self.max_seq_length:
-            fail(f"`max_predictions_per_seq`={self.max_predictions_per_seq} is greater than"
-                 f" `max_seq_length`={self.max_seq_length}: use {full} to {self.max_seq_length}")
+            fail(
+                f"`max_predictions_per_seq`={self.max_predictions_per_seq} is greater than"
+                f" `max_seq_length`={self.max_seq_length}: use {full} to {self.max_seq_length}"
+            )
 
 
 @dataclasses.dataclass
@@ -159,15 +179,20 @@ class Statistics:
         seconds = self.seconds
         predicted = max(int(self.actions.sum()), 1)
         mask, rand, keep = (100.0 * self.actions / predicted).tolist()
-        return (f"Wrote {self.examples:,} examples from {self.documents:,} documents in {seconds:.1f} s"
-                f" ({self.examples / max(seconds, 1e-9):,.0f} examples/s).\n"
-                f"  average real length {self.real_tokens / max(self.examples, 1):.1f} tokens;"
-                f" masked fraction {self.masked_fraction:.4f}"
-                f" ({mask:.1f}% [MASK], {rand:.1f}% random, {keep:.1f}% unchanged);"
-                f" mean masked word {self.mean_masked_word_chars:.2f} characters"
-                + (f"; NSP {self.random_next / max(self.examples, 1):.3f} random next /"
-                   f" {1 - self.random_next / max(self.examples, 1):.3f} real next"
-                   if next_sentence_prediction else "; no next-sentence labels (packed text)"))
+        return (
+            f"Wrote {self.examples:,} examples from {self.documents:,} documents in {seconds:.1f} s"
+            f" ({self.examples / max(seconds, 1e-9):,.0f} examples/s).\n"
+            f"  average real length {self.real_tokens / max(self.examples, 1):.1f} tokens;"
+            f" masked fraction {self.masked_fraction:.4f}"
+            f" ({mask:.1f}% [MASK], {rand:.1f}% random, {keep:.1f}% unchanged);"
+            f" mean masked word {self.mean_masked_word_chars:.2f} characters"
+            + (
+                f"; NSP {self.random_next / max(self.examples, 1):.3f} random next /"
+                f" {1 - self.random_next / max(self.examples, 1):.3f} real next"
+                if next_sentence_prediction
+                else "; no next-sentence labels (packed text)"
+            )
+        )
 
 
 class _ChunkProcessor:
@@ -178,67 +203,104 @@ class _ChunkProcessor:
         self.scratch_dir = scratch_dir
         # Corpus text: a literal "[SEP]" is split as
         # google-research/bert splits it, not the separator.
-        self.tokenizer = BertTokenizer(options.vocab_file, options.do_lower_case, split_special_tokens=True)
+        self.tokenizer = BertTokenizer(
+            options.vocab_file, options.do_lower_case, split_special_tokens=True
+        )
         vocab = self.tokenizer.vocab
         self.special_ids = dict(cls_id=vocab.cls_id, sep_id=vocab.sep_id, pad_id=vocab.pad_id)
         self.masking = masked_lm.MaskingConfig(
             masked_lm_prob=options.masked_lm_prob,
             max_predictions_per_seq=options.max_predictions_per_seq,
-            vocab_size=len(vocab), cls_id=vocab.cls_id, sep_id=vocab.sep_id, mask_id=vocab.mask_id)
-        self.words = (word_segmentation.WordGrouper(vocab.tokens, options.do_lower_case, options.word_segmenter)
-                      if options.do_whole_word_mask else None)
+            vocab_size=len(vocab),
+            cls_id=vocab.cls_id,
+            sep_id=vocab.sep_id,
+            mask_id=vocab.mask_id,
+        )
+        self.words = (
+            word_segmentation.WordGrouper(
+                vocab.tokens, options.do_lower_case, options.word_segmenter
+            )
+            if options.do_whole_word_mask
+            else None
+        )
         self.token_chars = np.array([len(t.removeprefix("##")) for t in vocab.tokens])  # [vocab]
 
     def _tokenize(self, lines):
         ids = self.tokenizer.tokenize(lines)
         return ids.flat_values.numpy(), ids.row_splits.numpy()
 
-    def _examples(self, batch: PairSpans | np.ndarray, documents: Documents,
-                  rng: np.random.Generator) -> tuple[dict[str, np.ndarray], Statistics]:
+    def _examples(
+        self, batch: PairSpans | np.ndarray, documents: Documents, rng: np.random.Generator
+    ) -> tuple[dict[str, np.ndarray], Statistics]:
         """Pairs truncated, packed and masked, or `text_windows` packed and masked: (the schema's
         features `[examples, ...]`, their statistics)."""
         labels = None
         if isinstance(batch, PairSpans):
             spans = truncate_pairs(batch, self.options.max_num_tokens, rng)
-            features = pack_pairs(spans, documents.token_ids, self.options.max_seq_length,
-                                  **self.special_ids, continues=documents.continues)
+            features = pack_pairs(
+                spans,
+                documents.token_ids,
+                self.options.max_seq_length,
+                **self.special_ids,
+                continues=documents.continues,
+            )
             labels = spans.is_random_next
         else:
-            features = pack_windows(batch, documents.token_ids, **self.special_ids,
-                                    continues=documents.continues)
-        masked, actions, words = masked_lm.mask_tokens(features["input_ids"], features["input_mask"],
-                                                       self.masking, rng, features.pop("continues", None))
+            features = pack_windows(
+                batch, documents.token_ids, **self.special_ids, continues=documents.continues
+            )
+        masked, actions, words = masked_lm.mask_tokens(
+            features["input_ids"],
+            features["input_mask"],
+            self.masking,
+            rng,
+            features.pop("continues", None),
+        )
         features.update(masked)
         if labels is not None:
             features["next_sentence_labels"] = labels
         predicted = masked["masked_lm_weights"] > 0
-        stats = Statistics(examples=len(batch), real_tokens=int(features["input_mask"].sum()),
-                           random_next=0 if labels is None else int(labels.sum()), actions=actions,
-                           masked_words=words,
-                           masked_chars=int(self.token_chars[masked["masked_lm_ids"][predicted]].sum()))
+        stats = Statistics(
+            examples=len(batch),
+            real_tokens=int(features["input_mask"].sum()),
+            random_next=0 if labels is None else int(labels.sum()),
+            actions=actions,
+            masked_words=words,
+            masked_chars=int(self.token_chars[masked["masked_lm_ids"][predicted]].sum()),
+        )
         return features, stats
 
-    def _instances(self, documents: Documents, py_rng: random.Random,
-                   np_rng: np.random.Generator) -> PairSpans | np.ndarray:
+    def _instances(
+        self, documents: Documents, py_rng: random.Random, np_rng: np.random.Generator
+    ) -> PairSpans | np.ndarray:
         """The chunk's `dupe_factor` passes, shuffled: sentence pairs, or windows of packed text."""
         options = self.options
         if not options.next_sentence_prediction:
-            orders = [np_rng.permutation(documents.num_documents)
-                      for _ in range(options.dupe_factor)]
+            orders = [
+                np_rng.permutation(documents.num_documents) for _ in range(options.dupe_factor)
+            ]
             windows = text_windows(documents, orders, options.max_num_tokens)
             return windows[np_rng.permutation(len(windows))]
         order = list(range(documents.num_documents))
         py_rng.shuffle(order)
-        spans = PairSpans.concatenate([
-            create_pairs(documents, order, options.max_num_tokens, options.short_seq_prob, py_rng)
-            for _ in range(options.dupe_factor)])
+        spans = PairSpans.concatenate(
+            [
+                create_pairs(
+                    documents, order, options.max_num_tokens, options.short_seq_prob, py_rng
+                )
+                for _ in range(options.dupe_factor)
+            ]
+        )
         return spans.take(np_rng.permutation(len(spans)))
 
     def __call__(self, chunk: corpus.CorpusChunk) -> tuple[str, np.ndarray, Statistics]:
         """(the scratch file's path, the size of each record in it `[examples]`, statistics)."""
         options = self.options
-        documents = Documents.from_lines(corpus.read_chunk(chunk), self._tokenize,
-                                         None if self.words is None else self.words.continues)
+        documents = Documents.from_lines(
+            corpus.read_chunk(chunk),
+            self._tokenize,
+            None if self.words is None else self.words.continues,
+        )
         seeds = np.random.SeedSequence([options.random_seed, chunk.index])
         py_rng = random.Random(int(seeds.generate_state(1)[0]))
         np_rng = np.random.default_rng(seeds)
@@ -248,8 +310,9 @@ class _ChunkProcessor:
         with tf.io.TFRecordWriter(path) as writer:
             for begin in range(0, len(instances), _BATCH):
                 batch = np.arange(begin, min(begin + _BATCH, len(instances)))
-                batch = (instances.take(batch) if isinstance(instances, PairSpans)
-                         else instances[batch])
+                batch = (
+                    instances.take(batch) if isinstance(instances, PairSpans) else instances[batch]
+                )
                 features, batch_stats = self._examples(batch, documents, np_rng)
                 data, lengths = example_encoder.encode_batch(features)
                 for record in example_encoder.split_records(data, lengths):
@@ -294,8 +357,12 @@ def _init_worker(options: PretrainingDataOptions, scratch_dir: str, parent_pid: 
 def _worker_pool(num_workers: int, method: str, options: PretrainingDataOptions, scratch_dir: str):
     """A pool of `num_workers` chunk processors; on an error, its workers are killed (as
     `multiprocessing.Pool` does) and gone before the scratch directory is removed."""
-    pool = ProcessPoolExecutor(num_workers, multiprocessing.get_context(method), _init_worker,
-                               (options, scratch_dir, os.getpid()))
+    pool = ProcessPoolExecutor(
+        num_workers,
+        multiprocessing.get_context(method),
+        _init_worker,
+        (options, scratch_dir, os.getpid()),
+    )
     try:
         yield pool
     except BaseException:
@@ -315,8 +382,9 @@ def _worker_results(results):
     try:
         yield from results
     except BrokenProcessPool:
-        raise PretrainingDataError("a worker process died (killed, out of memory?): lower "
-                                   "`chunk_mb` or `num_workers`") from None
+        raise PretrainingDataError(
+            "a worker process died (killed, out of memory?): lower `chunk_mb` or `num_workers`"
+        ) from None
 
 
 def _move_records(path: str, sizes: np.ndarray, shards: list, first_index: int) -> None:
@@ -334,7 +402,7 @@ def _move_records(path: str, sizes: np.ndarray, shards: list, first_index: int) 
             starts = [0] + ends[:-1]
             for k, shard in enumerate(shards):
                 records = range((k - first_index) % len(shards), len(sizes), len(shards))
-                shard.write(b"".join(data[starts[i]:ends[i]] for i in records))
+                shard.write(b"".join(data[starts[i] : ends[i]] for i in records))
     os.remove(path)
 
 
@@ -376,7 +444,8 @@ def output_paths(output_file: str, num_output_shards: int | None = None) -> list
     if num_output_shards != len(paths):
         raise PretrainingDataError(
             f"`num_output_shards`={num_output_shards} needs "
-            f"one `output_file` (a prefix), got {len(paths)}")
+            f"one `output_file` (a prefix), got {len(paths)}"
+        )
     return paths
 
 
@@ -385,8 +454,10 @@ def _scratch_directory(output_files: list[str]):
     """A local scratch directory, removed at the end. Its name comes from the outputs, so that a
     rerun with the same outputs first removes what a killed run left there."""
     key = "\n".join(io_utils.canonical_path(p) for p in output_files)
-    path = os.path.join(tempfile.gettempdir(),
-                        f"create_pretraining_data-{hashlib.sha256(key.encode()).hexdigest()[:16]}")
+    path = os.path.join(
+        tempfile.gettempdir(),
+        f"create_pretraining_data-{hashlib.sha256(key.encode()).hexdigest()[:16]}",
+    )
     if tf.io.gfile.exists(path):
         tf.io.gfile.rmtree(path)
     tf.io.gfile.makedirs(path)
@@ -397,10 +468,16 @@ def _scratch_directory(output_files: list[str]):
             tf.io.gfile.rmtree(path)
 
 
-def create_pretraining_data(input_files: list[str], output_files: list[str],
-                            options: PretrainingDataOptions, *, num_workers: int = 1,
-                            chunk_bytes: int = 4 << 20, bert_config_file: str | None = None,
-                            progress: bool = True) -> Statistics:
+def create_pretraining_data(
+    input_files: list[str],
+    output_files: list[str],
+    options: PretrainingDataOptions,
+    *,
+    num_workers: int = 1,
+    chunk_bytes: int = 4 << 20,
+    bert_config_file: str | None = None,
+    progress: bool = True,
+) -> Statistics:
     """Writes the pretraining examples of `input_files` to `output_files` (TFRecord shards).
 
     Every check runs before any output is opened; an error during the run
@@ -421,20 +498,32 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
       PretrainingDataError, corpus.CorpusError, VocabError, ConfigError: bad
       flags or input, each with a one-line message naming the flag or the file.
     """
-    corpus.check_output_files(output_files, input_files, vocab_file=options.vocab_file,
-                              bert_config_file=bert_config_file)
+    corpus.check_output_files(
+        output_files, input_files, vocab_file=options.vocab_file, bert_config_file=bert_config_file
+    )
     options.validate(bert_config_file)
-    Vocab.from_file(options.vocab_file).check_casing(options.do_lower_case)  # here, not in each worker
+    Vocab.from_file(options.vocab_file).check_casing(
+        options.do_lower_case
+    )  # here, not in each worker
     chunks = corpus.plan_chunks(input_files, chunk_bytes)
     total_bytes = sum(c.num_bytes for c in chunks)
     stats = Statistics()
     start_time = time.perf_counter()
     with contextlib.ExitStack() as stack:
-        stack.enter_context(io_utils.created_directories(  # exited last: after the shards are removed
-            [os.path.dirname(p) for p in output_files], "output_file", error=PretrainingDataError))
+        stack.enter_context(
+            io_utils.created_directories(  # exited last: after the shards are removed
+                [os.path.dirname(p) for p in output_files],
+                "output_file",
+                error=PretrainingDataError,
+            )
+        )
         scratch_dir = stack.enter_context(_scratch_directory(output_files))
-        shards = [stack.enter_context(tf.io.gfile.GFile(stack.enter_context(io_utils.atomic_output(p)), "wb"))
-                  for p in output_files]
+        shards = [
+            stack.enter_context(
+                tf.io.gfile.GFile(stack.enter_context(io_utils.atomic_output(p)), "wb")
+            )
+            for p in output_files
+        ]
         # One chunk is processed here: no process to start.
         # Nor can workers read this process's ram:// files.
         in_memory = any(map(io_utils.is_process_local, [*input_files, options.vocab_file]))
@@ -448,27 +537,46 @@ def create_pretraining_data(input_files: list[str], output_files: list[str],
                 results = _worker_results(pool.map(_process, chunks))
         else:
             results = map(_ChunkProcessor(options, scratch_dir), chunks)
-        bar = stack.enter_context(tqdm(total=total_bytes, unit="B", unit_scale=True, file=sys.stderr,
-                                       disable=not progress, desc="create_pretraining_data"))
+        bar = stack.enter_context(
+            tqdm(
+                total=total_bytes,
+                unit="B",
+                unit_scale=True,
+                file=sys.stderr,
+                disable=not progress,
+                desc="create_pretraining_data",
+            )
+        )
         single_document_chunks = 0
         for chunk, (path, sizes, chunk_stats) in zip(chunks, results):
             _move_records(path, sizes, shards, stats.examples)
             stats.add(chunk_stats)
             single_document_chunks += chunk_stats.documents == 1
             elapsed = time.perf_counter() - start_time
-            bar.set_postfix_str(f"{stats.documents / elapsed:,.0f} documents/s,"
-                                f" {stats.examples / elapsed:,.0f} examples/s", refresh=False)
+            bar.set_postfix_str(
+                f"{stats.documents / elapsed:,.0f} documents/s,"
+                f" {stats.examples / elapsed:,.0f} examples/s",
+                refresh=False,
+            )
             bar.update(chunk.num_bytes)
         if not stats.examples:
-            raise corpus.CorpusError(f"the corpus has no tokens: {len(input_files)} input files, no example")
+            raise corpus.CorpusError(
+                f"the corpus has no tokens: {len(input_files)} input files, no example"
+            )
         if single_document_chunks and len(chunks) > 1:
-            logging.warning("%d of the %d chunks hold a single document, longer than --chunk_mb: their random "
-                            "next sentences come from that same document (raise --chunk_mb)",
-                            single_document_chunks, len(chunks))
+            logging.warning(
+                "%d of the %d chunks hold a single document, longer than --chunk_mb: their random "
+                "next sentences come from that same document (raise --chunk_mb)",
+                single_document_chunks,
+                len(chunks),
+            )
         if stats.examples < len(shards):
-            logging.warning("%d of the %d output shards are empty (run_pretraining.py refuses them; use "
-                            "fewer --num_output_shards): the corpus gave only %d examples",
-                            len(shards) - stats.examples, len(shards), stats.examples)
+            logging.warning(
+                "%d of the %d output shards are empty (run_pretraining.py refuses them; use "
+                "fewer --num_output_shards): the corpus gave only %d examples",
+                len(shards) - stats.examples,
+                len(shards),
+                stats.examples,
+            )
     stats.seconds = time.perf_counter() - start_time
     return stats
-

@@ -16,8 +16,12 @@ class InputError(UserInputError):
     """Input files that cannot be used, with the file and feature named."""
 
 
-def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq: int,
-                         next_sentence_prediction: bool = True) -> None:
+def check_record_lengths(
+    path: str,
+    max_seq_length: int,
+    max_predictions_per_seq: int,
+    next_sentence_prediction: bool = True,
+) -> None:
     """Reads the first record of `path` and checks each feature's length against the flags, and
     its mode: records with `next_sentence_labels` are sentence pairs for next-sentence prediction,
     records without are packed text (create_pretraining_data.py's
@@ -27,12 +31,16 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
     try:
         first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
     except tf.errors.DataLossError as e:
-        detail = _tf_error_detail(e.message).replace(" (Is this even a TFRecord file?)", "")  # it says so
+        detail = _tf_error_detail(e.message).replace(
+            " (Is this even a TFRecord file?)", ""
+        )  # it says so
         raise InputError(f"{path}: not a valid TFRecord file ({detail})") from None
     if first is None:
         # A training pipeline whose shard holds only empty files would wait forever for a record.
-        raise InputError(f"{path}: empty TFRecord file (more `num_output_shards` than examples?); "
-                         "leave it out of the input")
+        raise InputError(
+            f"{path}: empty TFRecord file (more `num_output_shards` than examples?); "
+            "leave it out of the input"
+        )
     try:
         example = tf.train.Example.FromString(first.numpy())
     except Exception:  # protobuf's DecodeError has no stable import path
@@ -40,11 +48,14 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
     has_labels = "next_sentence_labels" in example.features.feature
     if has_labels != next_sentence_prediction:
         written, flag = ("with", "true") if has_labels else ("without", "false")
-        raise InputError(f"{path}: written {written} next-sentence prediction "
-                         f"(create_pretraining_data.py `next_sentence_prediction`={flag});"
-                         f" train on it with `next_sentence_prediction`={flag}")
-    expected = pretraining_features.feature_lengths(max_seq_length, max_predictions_per_seq,
-                                                    next_sentence_prediction)
+        raise InputError(
+            f"{path}: written {written} next-sentence prediction "
+            f"(create_pretraining_data.py `next_sentence_prediction`={flag});"
+            f" train on it with `next_sentence_prediction`={flag}"
+        )
+    expected = pretraining_features.feature_lengths(
+        max_seq_length, max_predictions_per_seq, next_sentence_prediction
+    )
     for name, length in expected.items():
         if name not in example.features.feature:
             raise InputError(f"{path}: records lack the feature '{name}'")
@@ -56,12 +67,17 @@ def check_record_lengths(path: str, max_seq_length: int, max_predictions_per_seq
 
 def _length_mismatch(name: str, found: int, length: int) -> str:
     """Why a record's feature `name` of `found` values does not parse as `length` values."""
-    flag = "max_predictions_per_seq" if name in pretraining_features.PREDICTION_FEATURES else "max_seq_length"
+    flag = (
+        "max_predictions_per_seq"
+        if name in pretraining_features.PREDICTION_FEATURES
+        else "max_seq_length"
+    )
     return f"feature '{name}' has length {found}, but `{flag}` makes it {length}"
 
 
-def read_pipeline_share(files: list[str], read, input_context: tf.distribute.InputContext | None
-                        ) -> tf.data.Dataset:
+def read_pipeline_share(
+    files: list[str], read, input_context: tf.distribute.InputContext | None
+) -> tf.data.Dataset:
     """What this input pipeline reads of `files`, `read` mapping a dataset of file names to what is
     read from them (records, blocks of lines).
 
@@ -79,11 +95,18 @@ def read_pipeline_share(files: list[str], read, input_context: tf.distribute.Inp
     return read(file_names).shard(pipelines, pipeline)
 
 
-def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
-                        max_predictions_per_seq: int, vocab_size: int | None = None,
-                        is_training: bool = True, input_context: tf.distribute.InputContext | None = None,
-                        shuffle_buffer: int = 10_000, seed: int | None = None,
-                        next_sentence_prediction: bool = True) -> tf.data.Dataset:
+def pretraining_dataset(
+    files: list[str],
+    batch_size: int,
+    max_seq_length: int,
+    max_predictions_per_seq: int,
+    vocab_size: int | None = None,
+    is_training: bool = True,
+    input_context: tf.distribute.InputContext | None = None,
+    shuffle_buffer: int = 10_000,
+    seed: int | None = None,
+    next_sentence_prediction: bool = True,
+) -> tf.data.Dataset:
     """Batches of pretraining features from TFRecord files, with static shapes.
 
     For training: files are sharded per input pipeline (`input_context`,
@@ -99,12 +122,20 @@ def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
     id out of range fails with a clear error instead of a gather error deep in
     the model.
     """
+
     def read(file_names: tf.data.Dataset) -> tf.data.Dataset:
         if not is_training:
             return tf.data.TFRecordDataset(file_names)
-        return file_names.shuffle(len(files), seed=seed).repeat().interleave(
-            tf.data.TFRecordDataset, cycle_length=min(len(files), 8), num_parallel_calls=tf.data.AUTOTUNE,
-            deterministic=seed is not None)
+        return (
+            file_names.shuffle(len(files), seed=seed)
+            .repeat()
+            .interleave(
+                tf.data.TFRecordDataset,
+                cycle_length=min(len(files), 8),
+                num_parallel_calls=tf.data.AUTOTUNE,
+                deterministic=seed is not None,
+            )
+        )
 
     if input_context is not None:
         batch_size = input_context.get_per_replica_batch_size(batch_size)
@@ -114,8 +145,10 @@ def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
     dataset = dataset.batch(batch_size, drop_remainder=True)
     dataset = dataset.map(
         lambda records: pretraining_features.parse_examples(
-            records, max_seq_length, max_predictions_per_seq, next_sentence_prediction),
-        num_parallel_calls=tf.data.AUTOTUNE)
+            records, max_seq_length, max_predictions_per_seq, next_sentence_prediction
+        ),
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
     if vocab_size is not None:
         dataset = dataset.map(lambda features: _check_token_ids(features, vocab_size))
     return dataset.prefetch(tf.data.AUTOTUNE)
@@ -123,8 +156,13 @@ def pretraining_dataset(files: list[str], batch_size: int, max_seq_length: int,
 
 def _check_token_ids(features, vocab_size: int):
     ids = tf.concat([features["input_ids"], features["masked_lm_ids"]], axis=1)
-    with tf.control_dependencies([tf.debugging.assert_less(
-            ids, vocab_size, message=f"{OUT_OF_VOCAB_MESSAGE} ({vocab_size})")]):
+    with tf.control_dependencies(
+        [
+            tf.debugging.assert_less(
+                ids, vocab_size, message=f"{OUT_OF_VOCAB_MESSAGE} ({vocab_size})"
+            )
+        ]
+    ):
         return {name: tf.identity(value) for name, value in features.items()}
 
 
@@ -134,20 +172,25 @@ def input_errors_named(call, flag: str, files: str):
     try:
         return call()
     except tf.errors.DataLossError as e:
-        raise InputError(f"`{flag}`={files}: corrupt TFRecord "
-                         f"({_tf_error_detail(e.message)})") from None
+        raise InputError(
+            f"`{flag}`={files}: corrupt TFRecord ({_tf_error_detail(e.message)})"
+        ) from None
     except tf.errors.InvalidArgumentError as e:
         out_of_vocab = re.search(re.escape(OUT_OF_VOCAB_MESSAGE) + r" \(\d+\)", e.message)
         if out_of_vocab:
             raise InputError(f"`{flag}`={files}: {out_of_vocab.group()}") from None
         # A record after the first (which `check_record_lengths`
         # read) of another length: ParseExample's words.
-        length = re.search(r"Key: (\w+), Index: \d+\.\s+Number of \w+ values != expected\.\s+"
-                           r"Values size: (\d+) but output shape: \[(\d+)\]", e.message)
+        length = re.search(
+            r"Key: (\w+), Index: \d+\.\s+Number of \w+ values != expected\.\s+"
+            r"Values size: (\d+) but output shape: \[(\d+)\]",
+            e.message,
+        )
         if length:
             name, found, expected = length.groups()
-            raise InputError(f"`{flag}`={files}: a record's "
-                             f"{_length_mismatch(name, found, expected)}") from None
+            raise InputError(
+                f"`{flag}`={files}: a record's {_length_mismatch(name, found, expected)}"
+            ) from None
         raise
 
 
@@ -155,6 +198,10 @@ def _tf_error_detail(message: str) -> str:
     """What a TensorFlow error message says went wrong ("corrupted record at 8352"), without
     the graph node, op and traceback around it."""
     lines = [line.strip() for line in message.splitlines()]
-    detail = [line for line in lines
-              if line and not line.startswith(("Graph execution error", "Detected at node", "File ", "[["))]
+    detail = [
+        line
+        for line in lines
+        if line
+        and not line.startswith(("Graph execution error", "Detected at node", "File ", "[["))
+    ]
     return re.sub(r"\{\{.*?\}\}|\[Op:.*", "", detail[-1] if detail else message).strip()

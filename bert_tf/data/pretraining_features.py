@@ -19,8 +19,9 @@ FEATURE_NAMES = SEQUENCE_FEATURES + PREDICTION_FEATURES + LABEL_FEATURES
 FLOAT_FEATURES = frozenset({"masked_lm_weights"})
 
 
-def feature_lengths(max_seq_length: int, max_predictions_per_seq: int,
-                    next_sentence_prediction: bool = True) -> dict[str, int]:
+def feature_lengths(
+    max_seq_length: int, max_predictions_per_seq: int, next_sentence_prediction: bool = True
+) -> dict[str, int]:
     """The fixed length of each feature, in schema order (without the label when not
     `next_sentence_prediction`)."""
     lengths = {name: max_seq_length for name in SEQUENCE_FEATURES}
@@ -30,24 +31,31 @@ def feature_lengths(max_seq_length: int, max_predictions_per_seq: int,
     return lengths
 
 
-def feature_spec(max_seq_length: int, max_predictions_per_seq: int,
-                 next_sentence_prediction: bool = True) -> dict[str, tf.io.FixedLenFeature]:
+def feature_spec(
+    max_seq_length: int, max_predictions_per_seq: int, next_sentence_prediction: bool = True
+) -> dict[str, tf.io.FixedLenFeature]:
     """The `tf.io.parse_example` spec of one record."""
     lengths = feature_lengths(max_seq_length, max_predictions_per_seq, next_sentence_prediction)
-    return {name: tf.io.FixedLenFeature([length],
-                                        tf.float32 if name in FLOAT_FEATURES else tf.int64)
-            for name, length in lengths.items()}
+    return {
+        name: tf.io.FixedLenFeature([length], tf.float32 if name in FLOAT_FEATURES else tf.int64)
+        for name, length in lengths.items()
+    }
 
 
-def parse_examples(serialized: tf.Tensor, max_seq_length: int, max_predictions_per_seq: int,
-                   next_sentence_prediction: bool = True) -> dict[str, tf.Tensor]:
+def parse_examples(
+    serialized: tf.Tensor,
+    max_seq_length: int,
+    max_predictions_per_seq: int,
+    next_sentence_prediction: bool = True,
+) -> dict[str, tf.Tensor]:
     """Parses a batch of serialized records into the model's feature dict.
 
     int64 features become int32 (what TPUs and the encoder take); the label, if
     any, is squeezed to `[batch]`.
     """
     parsed = tf.io.parse_example(
-        serialized, feature_spec(max_seq_length, max_predictions_per_seq, next_sentence_prediction))
+        serialized, feature_spec(max_seq_length, max_predictions_per_seq, next_sentence_prediction)
+    )
     features = to_model_dtypes(parsed)
     if next_sentence_prediction:
         features["next_sentence_labels"] = tf.squeeze(features["next_sentence_labels"], axis=-1)
@@ -56,8 +64,10 @@ def parse_examples(serialized: tf.Tensor, max_seq_length: int, max_predictions_p
 
 def to_model_dtypes(features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
     """Each feature in the model's dtype: float32 for `FLOAT_FEATURES`, else int32 (TPUs)."""
-    return {name: tf.cast(value, tf.float32 if name in FLOAT_FEATURES else tf.int32)
-            for name, value in features.items()}
+    return {
+        name: tf.cast(value, tf.float32 if name in FLOAT_FEATURES else tf.int32)
+        for name, value in features.items()
+    }
 
 
 def names_of(values) -> list[str]:
@@ -65,8 +75,10 @@ def names_of(values) -> list[str]:
     but `next_sentence_labels`; any other set raises ValueError."""
     names = [name for name in FEATURE_NAMES if name in values]
     if set(values) != set(names) or not set(FEATURE_NAMES) - set(LABEL_FEATURES) <= set(names):
-        raise ValueError(f"pretraining features {sorted(values)}: expected {list(FEATURE_NAMES)}, "
-                         "with or without next_sentence_labels")
+        raise ValueError(
+            f"pretraining features {sorted(values)}: expected {list(FEATURE_NAMES)}, "
+            "with or without next_sentence_labels"
+        )
     return names
 
 

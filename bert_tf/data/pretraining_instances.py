@@ -40,9 +40,12 @@ class Documents:
         return len(self.document_splits) - 1
 
     @classmethod
-    def from_lines(cls, lines: Sequence[str],
-                   tokenize: Callable[[list[str]], tuple[np.ndarray, np.ndarray]],
-                   continues: Callable[[list[str], np.ndarray], np.ndarray] | None = None) -> "Documents":
+    def from_lines(
+        cls,
+        lines: Sequence[str],
+        tokenize: Callable[[list[str]], tuple[np.ndarray, np.ndarray]],
+        continues: Callable[[list[str], np.ndarray], np.ndarray] | None = None,
+    ) -> "Documents":
         """Lines (stripped) -> documents, split at blank lines.
 
         `tokenize(lines)` returns (flat ids, row splits). As in google-research/bert,
@@ -55,7 +58,10 @@ class Documents:
         ends = np.cumsum([len(text) for text in texts])  # [texts]: characters up to each one's end
         i = 0
         while i < len(texts):
-            j = min(i + _TOKENIZE_BATCH, max(i + 1, int(np.searchsorted(ends, ends[i] + _TOKENIZE_CHARS))))
+            j = min(
+                i + _TOKENIZE_BATCH,
+                max(i + 1, int(np.searchsorted(ends, ends[i] + _TOKENIZE_CHARS))),
+            )
             batch, i = texts[i:j], j
             flat, splits = tokenize(batch)
             ids.append(flat.astype(np.int32))
@@ -71,7 +77,12 @@ class Documents:
             token_ids=np.concatenate(ids) if ids else np.zeros(0, np.int32),
             sentence_splits=np.concatenate([[0], np.cumsum(counts[kept])]).astype(np.int64),
             document_splits=np.append(first_sentences, len(document_of_sentence)).astype(np.int64),
-            continues=None if continues is None else np.concatenate(continuing) if continuing else np.zeros(0, bool))
+            continues=None
+            if continues is None
+            else np.concatenate(continuing)
+            if continuing
+            else np.zeros(0, bool),
+        )
 
 
 @dataclasses.dataclass
@@ -86,8 +97,9 @@ class PairSpans:
 
     @classmethod
     def concatenate(cls, spans: Sequence["PairSpans"]) -> "PairSpans":
-        return cls(*(np.concatenate([getattr(s, f.name) for s in spans])
-                     for f in dataclasses.fields(cls)))
+        return cls(
+            *(np.concatenate([getattr(s, f.name) for s in spans]) for f in dataclasses.fields(cls))
+        )
 
     def take(self, indices: np.ndarray) -> "PairSpans":
         return PairSpans(*(getattr(self, f.name)[indices] for f in dataclasses.fields(self)))
@@ -96,8 +108,13 @@ class PairSpans:
         return len(self.a_start)
 
 
-def create_pairs(documents: Documents, document_order: Sequence[int], max_num_tokens: int,
-                 short_seq_prob: float, rng: random.Random) -> PairSpans:
+def create_pairs(
+    documents: Documents,
+    document_order: Sequence[int],
+    max_num_tokens: int,
+    short_seq_prob: float,
+    rng: random.Random,
+) -> PairSpans:
     """One pass of google-research/bert's `create_instances_from_document` over every document.
 
     For each document (in `document_order`): a target length of `max_num_tokens`,
@@ -163,13 +180,23 @@ def truncate_pairs(spans: PairSpans, max_num_tokens: int, rng: np.random.Generat
     cut_a = np.where(a_longer, first + rest // 2, (rest + 1) // 2)
     cut_b = excess - cut_a
     return PairSpans(
-        a_start=spans.a_start + rng.binomial(cut_a, 0.5), a_length=a - cut_a,
-        b_start=spans.b_start + rng.binomial(cut_b, 0.5), b_length=b - cut_b,
-        is_random_next=spans.is_random_next)
+        a_start=spans.a_start + rng.binomial(cut_a, 0.5),
+        a_length=a - cut_a,
+        b_start=spans.b_start + rng.binomial(cut_b, 0.5),
+        b_length=b - cut_b,
+        is_random_next=spans.is_random_next,
+    )
 
 
-def pack_pairs(spans: PairSpans, token_ids: np.ndarray, max_seq_length: int, cls_id: int,
-               sep_id: int, pad_id: int, continues: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def pack_pairs(
+    spans: PairSpans,
+    token_ids: np.ndarray,
+    max_seq_length: int,
+    cls_id: int,
+    sep_id: int,
+    pad_id: int,
+    continues: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
     """`[CLS] A [SEP] B [SEP]`, padded, each `[pairs, max_seq_length]`: `input_ids` int32,
     `segment_ids` and `input_mask` bool; with `continues` (aligned with `token_ids`), also
     `continues` bool, False at `[CLS]`, `[SEP]` and padding."""
@@ -178,7 +205,10 @@ def pack_pairs(spans: PairSpans, token_ids: np.ndarray, max_seq_length: int, cls
     length = a_length + spans.b_length.astype(np.int32)[:, None] + 3
     in_b = j > a_length + 1
     # Where each position's token comes from in `token_ids` (0 for [CLS], [SEP] and padding).
-    source = np.where(in_b, (spans.b_start - spans.a_length - 2)[:, None], (spans.a_start - 1)[:, None]) + j
+    source = (
+        np.where(in_b, (spans.b_start - spans.a_length - 2)[:, None], (spans.a_start - 1)[:, None])
+        + j
+    )
     is_token = (j > 0) & (j < length - 1) & (j != a_length + 1)
     np.copyto(source, 0, where=~is_token)
     input_ids = token_ids[source].astype(np.int32, copy=False)
@@ -196,8 +226,9 @@ SEPARATOR = -1  # in `text_windows`: the [SEP] between two documents
 PADDING = -2  # in `text_windows`: past the end of the text
 
 
-def text_windows(documents: Documents, document_orders: Sequence[np.ndarray],
-                 window_length: int) -> np.ndarray:
+def text_windows(
+    documents: Documents, document_orders: Sequence[np.ndarray], window_length: int
+) -> np.ndarray:
     """The documents in each order of `document_orders`, one order after the other, as one text
     with a `SEPARATOR` between consecutive documents, cut into windows of `window_length`.
 
@@ -219,8 +250,14 @@ def text_windows(documents: Documents, document_orders: Sequence[np.ndarray],
     return stream.reshape(-1, window_length)
 
 
-def pack_windows(windows: np.ndarray, token_ids: np.ndarray, cls_id: int, sep_id: int, pad_id: int,
-                 continues: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def pack_windows(
+    windows: np.ndarray,
+    token_ids: np.ndarray,
+    cls_id: int,
+    sep_id: int,
+    pad_id: int,
+    continues: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
     """`[CLS] window [SEP]`, padded, each `[windows, window_length + 2]`: `input_ids` int32,
     `segment_ids` (all False) and `input_mask` bool; with `continues` (aligned with
     `token_ids`), also `continues` bool, False at `[CLS]`, `[SEP]` and padding.
@@ -239,8 +276,11 @@ def pack_windows(windows: np.ndarray, token_ids: np.ndarray, cls_id: int, sep_id
     input_ids[:, 1:-1] = body
     input_ids[np.arange(num_windows), length - 1] = sep_id
     input_mask = np.arange(window_length + 2) < length[:, None]
-    packed = {"input_ids": input_ids, "segment_ids": np.zeros_like(input_mask),
-              "input_mask": input_mask}
+    packed = {
+        "input_ids": input_ids,
+        "segment_ids": np.zeros_like(input_mask),
+        "input_mask": input_mask,
+    }
     if continues is not None:
         packed["continues"] = np.pad(continues[source] & is_token, ((0, 0), (1, 1)))
     return packed

@@ -76,8 +76,13 @@ class SquadFeatures:
         return len(self.example_index)
 
 
-def read_squad_examples(path: str, version_2_with_negative: bool = False, require_answers: bool = True,
-                        check_answer_start: bool = True, verbose_logging: bool = False) -> list[SquadExample]:
+def read_squad_examples(
+    path: str,
+    version_2_with_negative: bool = False,
+    require_answers: bool = True,
+    check_answer_start: bool = True,
+    verbose_logging: bool = False,
+) -> list[SquadExample]:
     """Reads a SQuAD JSON file (`{"data": [{"paragraphs": [{"context", "qas"}]}]}`).
 
     With `check_answer_start` (a training file, whose answers become token positions),
@@ -104,11 +109,23 @@ def read_squad_examples(path: str, version_2_with_negative: bool = False, requir
             for qa in _field(paragraph, "qas", path, where, list):
                 qas_id = str(_field(qa, "id", path, where, (str, int)))
                 if qas_id in seen:
-                    raise SquadDataError(f"{path}: question {qas_id}: duplicate id (also in {seen[qas_id]})")
+                    raise SquadDataError(
+                        f"{path}: question {qas_id}: duplicate id (also in {seen[qas_id]})"
+                    )
                 seen[qas_id] = where
                 try:
-                    examples.append(_read_question(qa, qas_id, context, path, version_2_with_negative,
-                                                   require_answers, check_answer_start, verbose_logging))
+                    examples.append(
+                        _read_question(
+                            qa,
+                            qas_id,
+                            context,
+                            path,
+                            version_2_with_negative,
+                            require_answers,
+                            check_answer_start,
+                            verbose_logging,
+                        )
+                    )
                 except _AnswerNotInContext as skipped:
                     unlocated.append(str(skipped))
                     if verbose_logging:
@@ -122,10 +139,18 @@ def _skip_unlocated(path: str, unlocated: list[str], num_kept: int) -> None:
     """Warns of the training questions skipped for answers not in their context (`unlocated`: why,
     one per question); refuses a file that has none left."""
     if not num_kept:
-        raise SquadDataError(f"{path}: no question has its answer in the context at its answer_start, "
-                             f"e.g. {unlocated[0]}")
-    logging.warning("%s: skipped %d of %d questions whose answer is not in the context at its answer_start, "
-                    "e.g. %s", path, len(unlocated), len(unlocated) + num_kept, unlocated[0])
+        raise SquadDataError(
+            f"{path}: no question has its answer in the context at its answer_start, "
+            f"e.g. {unlocated[0]}"
+        )
+    logging.warning(
+        "%s: skipped %d of %d questions whose answer is not in the context at its answer_start, "
+        "e.g. %s",
+        path,
+        len(unlocated),
+        len(unlocated) + num_kept,
+        unlocated[0],
+    )
 
 
 _TYPE_NAMES = {list: "a list", str: "a string", bool: "true or false", int: "an integer"}
@@ -141,30 +166,49 @@ def _field(record, key, path, where, types, default=None):
     value, types = record[key], types if isinstance(types, tuple) else (types,)
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
         expected = " or ".join(_TYPE_NAMES[t] for t in types)
-        raise SquadDataError(f"{path}: {where}: field {key!r} is {json.dumps(value)[:40]}, not {expected}")
+        raise SquadDataError(
+            f"{path}: {where}: field {key!r} is {json.dumps(value)[:40]}, not {expected}"
+        )
     if isinstance(value, str):
         try:
             value.encode("utf-8")
-        except UnicodeEncodeError as error:  # JSON's "\ud800" escape: a lone surrogate, no character
-            raise SquadDataError(f"{path}: {where}: field {key!r} holds {value[error.start]!r} at character "
-                                 f"{error.start}, a lone UTF-16 surrogate, not a character") from None
+        except (
+            UnicodeEncodeError
+        ) as error:  # JSON's "\ud800" escape: a lone surrogate, no character
+            raise SquadDataError(
+                f"{path}: {where}: field {key!r} holds {value[error.start]!r} at character "
+                f"{error.start}, a lone UTF-16 surrogate, not a character"
+            ) from None
     return value
 
 
-def _read_question(qa, qas_id, context, path, version_2_with_negative, require_answers, check_answer_start,
-                   verbose_logging):
+def _read_question(
+    qa,
+    qas_id,
+    context,
+    path,
+    version_2_with_negative,
+    require_answers,
+    check_answer_start,
+    verbose_logging,
+):
     where = f"question {qas_id}"
     question = _field(qa, "question", path, where, str)
     is_impossible = _field(qa, "is_impossible", path, where, bool, default=False)
     if is_impossible and not version_2_with_negative:
-        raise SquadDataError(f"{path}: {where} is_impossible: SQuAD 2.0 data needs "
-                             "`version_2_with_negative`")
-    if is_impossible or not require_answers:  # as google-research/bert, which reads answers only for training
+        raise SquadDataError(
+            f"{path}: {where} is_impossible: SQuAD 2.0 data needs `version_2_with_negative`"
+        )
+    if (
+        is_impossible or not require_answers
+    ):  # as google-research/bert, which reads answers only for training
         raw_answers = []
     else:
         if "answers" not in qa:
-            raise SquadDataError(f"{path}: {where}: missing field 'answers' (training and "
-                                 "`do_eval` need the gold answers)")
+            raise SquadDataError(
+                f"{path}: {where}: missing field 'answers' (training and "
+                "`do_eval` need the gold answers)"
+            )
         raw_answers = _field(qa, "answers", path, where, list)
     answers = []
     for answer in raw_answers:
@@ -184,21 +228,30 @@ def _read_question(qa, qas_id, context, path, version_2_with_negative, require_a
         located = _located_answers(answers, context, f"{path}: {where}", verbose_logging)
         if not located:
             text, start = answers[0]
-            found = (f"gives {context[start:start + len(text)]!r}, not the answer text {text!r}"
-                     if 0 <= start < len(context) else "is not a character offset")
+            found = (
+                f"gives {context[start : start + len(text)]!r}, not the answer text {text!r}"
+                if 0 <= start < len(context)
+                else "is not a character offset"
+            )
             raise _AnswerNotInContext(f"{where}: answer_start {start} {found}")
         answers = located
     return SquadExample(qas_id, question, context, tuple(answers), is_impossible)
 
 
-def _located_answers(answers, context: str, where: str, verbose_logging: bool) -> list[tuple[str, int]]:
+def _located_answers(
+    answers, context: str, where: str, verbose_logging: bool
+) -> list[tuple[str, int]]:
     """The `answers` that `_located_answer` finds in `context`, as it gives them; with
     `verbose_logging`, where some are found, logs each that it changed (whitespace) or left out."""
     located = [_located_answer(text, start, context) for text, start in answers]
     if verbose_logging and any(located):
         for (text, start), answer in zip(answers, located):
             if answer != (text, start):
-                change = f"is taken as the context's {answer[0]!r} at {answer[1]}" if answer else "is left out"
+                change = (
+                    f"is taken as the context's {answer[0]!r} at {answer[1]}"
+                    if answer
+                    else "is left out"
+                )
                 logging.info("%s: answer %r at answer_start %d %s", where, text, start, change)
     return [answer for answer in located if answer]
 
@@ -225,16 +278,23 @@ def _located_answer(text: str, start: int, context: str) -> tuple[str, int] | No
     return context[first:end], first
 
 
-def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,
-                                 doc_stride: int = 128, max_query_length: int = 64) -> SquadFeatures:
+def convert_examples_to_features(
+    examples,
+    tokenizer,
+    max_seq_length: int = 384,
+    doc_stride: int = 128,
+    max_query_length: int = 64,
+) -> SquadFeatures:
     """Examples -> `SquadFeatures`: `[CLS] question [SEP] context window [SEP]`, padded.
 
     All contexts (each distinct one once) and all questions are tokenized in one
     batched call each. Training positions come from each example's first answer.
     """
     if max_seq_length - max_query_length - 3 < 1:
-        raise UserInputError(f"`max_seq_length`={max_seq_length} leaves no room for the context "
-                             f"after `max_query_length`={max_query_length} and [CLS]/[SEP]/[SEP]")
+        raise UserInputError(
+            f"`max_seq_length`={max_seq_length} leaves no room for the context "
+            f"after `max_query_length`={max_query_length} and [CLS]/[SEP]/[SEP]"
+        )
     if doc_stride < 1:
         raise UserInputError(f"`doc_stride` must be positive, got {doc_stride}")
     if not examples:
@@ -250,31 +310,46 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length: int = 384,
     token_index, is_max_context, lengths, example_index, answers = [], [], [], [], []
     for i, example in enumerate(examples):
         lo, hi = splits[context_row[example.context]], splits[context_row[example.context] + 1]
-        window_starts, window_lengths = window_spans(hi - lo, max_seq_length - query_lengths[i] - 3,
-                                                     doc_stride)
+        window_starts, window_lengths = window_spans(
+            hi - lo, max_seq_length - query_lengths[i] - 3, doc_stride
+        )
         max_context = _max_context(window_starts, window_lengths, hi - lo)  # [w, tokens]
         for j, (first, n) in enumerate(zip(window_starts, window_lengths)):
             token_index.append(lo + first + np.arange(n))
-            is_max_context.append(max_context[j, first:first + n])
-        span = (None if example.is_impossible or not example.answers or example.answers[0][1] < 0
-                else _answer_tokens(example.answers[0], starts[lo:hi], ends[lo:hi]))
+            is_max_context.append(max_context[j, first : first + n])
+        span = (
+            None
+            if example.is_impossible or not example.answers or example.answers[0][1] < 0
+            else _answer_tokens(example.answers[0], starts[lo:hi], ends[lo:hi])
+        )
         answers.append(_window_answer(span, window_starts, window_lengths))
         lengths.append(window_lengths)
         example_index.append(np.full(len(window_starts), i, np.int32))
     example_index, lengths = np.concatenate(example_index), np.concatenate(lengths)
     token_index = np.concatenate(token_index)  # [total context tokens over all windows]
     window_ids = tf.RaggedTensor.from_row_lengths(ids[token_index], lengths)
-    inputs = tokenizer.pack_inputs([tf.gather(questions, example_index), window_ids], max_seq_length)
+    inputs = tokenizer.pack_inputs(
+        [tf.gather(questions, example_index), window_ids], max_seq_length
+    )
     inputs = {name: value.numpy() for name, value in inputs.items()}
 
     # Context token t of window f sits at column offset[f] + t: after [CLS] question [SEP].
     offset = query_lengths[example_index] + 2  # [n]
     window = np.repeat(np.arange(len(lengths)), lengths)  # [total]
-    column = offset[window] + np.arange(len(token_index)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    column = (
+        offset[window]
+        + np.arange(len(token_index))
+        - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    )
     shape = (len(lengths), max_seq_length)
     features = SquadFeatures(
-        inputs, *(_to_columns(a, offset) for a in np.concatenate(answers, axis=1)),
-        example_index, np.full(shape, -1, np.int32), np.full(shape, -1, np.int32), np.zeros(shape, bool))
+        inputs,
+        *(_to_columns(a, offset) for a in np.concatenate(answers, axis=1)),
+        example_index,
+        np.full(shape, -1, np.int32),
+        np.full(shape, -1, np.int32),
+        np.zeros(shape, bool),
+    )
     features.token_char_start[window, column] = starts[token_index]
     features.token_char_end[window, column] = ends[token_index]
     features.token_is_max_context[window, column] = np.concatenate(is_max_context)
@@ -294,8 +369,9 @@ def _max_context(window_starts, lengths, num_tokens: int) -> np.ndarray:
     """
     token = np.arange(num_tokens)[None, :]
     first, last = window_starts[:, None], (window_starts + lengths - 1)[:, None]
-    score = np.where((token >= first) & (token <= last), context_score(token - first, lengths[:, None]),
-                     -np.inf)
+    score = np.where(
+        (token >= first) & (token <= last), context_score(token - first, lengths[:, None]), -np.inf
+    )
     return np.arange(len(window_starts))[:, None] == np.argmax(score, axis=0)[None, :]
 
 
@@ -303,7 +379,9 @@ def _answer_tokens(answer, starts, ends):
     """(first, last) context tokens overlapping the answer's characters, or None if none does."""
     text, char_start = answer
     first = np.searchsorted(ends, char_start, side="right")  # first token ending after the start
-    last = np.searchsorted(starts, char_start + len(text), side="left") - 1  # last starting before the end
+    last = (
+        np.searchsorted(starts, char_start + len(text), side="left") - 1
+    )  # last starting before the end
     return (int(first), int(last)) if first <= last else None
 
 

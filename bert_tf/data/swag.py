@@ -90,13 +90,18 @@ def read_swag(path: str | os.PathLike) -> list[SwagExample]:
     for line, row in rows[1:]:
         where = f"{path}:{line}"
         if len(row) != len(header):
-            raise SwagError(f"{where}: malformed row: {len(row)} fields, the header has {len(header)}")
-        examples.append(SwagExample(
-            example_id=row[0] if has_index and row[0] else str(len(examples)),
-            context=row[column["sent1"]],
-            start=row[column["sent2"]],
-            endings=tuple(row[column[name]] for name in ENDING_COLUMNS),
-            label=_parse_label(row[column[LABEL_COLUMN]], where) if has_labels else None))
+            raise SwagError(
+                f"{where}: malformed row: {len(row)} fields, the header has {len(header)}"
+            )
+        examples.append(
+            SwagExample(
+                example_id=row[0] if has_index and row[0] else str(len(examples)),
+                context=row[column["sent1"]],
+                start=row[column["sent2"]],
+                endings=tuple(row[column[name]] for name in ENDING_COLUMNS),
+                label=_parse_label(row[column[LABEL_COLUMN]], where) if has_labels else None,
+            )
+        )
     return examples
 
 
@@ -109,13 +114,18 @@ def encode_swag(examples: list[SwagExample], tokenizer: BertTokenizer, seq_lengt
     """
     chunks = []
     for begin in range(0, max(len(examples), 1), _ENCODE_CHUNK):  # no examples: one empty chunk
-        chunk = examples[begin:begin + _ENCODE_CHUNK]
+        chunk = examples[begin : begin + _ENCODE_CHUNK]
         contexts = [example.context for example in chunk for _ in range(NUM_CHOICES)]
         choices = [choice for example in chunk for choice in example.choices]
-        packed = tokenizer.pack_inputs([tokenizer.tokenize(contexts), tokenizer.tokenize(choices)],
-                                       seq_length)  # each [len(chunk) * NUM_CHOICES, seq_length]
-        chunks.append({name: value.numpy().reshape(len(chunk), NUM_CHOICES, seq_length)
-                       for name, value in packed.items()})
+        packed = tokenizer.pack_inputs(
+            [tokenizer.tokenize(contexts), tokenizer.tokenize(choices)], seq_length
+        )  # each [len(chunk) * NUM_CHOICES, seq_length]
+        chunks.append(
+            {
+                name: value.numpy().reshape(len(chunk), NUM_CHOICES, seq_length)
+                for name, value in packed.items()
+            }
+        )
     features = {name: np.concatenate([chunk[name] for chunk in chunks]) for name in chunks[0]}
     if any(example.label is None for example in examples):
         return features, None

@@ -45,16 +45,25 @@ def count_words(files, do_lower_case: bool, batch_size: int = 1024) -> collectio
     """Word -> count over the lines of `files` (those over `corpus.MAX_LINE_BYTES` split), split as
     `BertTokenizer` splits corpus text (a literal `[SEP]` into `[`, `sep`, `]`)."""
     basic_tokenizer = BasicTokenizer(do_lower_case, split_special_tokens=True)
-    lines = tf.data.TextLineDataset(files).batch(batch_size).map(corpus.split_long_lines).map(
-        basic_tokenizer.tokenize, num_parallel_calls=tf.data.AUTOTUNE)
+    lines = (
+        tf.data.TextLineDataset(files)
+        .batch(batch_size)
+        .map(corpus.split_long_lines)
+        .map(basic_tokenizer.tokenize, num_parallel_calls=tf.data.AUTOTUNE)
+    )
     try:
         return learner.count_words(lines.prefetch(tf.data.AUTOTUNE))
     except StopIteration:  # learner.count_words on no words at all
         raise UserInputError(f"`input_file`: no words in {', '.join(files)}") from None
 
 
-def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: int = 0,
-                keep_cjk_suffix_pieces: bool = False) -> list[str]:
+def learn_vocab(
+    files,
+    vocab_size: int,
+    do_lower_case: bool = True,
+    num_unused: int = 0,
+    keep_cjk_suffix_pieces: bool = False,
+) -> list[str]:
     """The WordPiece vocab (at most `vocab_size` tokens, reserved ones first) of `files`.
 
     Every character of the corpus's words (those of up to `MAX_TOKEN_LENGTH` characters) is
@@ -64,22 +73,38 @@ def learn_vocab(files, vocab_size: int, do_lower_case: bool = True, num_unused: 
     """
     reserved = reserved_tokens(num_unused)
     if vocab_size <= len(reserved):
-        raise UserInputError(f"`vocab_size`={vocab_size} leaves no room after the {len(reserved)} "
-                             "reserved tokens")
+        raise UserInputError(
+            f"`vocab_size`={vocab_size} leaves no room after the {len(reserved)} reserved tokens"
+        )
     word_counts = count_words(files, do_lower_case)
     chars = learned_characters(word_counts, reserved)
-    unused_pieces = set() if keep_cjk_suffix_pieces else {f"##{c}" for c in chars if unicode_tables.is_cjk_char(c)}
-    smallest = len(reserved) + 2 * len(chars) - len(unused_pieces)  # the reserved tokens, characters, ## pieces
+    unused_pieces = (
+        set()
+        if keep_cjk_suffix_pieces
+        else {f"##{c}" for c in chars if unicode_tables.is_cjk_char(c)}
+    )
+    smallest = (
+        len(reserved) + 2 * len(chars) - len(unused_pieces)
+    )  # the reserved tokens, characters, ## pieces
     if vocab_size < smallest:
-        raise UserInputError(f"`vocab_size`={vocab_size} is too small for this corpus: the "
-                             f"smallest vocab it can learn has {smallest} tokens (its {len(chars)} "
-                             f"characters, those but CJK also as a ## piece, and {len(reserved)} "
-                             f"reserved tokens); use `vocab_size`={smallest} or more")
+        raise UserInputError(
+            f"`vocab_size`={vocab_size} is too small for this corpus: the "
+            f"smallest vocab it can learn has {smallest} tokens (its {len(chars)} "
+            f"characters, those but CJK also as a ## piece, and {len(reserved)} "
+            f"reserved tokens); use `vocab_size`={smallest} or more"
+        )
     # The learner counts the unused pieces in its size: learn that many more, then drop them.
-    tokens = learner.learn(word_counts, vocab_size + len(unused_pieces), reserved,
-                           max_token_length=MAX_TOKEN_LENGTH, max_unique_chars=len(chars))
+    tokens = learner.learn(
+        word_counts,
+        vocab_size + len(unused_pieces),
+        reserved,
+        max_token_length=MAX_TOKEN_LENGTH,
+        max_unique_chars=len(chars),
+    )
     tokens = [token for token in tokens if token not in unused_pieces]
-    if len(tokens) > vocab_size:  # the learner's search over count thresholds can end above the size
+    if (
+        len(tokens) > vocab_size
+    ):  # the learner's search over count thresholds can end above the size
         tokens = drop_least_used_pieces(tokens, len(reserved), vocab_size, word_counts)
     return tokens
 
@@ -93,8 +118,12 @@ def learned_characters(word_counts: collections.Counter, reserved: list[str]) ->
     ['a', 'b']
     """
     reserved = set(reserved)
-    return {char for word in word_counts if word not in reserved and len(word) <= MAX_TOKEN_LENGTH
-            for char in word}
+    return {
+        char
+        for word in word_counts
+        if word not in reserved and len(word) <= MAX_TOKEN_LENGTH
+        for char in word
+    }
 
 
 def _longer_pieces(tokens: list[str]) -> list[str]:
@@ -102,8 +131,9 @@ def _longer_pieces(tokens: list[str]) -> list[str]:
     return [token for token in tokens if len(token.removeprefix("##")) > 1]
 
 
-def drop_least_used_pieces(tokens: list[str], num_reserved: int, vocab_size: int,
-                           word_counts: collections.Counter) -> list[str]:
+def drop_least_used_pieces(
+    tokens: list[str], num_reserved: int, vocab_size: int, word_counts: collections.Counter
+) -> list[str]:
     """`tokens` less the multi-character pieces that tokenizing `word_counts` uses least, down
     to `vocab_size` tokens (which `learn_vocab` checks leaves room for the rest).
 
@@ -118,18 +148,29 @@ def drop_least_used_pieces(tokens: list[str], num_reserved: int, vocab_size: int
     excess = len(tokens) - vocab_size
     pieces = _longer_pieces(tokens[num_reserved:])
     words = list(word_counts)
-    wordpiece = tf_text.FastWordpieceTokenizer(tokens, token_out_type=tf.string, unknown_token="[UNK]",
-                                               no_pretokenization=True)
+    wordpiece = tf_text.FastWordpieceTokenizer(
+        tokens, token_out_type=tf.string, unknown_token="[UNK]", no_pretokenization=True
+    )
     split = wordpiece.tokenize(words)  # [words, (pieces)]
     used, position = np.unique(split.flat_values.numpy(), return_inverse=True)
-    uses = np.bincount(position, np.repeat([word_counts[word] for word in words], split.row_lengths()))
+    uses = np.bincount(
+        position, np.repeat([word_counts[word] for word in words], split.row_lengths())
+    )
     uses = dict(zip((piece.decode("utf-8") for piece in used), uses))
-    dropped = set(sorted(pieces, key=lambda piece: uses.get(piece, 0))[:excess])  # ties: vocab order
+    dropped = set(
+        sorted(pieces, key=lambda piece: uses.get(piece, 0))[:excess]
+    )  # ties: vocab order
     return [token for token in tokens if token not in dropped]
 
 
-def create_vocab(input_file: str, output_file: str | os.PathLike, vocab_size: int,
-                 do_lower_case: bool = True, num_unused: int = 0, keep_cjk_suffix_pieces: bool = False) -> list[str]:
+def create_vocab(
+    input_file: str,
+    output_file: str | os.PathLike,
+    vocab_size: int,
+    do_lower_case: bool = True,
+    num_unused: int = 0,
+    keep_cjk_suffix_pieces: bool = False,
+) -> list[str]:
     """Learns the vocab of the corpus globs `input_file` (comma-separated) into `output_file`.
 
     The file is written atomically, one token a line. Bad arguments (a glob that

@@ -32,14 +32,19 @@ def segmenter(name: str) -> Callable[[str], list[str]]:
       SegmenterError: an unknown name, or the package is not installed.
     """
     if name not in SEGMENTERS[1:]:
-        raise SegmenterError(f"unknown word segmenter {name!r}: use one of {', '.join(SEGMENTERS[1:])}")
+        raise SegmenterError(
+            f"unknown word segmenter {name!r}: use one of {', '.join(SEGMENTERS[1:])}"
+        )
     try:
         if name == "rjieba":
             import rjieba  # pylint: disable=import-outside-toplevel
+
             return rjieba.cut
         import jieba  # pylint: disable=import-outside-toplevel
     except ImportError:
-        raise SegmenterError(f"word segmenter {name!r} is not installed: pip install {name}") from None
+        raise SegmenterError(
+            f"word segmenter {name!r} is not installed: pip install {name}"
+        ) from None
     jieba.setLogLevel(logging.WARNING)
     return jieba.lcut
 
@@ -58,13 +63,17 @@ class WordGrouper:
         self._cut = None if word_segmenter == "none" else segmenter(word_segmenter)
         # A CJK character is a token of its own: its id, if the vocab has it (else [UNK]).
         self.is_cjk_token = np.array([unicode_tables.is_cjk_char(t) for t in tokens])  # [vocab]
-        self._cjk_in_vocab = np.zeros(_CODEPOINTS, bool)  # [codepoints]: a CJK character that is a token
+        self._cjk_in_vocab = np.zeros(
+            _CODEPOINTS, bool
+        )  # [codepoints]: a CJK character that is a token
         self._cjk_in_vocab[[ord(t) for t in np.array(tokens, object)[self.is_cjk_token]]] = True
         if do_lower_case:  # NFD maps the compatibility ideographs to unified ones
             in_vocab = set(tokens)
             for first, last in _COMPATIBILITY_RANGES:
                 for codepoint in range(first, last + 1):
-                    self._cjk_in_vocab[codepoint] = unicode_tables.normalize_char(chr(codepoint), True) in in_vocab
+                    self._cjk_in_vocab[codepoint] = (
+                        unicode_tables.normalize_char(chr(codepoint), True) in in_vocab
+                    )
 
     def continues(self, lines: Sequence[str], token_ids: np.ndarray) -> np.ndarray:
         """Whether each token continues the word of the token before it, bool `[tokens]`.
@@ -78,13 +87,17 @@ class WordGrouper:
             return continues
         words = [word for line in lines for word in self._cut(line)]
         codepoints = np.frombuffer("".join(words).encode("utf-32-le"), np.uint32)
-        word_of_char = np.repeat(np.arange(len(words)), np.fromiter(map(len, words), np.int64, len(words)))
+        word_of_char = np.repeat(
+            np.arange(len(words)), np.fromiter(map(len, words), np.int64, len(words))
+        )
         # The in-vocab CJK characters of the text are, in order, the CJK tokens.
         cjk_chars = np.flatnonzero(self._cjk_in_vocab[np.minimum(codepoints, _CODEPOINTS - 1)])
         cjk_tokens = np.flatnonzero(self.is_cjk_token[token_ids])
         if len(cjk_chars) != len(cjk_tokens):
-            raise RuntimeError(f"{len(cjk_chars)} CJK characters of the vocab in the text, but "
-                               f"{len(cjk_tokens)} CJK tokens: the tokenizer's casing differs")
+            raise RuntimeError(
+                f"{len(cjk_chars)} CJK characters of the vocab in the text, but "
+                f"{len(cjk_tokens)} CJK tokens: the tokenizer's casing differs"
+            )
         word = word_of_char[cjk_chars]
         # Same word, and adjacent tokens (word ids differ across lines, so lines never join).
         same = (word[1:] == word[:-1]) & (cjk_tokens[1:] == cjk_tokens[:-1] + 1)

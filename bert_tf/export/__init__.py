@@ -12,7 +12,10 @@ Example:
 
 from bert_tf.lazy_exports import lazy_exports
 
-_EXPORTS = {"export_hub_pair": "bert_tf.export.hub_export", "export_task_model": "bert_tf.export.task_export",
-            "with_weights_in": "bert_tf.export.weight_dtype"}
+_EXPORTS = {
+    "export_hub_pair": "bert_tf.export.hub_export",
+    "export_task_model": "bert_tf.export.task_export",
+    "with_weights_in": "bert_tf.export.weight_dtype",
+}
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

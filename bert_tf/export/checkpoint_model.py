@@ -5,9 +5,19 @@ from __future__ import annotations
 from absl import logging
 
 from bert_tf.bert_config import BertConfig
-from bert_tf.checkpoints import (CheckpointFormat, StartingCheckpoint, load_checkpoint,
-                                 resolve_starting_checkpoint)
-from bert_tf.checkpoints.task_heads import TASK_MODELS, checkpoint_heads, label_order, load_task_head, missing_head
+from bert_tf.checkpoints import (
+    CheckpointFormat,
+    StartingCheckpoint,
+    load_checkpoint,
+    resolve_starting_checkpoint,
+)
+from bert_tf.checkpoints.task_heads import (
+    TASK_MODELS,
+    checkpoint_heads,
+    label_order,
+    load_task_head,
+    missing_head,
+)
 from bert_tf.errors import UserInputError
 from bert_tf.export.model_types import CLASS_MODEL_TYPES, MODEL_TYPES
 from bert_tf.models import BertEncoder, BertPretrainer
@@ -15,8 +25,13 @@ from bert_tf.models import BertEncoder, BertPretrainer
 _MASKED_LM = "cls/predictions/"  # the TF1 names of the masked-LM head's weights
 
 
-def model_from_checkpoint(checkpoint: str | StartingCheckpoint, model_type: str, config: BertConfig,
-                          num_classes: int | None = None, labels: list[str] | None = None):
+def model_from_checkpoint(
+    checkpoint: str | StartingCheckpoint,
+    model_type: str,
+    config: BertConfig,
+    num_classes: int | None = None,
+    labels: list[str] | None = None,
+):
     """A model of `model_type` (one of `MODEL_TYPES`) filled from `checkpoint` (a path, or the
     checkpoint as `resolve_starting_checkpoint` found it).
 
@@ -46,8 +61,9 @@ def model_from_checkpoint(checkpoint: str | StartingCheckpoint, model_type: str,
     ('BertClassifier', 3)
     """
     if model_type not in MODEL_TYPES:
-        raise UserInputError(f"`model_type`={model_type!r}: expected one of "
-                             f"{', '.join(MODEL_TYPES)}")
+        raise UserInputError(
+            f"`model_type`={model_type!r}: expected one of {', '.join(MODEL_TYPES)}"
+        )
     if not isinstance(checkpoint, StartingCheckpoint):
         checkpoint = resolve_starting_checkpoint(checkpoint)
     if model_type == "hub":
@@ -57,10 +73,15 @@ def model_from_checkpoint(checkpoint: str | StartingCheckpoint, model_type: str,
     heads = checkpoint_heads(report)
     head = heads.get(model_type)
     if head is None:
-        raise UserInputError(f"{checkpoint.path}: {missing_head(model_type)}; "
-                             f"{_what_to_export(heads, report.unused)}")
-    if labels and report.format == CheckpointFormat.BERT_TF.value and label_order(head.get("labels") or (),
-                                                                                  labels) is None:
+        raise UserInputError(
+            f"{checkpoint.path}: {missing_head(model_type)}; "
+            f"{_what_to_export(heads, report.unused)}"
+        )
+    if (
+        labels
+        and report.format == CheckpointFormat.BERT_TF.value
+        and label_order(head.get("labels") or (), labels) is None
+    ):
         head = {**head, "labels": None}  # other names than labels.json's: a renaming
     model_class = TASK_MODELS[model_type][0]
     if model_type in CLASS_MODEL_TYPES:
@@ -74,15 +95,19 @@ def model_from_checkpoint(checkpoint: str | StartingCheckpoint, model_type: str,
     return model
 
 
-def _hub_model_from_checkpoint(checkpoint: StartingCheckpoint, config: BertConfig
-                               ) -> BertPretrainer | BertEncoder:
+def _hub_model_from_checkpoint(
+    checkpoint: StartingCheckpoint, config: BertConfig
+) -> BertPretrainer | BertEncoder:
     """The pretrainer filled from `checkpoint`; its encoder alone without masked-LM weights."""
     model = BertPretrainer(BertEncoder.from_bert_config(config))
     model.build_with_dummy_inputs()
     report = load_checkpoint(checkpoint, model)
     if any(name.startswith(_MASKED_LM) for name in report.missing):
-        logging.warning("%s has no masked-LM weights (%s...): exporting the encoder without mlm",
-                        checkpoint.path, _MASKED_LM)
+        logging.warning(
+            "%s has no masked-LM weights (%s...): exporting the encoder without mlm",
+            checkpoint.path,
+            _MASKED_LM,
+        )
         return model.encoder
     return model
 
@@ -92,19 +117,24 @@ def _what_to_export(heads: dict, unused: list[str]) -> str:
     (`unused`: the checkpoint variables an encoder left,
     where a pretrainer's masked-LM head shows)."""
     if not heads and any(name.startswith(_MASKED_LM) for name in unused):
-        return ("it is a pretraining checkpoint: export it with `model_type`=hub, or fine-tune "
-                "it first")
+        return (
+            "it is a pretraining checkpoint: export it with `model_type`=hub, or fine-tune it first"
+        )
     if not heads:
         return "export it with the `model_type` it was fine-tuned for"
     found = list(heads)
-    return (f"it holds a {' and a '.join(found)} head: export it with "
-            f"{' or '.join(f'`model_type`={name}' for name in found)}")
+    return (
+        f"it holds a {' and a '.join(found)} head: export it with "
+        f"{' or '.join(f'`model_type`={name}' for name in found)}"
+    )
 
 
 def _num_classes(checkpoint: str, model_type: str, head: dict, num_classes: int | None) -> int:
     """`num_classes`, else the width of the checkpoint's classifier head; the two must agree."""
     width = head["kernel"].shape[-1]
     if num_classes not in (None, width):
-        raise UserInputError(f"`num_classes`={num_classes} (or the number of `labels`) does not "
-                             f"fit {checkpoint}: its {model_type} head has {width} classes")
+        raise UserInputError(
+            f"`num_classes`={num_classes} (or the number of `labels`) does not "
+            f"fit {checkpoint}: its {model_type} head has {width} classes"
+        )
     return width

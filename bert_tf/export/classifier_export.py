@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_tf.export.task_module import TaskExport, checked_ids, label_names, text_spec, with_batch_checked
+from bert_tf.export.task_module import (
+    TaskExport,
+    checked_ids,
+    label_names,
+    text_spec,
+    with_batch_checked,
+)
 from bert_tf.export.tf_example_inputs import parse_id_examples, parse_text_examples
 
 
@@ -51,17 +57,27 @@ class ClassifierExport(TaskExport):
         return self._predict([self._shared.tokenize(text_a)])
 
     def classify_text_pair(self, text_a, text_b):
-        text_a = with_batch_checked(text_a, tf.shape(text_b)[0], "text_a and text_b must have the same batch size")
+        text_a = with_batch_checked(
+            text_a, tf.shape(text_b)[0], "text_a and text_b must have the same batch size"
+        )
         return self._predict([self._shared.tokenize(text_a), self._shared.tokenize(text_b)])
 
     def text_signatures(self) -> dict:
-        return {"text": (self.classify_text, [text_spec("text_a")]),
-                "text_pair": (self.classify_text_pair, [text_spec("text_a"), text_spec("text_b")])}
+        return {
+            "text": (self.classify_text, [text_spec("text_a")]),
+            "text_pair": (self.classify_text_pair, [text_spec("text_a"), text_spec("text_b")]),
+        }
 
     def example_signatures(self) -> dict:
-        method_name = tf.saved_model.REGRESS_METHOD_NAME if self._regression else tf.saved_model.CLASSIFY_METHOD_NAME
-        return {"serve_examples": (self.classify_examples, method_name),
-                "serve_text_examples": (self.classify_text_examples, method_name)}
+        method_name = (
+            tf.saved_model.REGRESS_METHOD_NAME
+            if self._regression
+            else tf.saved_model.CLASSIFY_METHOD_NAME
+        )
+        return {
+            "serve_examples": (self.classify_examples, method_name),
+            "serve_text_examples": (self.classify_text_examples, method_name),
+        }
 
     def classify_examples(self, inputs):
         ids = checked_ids(parse_id_examples(inputs), self._model.model.encoder.bert_config)
@@ -71,11 +87,15 @@ class ClassifierExport(TaskExport):
         text_a, text_b, has_text_b = parse_text_examples(inputs)
         segment_a = self._shared.tokenize(text_a)
         alone = self._tokenizer.pack_inputs([segment_a], self.seq_length)  # [batch, seq_length]
-        paired = self._tokenizer.pack_inputs([segment_a, self._shared.tokenize(text_b)], self.seq_length)
+        paired = self._tokenizer.pack_inputs(
+            [segment_a, self._shared.tokenize(text_b)], self.seq_length
+        )
         packed = {name: tf.where(has_text_b[:, None], paired[name], alone[name]) for name in alone}
         # Only up to the batch's longest packed row, as the text signatures pad.
         width = tf.maximum(tf.reduce_max(tf.reduce_sum(packed["input_mask"], axis=1)), 2)
-        return self._classify_or_regress(self._shared.serve({name: ids[:, :width] for name, ids in packed.items()}))
+        return self._classify_or_regress(
+            self._shared.serve({name: ids[:, :width] for name, ids in packed.items()})
+        )
 
     def _classify_or_regress(self, outputs):
         """`serve`'s outputs as TF Serving's Classify API (`classes`,
@@ -83,13 +103,19 @@ class ClassifierExport(TaskExport):
         if self._regression:
             return {tf.saved_model.REGRESS_OUTPUTS: tf.cast(outputs["score"], tf.float32)}
         scores = tf.cast(outputs["probabilities"], tf.float32)  # [batch, classes]
-        return {tf.saved_model.CLASSIFY_OUTPUT_CLASSES: tf.tile(self.labels[None], [tf.shape(scores)[0], 1]),
-                tf.saved_model.CLASSIFY_OUTPUT_SCORES: scores}
+        return {
+            tf.saved_model.CLASSIFY_OUTPUT_CLASSES: tf.tile(
+                self.labels[None], [tf.shape(scores)[0], 1]
+            ),
+            tf.saved_model.CLASSIFY_OUTPUT_SCORES: scores,
+        }
 
     def _predict(self, segments):
         outputs = self._shared.serve(self._pack(segments))
         if self._regression:
             return {"score": outputs["score"]}
         probabilities = outputs["probabilities"]  # [batch, classes]
-        return {"probabilities": probabilities,
-                "label": tf.gather(self.labels, tf.argmax(probabilities, axis=-1))}
+        return {
+            "probabilities": probabilities,
+            "label": tf.gather(self.labels, tf.argmax(probabilities, axis=-1)),
+        }

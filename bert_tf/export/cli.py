@@ -18,23 +18,46 @@ from bert_tf.tokenization import BertTokenizer
 FLAGS = flags.FLAGS
 # Flags that only some model types use, with those types:
 # given for another, they are refused, not dropped.
-_FLAGS_FOR = ((("labels", "num_classes"), CLASS_MODEL_TYPES),
-              (("max_answer_length", "doc_stride", "max_query_length", "version_2_with_negative",
-                "null_score_diff_threshold", "n_best_size"), ("span",)))
+_FLAGS_FOR = (
+    (("labels", "num_classes"), CLASS_MODEL_TYPES),
+    (
+        (
+            "max_answer_length",
+            "doc_stride",
+            "max_query_length",
+            "version_2_with_negative",
+            "null_score_diff_threshold",
+            "n_best_size",
+        ),
+        ("span",),
+    ),
+)
 
 
 def _export_hub(model, tokenizer: BertTokenizer) -> None:
-    paths = export_hub_pair(model, FLAGS.export_dir, tokenizer=tokenizer, seq_length=FLAGS.max_seq_length)
+    paths = export_hub_pair(
+        model, FLAGS.export_dir, tokenizer=tokenizer, seq_length=FLAGS.max_seq_length
+    )
     print("\n".join(f"{name}: {path}" for name, path in paths.items()))
 
 
 def _export_task(model, tokenizer: BertTokenizer, labels: list[str] | None) -> None:
-    print(export_task_model(model, FLAGS.export_dir, tokenizer=tokenizer, seq_length=FLAGS.max_seq_length,
-                            labels=labels, max_answer_length=FLAGS.max_answer_length,
-                            doc_stride=FLAGS.doc_stride, max_query_length=FLAGS.max_query_length,
-                            version_2_with_negative=FLAGS.version_2_with_negative,
-                            null_score_diff_threshold=FLAGS.null_score_diff_threshold,
-                            n_best_size=FLAGS.n_best_size, jit_compile=FLAGS.jit_compile))
+    print(
+        export_task_model(
+            model,
+            FLAGS.export_dir,
+            tokenizer=tokenizer,
+            seq_length=FLAGS.max_seq_length,
+            labels=labels,
+            max_answer_length=FLAGS.max_answer_length,
+            doc_stride=FLAGS.doc_stride,
+            max_query_length=FLAGS.max_query_length,
+            version_2_with_negative=FLAGS.version_2_with_negative,
+            null_score_diff_threshold=FLAGS.null_score_diff_threshold,
+            n_best_size=FLAGS.n_best_size,
+            jit_compile=FLAGS.jit_compile,
+        )
+    )
 
 
 def _main(argv) -> None:
@@ -46,7 +69,9 @@ def _main(argv) -> None:
 def _export() -> None:
     hub = FLAGS.model_type == "hub"
     if FLAGS.jit_compile and hub:
-        raise UserInputError("--jit_compile applies to task models (their serving_default), not --model_type=hub")
+        raise UserInputError(
+            "--jit_compile applies to task models (their serving_default), not --model_type=hub"
+        )
     _check_flags_apply()
     checkpoint = resolve_init_checkpoint(FLAGS.init_checkpoint)
     config = resolve_bert_config(FLAGS.bert_config_file, checkpoint)
@@ -66,10 +91,14 @@ def _check_flags_apply() -> None:
     for names, model_types in _FLAGS_FOR:
         given = [f"--{name}" for name in names if FLAGS[name].present]
         if given and FLAGS.model_type not in model_types:
-            raise UserInputError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --model_type="
-                                 f"{' or '.join(model_types)}, not --model_type={FLAGS.model_type}")
+            raise UserInputError(
+                f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --model_type="
+                f"{' or '.join(model_types)}, not --model_type={FLAGS.model_type}"
+            )
     if FLAGS["null_score_diff_threshold"].present and not FLAGS.version_2_with_negative:
-        raise UserInputError("--null_score_diff_threshold applies with --version_2_with_negative (SQuAD 2.0) only")
+        raise UserInputError(
+            "--null_score_diff_threshold applies with --version_2_with_negative (SQuAD 2.0) only"
+        )
 
 
 def _labels(checkpoint: StartingCheckpoint) -> list[str] | None:

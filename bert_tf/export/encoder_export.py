@@ -22,10 +22,16 @@ def _checked_positions(inputs: dict[str, tf.Tensor]) -> tf.Tensor:
     `input_word_ids`: a gather would otherwise fail unnamed, or, under XLA, clamp."""
     positions = inputs["masked_lm_positions"]
     seq_length = tf.shape(inputs["input_word_ids"])[-1]
-    with tf.control_dependencies([
+    with tf.control_dependencies(
+        [
             tf.debugging.assert_non_negative(positions, message="masked_lm_positions must be >= 0"),
-            tf.debugging.assert_less(positions, seq_length,
-                                     message="masked_lm_positions must be < the sequence length of input_word_ids")]):
+            tf.debugging.assert_less(
+                positions,
+                seq_length,
+                message="masked_lm_positions must be < the sequence length of input_word_ids",
+            ),
+        ]
+    ):
         return tf.identity(positions)
 
 
@@ -39,17 +45,33 @@ class _MaskedLM(tf.Module):
         self._pretrainer = KerasModelRef(pretrainer)
         self.model_variables = [v.value for v in pretrainer.variables]
 
-    @tf.function(autograph=False, input_signature=[{**ENCODER_SPEC, "masked_lm_positions":
-                                   tf.TensorSpec([None, None], tf.int32, name="masked_lm_positions")}])
+    @tf.function(
+        autograph=False,
+        input_signature=[
+            {
+                **ENCODER_SPEC,
+                "masked_lm_positions": tf.TensorSpec(
+                    [None, None], tf.int32, name="masked_lm_positions"
+                ),
+            }
+        ],
+    )
     def __call__(self, inputs):
         pretrainer = self._pretrainer.model
         encoder = pretrainer.encoder
-        outputs = encoder(checked_ids({name: inputs[name] for name in ENCODER_INPUTS}, encoder.bert_config),
-                          training=False)
+        outputs = encoder(
+            checked_ids({name: inputs[name] for name in ENCODER_INPUTS}, encoder.bert_config),
+            training=False,
+        )
         masked = gather_positions(outputs["sequence_output"], _checked_positions(inputs))
         logits = pretrainer.masked_lm_head(masked, encoder.word_embedding_matrix)
-        return _float32({"mlm_logits": logits, "pooled_output": outputs["pooled_output"],
-                         "sequence_output": outputs["sequence_output"]})
+        return _float32(
+            {
+                "mlm_logits": logits,
+                "pooled_output": outputs["pooled_output"],
+                "sequence_output": outputs["sequence_output"],
+            }
+        )
 
 
 class EncoderExport(tf.train.Checkpoint):
@@ -80,8 +102,12 @@ class EncoderExport(tf.train.Checkpoint):
     (TensorShape([1, 16]), 1)
     """
 
-    def __init__(self, model: BertEncoder | BertPretrainer, vocab_file: str | None = None,
-                 do_lower_case: bool | None = None):
+    def __init__(
+        self,
+        model: BertEncoder | BertPretrainer,
+        vocab_file: str | None = None,
+        do_lower_case: bool | None = None,
+    ):
         super().__init__()
         encoder = model.encoder if isinstance(model, BertPretrainer) else model
         self.bert_config = tf.Variable(encoder.bert_config.to_json_string(), trainable=False)
@@ -106,6 +132,8 @@ class EncoderExport(tf.train.Checkpoint):
     @tf.function(autograph=False, input_signature=[ENCODER_SPEC])
     def serve(self, inputs):
         outputs = self.__call__(inputs)
-        return {"pooled_output": outputs["pooled_output"],  # [batch, hidden]
-                "sequence_output": outputs["sequence_output"],  # [batch, seq, hidden]
-                "encoder_outputs": tf.stack(outputs["encoder_outputs"], axis=1)}  # [batch, layers, seq, hidden]
+        return {
+            "pooled_output": outputs["pooled_output"],  # [batch, hidden]
+            "sequence_output": outputs["sequence_output"],  # [batch, seq, hidden]
+            "encoder_outputs": tf.stack(outputs["encoder_outputs"], axis=1),
+        }  # [batch, layers, seq, hidden]

@@ -19,8 +19,13 @@ from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 _PARTS = ("preprocessing", "encoder")  # the subdirectories of the export
 
 
-def export_hub_pair(model: BertEncoder | BertPretrainer, export_dir: str | os.PathLike, *,
-                    tokenizer: BertTokenizer, seq_length: int = 128) -> dict[str, str]:
+def export_hub_pair(
+    model: BertEncoder | BertPretrainer,
+    export_dir: str | os.PathLike,
+    *,
+    tokenizer: BertTokenizer,
+    seq_length: int = 128,
+) -> dict[str, str]:
     """Writes `export_dir/preprocessing` and `export_dir/encoder` (with `mlm` for a pretrainer).
 
     Returns their paths by name. Both carry the vocab file as an asset. The pair is
@@ -44,11 +49,17 @@ def export_hub_pair(model: BertEncoder | BertPretrainer, export_dir: str | os.Pa
     _check_targets(export_dir)
     preprocessing = PreprocessingExport(tokenizer, seq_length)
     encoder = EncoderExport(model, tokenizer.vocab_file, tokenizer.do_lower_case)
-    serving = {"preprocessing": (preprocessing, preprocessing.__call__), "encoder": (encoder, encoder.serve)}
+    serving = {
+        "preprocessing": (preprocessing, preprocessing.__call__),
+        "encoder": (encoder, encoder.serve),
+    }
     with atomic_directory(export_dir) as tmp:
         for part, (module, function) in serving.items():
-            tf.saved_model.save(module, os.path.join(tmp, part),
-                                signatures={"serving_default": function.get_concrete_function()})
+            tf.saved_model.save(
+                module,
+                os.path.join(tmp, part),
+                signatures={"serving_default": function.get_concrete_function()},
+            )
     return {part: os.path.join(export_dir, part) for part in _PARTS}
 
 
@@ -66,6 +77,8 @@ def _check_targets(export_dir: str) -> None:
             raise UserInputError(f"`export_dir`={export_dir}: its {part}/ {problem}")
     others = sorted({name.rstrip("/") for name in tf.io.gfile.listdir(export_dir)} - set(_PARTS))
     if others:
-        raise UserInputError(f"`export_dir`={export_dir}: holds files other than preprocessing/ "
-                             f"and encoder/ ({', '.join(others)}), which the export would replace; "
-                             "choose an empty or new directory")
+        raise UserInputError(
+            f"`export_dir`={export_dir}: holds files other than preprocessing/ "
+            f"and encoder/ ({', '.join(others)}), which the export would replace; "
+            "choose an empty or new directory"
+        )

@@ -37,19 +37,35 @@ class MultipleChoiceExport(TaskExport):
 
     def choose_text(self, text_a, choices):
         shape = tf.shape(choices)  # [batch, choices]
-        text_a = with_batch_checked(text_a, shape[0], "text_a and choices must have the same batch size")
-        with tf.control_dependencies([tf.debugging.Assert((shape[0] == 0) | (shape[1] > 0),
-                                                          ["choices must hold at least one choice per example"])]):
+        text_a = with_batch_checked(
+            text_a, shape[0], "text_a and choices must have the same batch size"
+        )
+        with tf.control_dependencies(
+            [
+                tf.debugging.Assert(
+                    (shape[0] == 0) | (shape[1] > 0),
+                    ["choices must hold at least one choice per example"],
+                )
+            ]
+        ):
             choices = tf.identity(choices)
         contexts = tf.reshape(tf.repeat(text_a[:, None], shape[1], axis=1), [-1])
-        packed = self._pack([self._shared.tokenize(contexts), self._shared.tokenize(tf.reshape(choices, [-1]))])
+        packed = self._pack(
+            [self._shared.tokenize(contexts), self._shared.tokenize(tf.reshape(choices, [-1]))]
+        )
         # [batch * choices, seq] -> [batch, choices, seq];
         # seq named, since an empty batch cannot infer it.
-        packed = {name: tf.reshape(value, [shape[0], shape[1], tf.shape(value)[1]]) for name, value in packed.items()}
+        packed = {
+            name: tf.reshape(value, [shape[0], shape[1], tf.shape(value)[1]])
+            for name, value in packed.items()
+        }
         probabilities = self._shared.serve(packed)["probabilities"]
-        label = tf.cond(tf.size(probabilities) > 0,  # an empty batch of no choices has no axis to take the best of
-                        lambda: tf.argmax(probabilities, axis=-1, output_type=tf.int32),
-                        lambda: tf.zeros([shape[0]], tf.int32))
+        label = tf.cond(
+            tf.size(probabilities)
+            > 0,  # an empty batch of no choices has no axis to take the best of
+            lambda: tf.argmax(probabilities, axis=-1, output_type=tf.int32),
+            lambda: tf.zeros([shape[0]], tf.int32),
+        )
         return {"probabilities": probabilities, "label": label}
 
     def text_signatures(self) -> dict:

@@ -20,10 +20,17 @@ class _Tokenize(tf.Module):
         super().__init__()
         self._tokenizer = tokenizer
         self.vocab_file = tf.saved_model.Asset(tokenizer.vocab_file)
-        self.do_lower_case = tf.Variable(tokenizer.do_lower_case, trainable=False, name="do_lower_case")
+        self.do_lower_case = tf.Variable(
+            tokenizer.do_lower_case, trainable=False, name="do_lower_case"
+        )
         vocab = tokenizer.vocab
-        self._special = {"vocab_size": len(vocab), "padding_id": vocab.pad_id, "start_of_sequence_id":
-                         vocab.cls_id, "end_of_segment_id": vocab.sep_id, "mask_id": vocab.mask_id}
+        self._special = {
+            "vocab_size": len(vocab),
+            "padding_id": vocab.pad_id,
+            "start_of_sequence_id": vocab.cls_id,
+            "end_of_segment_id": vocab.sep_id,
+            "mask_id": vocab.mask_id,
+        }
 
     @tf.function(autograph=False, input_signature=[_TEXTS])
     def __call__(self, texts):
@@ -76,14 +83,21 @@ class PreprocessingExport(tf.Module):
         self.tokenize = _Tokenize(tokenizer)
         self.bert_pack_inputs = _PackInputs(tokenizer, seq_length)
         splits = tokenizer.tokenize([""]).row_splits.dtype
-        segment_specs = [tf.RaggedTensorSpec([None] * (rank + 1), tf.int32, ragged_rank=rank, row_splits_dtype=splits)
-                         for rank in (1, 2)]
+        segment_specs = [
+            tf.RaggedTensorSpec(
+                [None] * (rank + 1), tf.int32, ragged_rank=rank, row_splits_dtype=splits
+            )
+            for rank in (1, 2)
+        ]
         for count in (1, 2):
             for segments in itertools.product(segment_specs, repeat=count):
                 self.bert_pack_inputs.__call__.get_concrete_function(list(segments))
                 self.bert_pack_inputs.__call__.get_concrete_function(
-                    list(segments), tf.TensorSpec([], tf.int32, name="seq_length"))
+                    list(segments), tf.TensorSpec([], tf.int32, name="seq_length")
+                )
 
     @tf.function(autograph=False, input_signature=[_TEXTS])
     def __call__(self, texts):
-        return self.bert_pack_inputs([self._tokenizer.tokenize(texts)])  # the fast path: no words needed
+        return self.bert_pack_inputs(
+            [self._tokenizer.tokenize(texts)]
+        )  # the fast path: no words needed

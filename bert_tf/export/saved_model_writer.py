@@ -24,8 +24,10 @@ def export_dir_problem(path: str) -> str | None:
     if not tf.io.gfile.isdir(path):
         return "is a file, not a directory"
     if tf.io.gfile.listdir(path) and not tf.saved_model.contains_saved_model(path):
-        return ("holds files that are not a SavedModel, which the export would replace; "
-                "choose an empty or new directory")
+        return (
+            "holds files that are not a SavedModel, which the export would replace; "
+            "choose an empty or new directory"
+        )
     return None
 
 
@@ -37,8 +39,12 @@ def check_export_dir(export_dir: str | os.PathLike) -> None:
         raise UserInputError(f"`export_dir`={path}: {problem}")
 
 
-def save_atomically(module: tf.Module, export_dir: str | os.PathLike, signatures: dict,
-                    method_names: dict[str, str] | None = None) -> str:
+def save_atomically(
+    module: tf.Module,
+    export_dir: str | os.PathLike,
+    signatures: dict,
+    method_names: dict[str, str] | None = None,
+) -> str:
     """`tf.saved_model.save` into a temporary directory beside `export_dir`, then moves it there.
 
     Readers see the old export, none, or the complete new one; an existing export
@@ -72,7 +78,12 @@ def set_method_names(saved_model_dir: str, method_names: dict[str, str]) -> None
         if name not in signature_defs:
             raise KeyError(f"{saved_model_dir} has no signature {name!r}")
         signature_defs[name].method_name = method_name
-    with atomic_output(path) as tmp, tf.io.gfile.GFile(tmp, "wb") as f:  # a new file: ram:// "wb" appends
+    with (
+        atomic_output(path) as tmp,
+        tf.io.gfile.GFile(tmp, "wb") as f,
+    ):  # a new file: ram:// "wb" appends
         f.write(saved_model.SerializeToString())
     if tf.io.gfile.exists(os.path.join(saved_model_dir, "fingerprint.pb")):
-        fingerprinting_utils.write_fingerprint(saved_model_dir)  # what tf.saved_model.save calls to write it
+        fingerprinting_utils.write_fingerprint(
+            saved_model_dir
+        )  # what tf.saved_model.save calls to write it

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_tf.errors import UserInputError
 from bert_tf.data.doc_stride import doc_stride_windows
+from bert_tf.errors import UserInputError
 from bert_tf.export.task_module import TaskExport, text_spec, with_batch_checked
 
 
@@ -49,56 +49,83 @@ class SpanExport(TaskExport):
     True
     """
 
-    def __init__(self, model, tokenizer, seq_length: int, max_answer_length: int = 30,
-                 doc_stride: int = 128, max_query_length: int = 64, version_2_with_negative: bool = False,
-                 null_score_diff_threshold: float = 0.0, n_best_size: int = 20):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        seq_length: int,
+        max_answer_length: int = 30,
+        doc_stride: int = 128,
+        max_query_length: int = 64,
+        version_2_with_negative: bool = False,
+        null_score_diff_threshold: float = 0.0,
+        n_best_size: int = 20,
+    ):
         super().__init__(model, tokenizer, seq_length)
         if max_query_length + 4 > seq_length:
-            raise UserInputError(f"`max_query_length`={max_query_length} leaves no room for the "
-                                 f"context in `max_seq_length`={seq_length}")
+            raise UserInputError(
+                f"`max_query_length`={max_query_length} leaves no room for the "
+                f"context in `max_seq_length`={seq_length}"
+            )
         if min(doc_stride, max_answer_length, n_best_size) < 1:
-            raise UserInputError(f"`doc_stride`={doc_stride}, "
-                                 f"`max_answer_length`={max_answer_length} and "
-                                 f"`n_best_size`={n_best_size} must be positive")
+            raise UserInputError(
+                f"`doc_stride`={doc_stride}, "
+                f"`max_answer_length`={max_answer_length} and "
+                f"`n_best_size`={n_best_size} must be positive"
+            )
         self.max_answer_length = max_answer_length
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length
         self.version_2_with_negative = version_2_with_negative
         self.n_best_size = n_best_size
-        self.null_score_diff_threshold = tf.Variable(float(null_score_diff_threshold), trainable=False,
-                                                     name="null_score_diff_threshold")
+        self.null_score_diff_threshold = tf.Variable(
+            float(null_score_diff_threshold), trainable=False, name="null_score_diff_threshold"
+        )
 
     def serve(self, inputs):
         outputs = self._logits(inputs)
         return {"start_logits": outputs["start_logits"], "end_logits": outputs["end_logits"]}
 
     def answer_text(self, question, context):
-        question = with_batch_checked(question, tf.shape(context)[0],
-                                      "question and context must have the same batch size")
-        question_ids = self._shared.tokenize(question)[:, :self.max_query_length]
+        question = with_batch_checked(
+            question, tf.shape(context)[0], "question and context must have the same batch size"
+        )
+        question_ids = self._shared.tokenize(question)[:, : self.max_query_length]
         context_ids, starts, ends = self._tokenizer.tokenize_with_offsets(context, unit="UTF8_CHAR")
         question_lengths = question_ids.row_lengths()
-        windows = doc_stride_windows(context_ids.row_lengths(), self.seq_length - question_lengths - 3,
-                                     self.doc_stride)
-        doc = windows.doc_tokens.with_flat_values(tf.gather(context_ids.flat_values,
-                                                            windows.doc_tokens.flat_values))
+        windows = doc_stride_windows(
+            context_ids.row_lengths(), self.seq_length - question_lengths - 3, self.doc_stride
+        )
+        doc = windows.doc_tokens.with_flat_values(
+            tf.gather(context_ids.flat_values, windows.doc_tokens.flat_values)
+        )
         logits = self._shared.serve(self._pack([tf.gather(question_ids, windows.example), doc]))
         start_logits, end_logits = logits["start_logits"], logits["end_logits"]  # [windows, seq]
 
         # Each window's context tokens sit after [CLS] question [SEP].
         window = windows.doc_tokens.value_rowids()
-        position = (tf.gather(tf.gather(question_lengths, windows.example), window) + 2
-                    + tf.ragged.range(windows.doc_tokens.row_lengths()).flat_values)
+        position = (
+            tf.gather(tf.gather(question_lengths, windows.example), window)
+            + 2
+            + tf.ragged.range(windows.doc_tokens.row_lengths()).flat_values
+        )
         at = tf.stack([window, position], axis=1)
         shape = tf.shape(start_logits, tf.int64)
         flat_token = tf.scatter_nd(at, windows.doc_tokens.flat_values, shape)  # [windows, seq]
-        can_start = ((tf.scatter_nd(at, tf.cast(windows.is_max_context.flat_values, tf.int32), shape) > 0)
-                     & self._in_top_n(start_logits))
-        can_end = (tf.scatter_nd(at, tf.ones_like(window, tf.int32), shape) > 0) & self._in_top_n(end_logits)
-        length = tf.range(shape[1])[None, :] - tf.range(shape[1])[:, None] + 1  # [seq(start), seq(end)]
+        can_start = (
+            tf.scatter_nd(at, tf.cast(windows.is_max_context.flat_values, tf.int32), shape) > 0
+        ) & self._in_top_n(start_logits)
+        can_end = (tf.scatter_nd(at, tf.ones_like(window, tf.int32), shape) > 0) & self._in_top_n(
+            end_logits
+        )
+        length = (
+            tf.range(shape[1])[None, :] - tf.range(shape[1])[:, None] + 1
+        )  # [seq(start), seq(end)]
         fits = (length >= 1) & (length <= self.max_answer_length)
         valid = can_start[:, :, None] & can_end[:, None, :] & fits[None]  # [windows, seq, seq]
-        pair_scores = tf.where(valid, start_logits[:, :, None] + end_logits[:, None, :], -float("inf"))
+        pair_scores = tf.where(
+            valid, start_logits[:, :, None] + end_logits[:, None, :], -float("inf")
+        )
         best_pair = tf.argmax(tf.reshape(pair_scores, [shape[0], -1]), axis=1)  # [windows]
         best_score = tf.reduce_max(pair_scores, axis=[1, 2])
         best_start = tf.gather(flat_token, best_pair // shape[1], batch_dims=1)
@@ -108,20 +135,33 @@ class SpanExport(TaskExport):
         per_example = tf.RaggedTensor.from_value_rowids(best_score, windows.example, nrows=batch)
         # One -inf column more (argmax takes the first of equal scores, so never it): a batch of
         # 0 examples still has a window axis to reduce.
-        window_scores = tf.pad(per_example.to_tensor(-float("inf")), [[0, 0], [0, 1]],
-                               constant_values=-float("inf"))
+        window_scores = tf.pad(
+            per_example.to_tensor(-float("inf")), [[0, 0], [0, 1]], constant_values=-float("inf")
+        )
         chosen = tf.argmax(window_scores, axis=1) + per_example.row_starts()
         score = tf.gather(best_score, chosen)
-        null_score = tf.math.unsorted_segment_min(start_logits[:, 0] + end_logits[:, 0], windows.example, batch)
+        null_score = tf.math.unsorted_segment_min(
+            start_logits[:, 0] + end_logits[:, 0], windows.example, batch
+        )
         has_answer = score > -float("inf")
-        if self.version_2_with_negative:  # squad_metrics.postprocess: "" when null - best > threshold
+        if (
+            self.version_2_with_negative
+        ):  # squad_metrics.postprocess: "" when null - best > threshold
             has_answer &= null_score - score <= self.null_score_diff_threshold
         start_char = _offset_or_minus_one(starts, tf.gather(best_start, chosen), has_answer)
         end_char = _offset_or_minus_one(ends, tf.gather(best_end, chosen), has_answer)
-        answer = tf.strings.substr(context, tf.cast(tf.maximum(start_char, 0), tf.int32),
-                                   tf.cast(end_char - start_char, tf.int32), unit="UTF8_CHAR")
-        return {"answer": answer, "score": tf.where(has_answer, score, null_score),
-                "start_char": start_char, "end_char": end_char}
+        answer = tf.strings.substr(
+            context,
+            tf.cast(tf.maximum(start_char, 0), tf.int32),
+            tf.cast(end_char - start_char, tf.int32),
+            unit="UTF8_CHAR",
+        )
+        return {
+            "answer": answer,
+            "score": tf.where(has_answer, score, null_score),
+            "start_char": start_char,
+            "end_char": end_char,
+        }
 
     def _in_top_n(self, logits):
         """bool `[windows, seq]`: the `n_best_size` highest logits of each window (the lower index

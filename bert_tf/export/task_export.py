@@ -15,11 +15,21 @@ from bert_tf.export.token_classifier_export import TokenClassifierExport
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 
 
-def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, tokenizer: BertTokenizer,
-                      seq_length: int, labels=None, max_answer_length: int = 30, doc_stride: int = 128,
-                      max_query_length: int = 64, version_2_with_negative: bool = False,
-                      null_score_diff_threshold: float = 0.0, n_best_size: int = 20,
-                      jit_compile: bool = False) -> str:
+def export_task_model(
+    model: keras.Model,
+    export_dir: str | os.PathLike,
+    *,
+    tokenizer: BertTokenizer,
+    seq_length: int,
+    labels=None,
+    max_answer_length: int = 30,
+    doc_stride: int = 128,
+    max_query_length: int = 64,
+    version_2_with_negative: bool = False,
+    null_score_diff_threshold: float = 0.0,
+    n_best_size: int = 20,
+    jit_compile: bool = False,
+) -> str:
     """Writes `model` to `export_dir` as a SavedModel; returns the directory.
 
     `serving_default` takes the three int32 id tensors (stock TF Serving); the text
@@ -45,20 +55,37 @@ def export_task_model(model: keras.Model, export_dir: str | os.PathLike, *, toke
     model_type = task_model_type(model)
     if model_type is None:
         *others, last = [model_class.__name__ for model_class, _ in TASK_MODELS.values()]
-        raise ValueError(f"export_task_model: cannot export a {type(model).__name__}; expected "
-                         f"{', '.join(others)} or {last}")
+        raise ValueError(
+            f"export_task_model: cannot export a {type(model).__name__}; expected "
+            f"{', '.join(others)} or {last}"
+        )
     model.encoder.bert_config.check_seq_length(seq_length)
     model.encoder.bert_config.check_vocab_size(len(tokenizer.vocab), tokenizer.vocab_file)
-    if not model.built:  # say, only its encoder filled by `load_checkpoint`: the head has no variables yet
+    if (
+        not model.built
+    ):  # say, only its encoder filled by `load_checkpoint`: the head has no variables yet
         model.build_with_dummy_inputs()
     if model_type == "classifier":
         module = ClassifierExport(model, tokenizer, seq_length, labels)
     elif model_type == "span":
-        module = SpanExport(model, tokenizer, seq_length, max_answer_length, doc_stride, max_query_length,
-                            version_2_with_negative, null_score_diff_threshold, n_best_size)
+        module = SpanExport(
+            model,
+            tokenizer,
+            seq_length,
+            max_answer_length,
+            doc_stride,
+            max_query_length,
+            version_2_with_negative,
+            null_score_diff_threshold,
+            n_best_size,
+        )
     elif model_type == "token":
         module = TokenClassifierExport(model, tokenizer, seq_length, labels)
     else:
         module = MultipleChoiceExport(model, tokenizer, seq_length)
-    return save_atomically(module, export_dir, signatures=module.signatures(jit_compile),
-                           method_names=module.method_names())
+    return save_atomically(
+        module,
+        export_dir,
+        signatures=module.signatures(jit_compile),
+        method_names=module.method_names(),
+    )

@@ -34,21 +34,35 @@ def checked_ids(inputs: dict[str, tf.Tensor], config: BertConfig) -> dict[str, t
     """
     word_ids, type_ids = inputs["input_word_ids"], inputs["input_type_ids"]
     checks = [
-        tf.debugging.assert_equal(tf.shape(inputs[name]), tf.shape(word_ids),
-                                  message=f"{name} must have the shape of input_word_ids")
+        tf.debugging.assert_equal(
+            tf.shape(inputs[name]),
+            tf.shape(word_ids),
+            message=f"{name} must have the shape of input_word_ids",
+        )
         for name in ("input_mask", "input_type_ids")
     ] + [
         tf.debugging.assert_non_negative(word_ids, message="input_word_ids must be >= 0"),
-        tf.debugging.assert_less(word_ids, config.vocab_size,
-                                 message=f"input_word_ids must be < the vocab size, {config.vocab_size}"),
+        tf.debugging.assert_less(
+            word_ids,
+            config.vocab_size,
+            message=f"input_word_ids must be < the vocab size, {config.vocab_size}",
+        ),
         tf.debugging.assert_non_negative(type_ids, message="input_type_ids must be >= 0"),
-        tf.debugging.assert_less(type_ids, config.type_vocab_size,
-                                 message=f"input_type_ids must be < type_vocab_size, {config.type_vocab_size}"),
-        tf.debugging.assert_less_equal(tf.shape(word_ids)[-1], config.max_position_embeddings,
-                                       message=f"the sequence must be at most max_position_embeddings, "
-                                               f"{config.max_position_embeddings}, long"),
-        tf.debugging.assert_positive(tf.shape(word_ids)[-1],  # the pooler reads position 0, [CLS]
-                                     message="input_word_ids must have a sequence length of at least 1"),
+        tf.debugging.assert_less(
+            type_ids,
+            config.type_vocab_size,
+            message=f"input_type_ids must be < type_vocab_size, {config.type_vocab_size}",
+        ),
+        tf.debugging.assert_less_equal(
+            tf.shape(word_ids)[-1],
+            config.max_position_embeddings,
+            message=f"the sequence must be at most max_position_embeddings, "
+            f"{config.max_position_embeddings}, long",
+        ),
+        tf.debugging.assert_positive(
+            tf.shape(word_ids)[-1],  # the pooler reads position 0, [CLS]
+            message="input_word_ids must have a sequence length of at least 1",
+        ),
     ]
     with tf.control_dependencies(checks):
         return {name: tf.identity(tensor) for name, tensor in inputs.items()}
@@ -58,8 +72,9 @@ def label_names(labels, num_classes: int, head: str) -> tf.Tensor:
     """`labels` (default "0", "1", ...) as a string tensor `[num_classes]`; one name per class."""
     names = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
     if len(names) != num_classes:
-        raise UserInputError(f"`labels`: {len(names)} given for a {head} with {num_classes} "
-                             "classes")
+        raise UserInputError(
+            f"`labels`: {len(names)} given for a {head} with {num_classes} classes"
+        )
     if len(set(names)) != len(names):
         raise UserInputError(f"`labels`: {','.join(names)} names a class twice")
     return tf.constant(names)
@@ -70,10 +85,12 @@ def check_packable(seq_length: int, texts: int, model_type: str) -> None:
     into one sequence: `BertTokenizer.pack_inputs` needs [CLS], a [SEP] per text and one token."""
     shortest = texts + 2
     if seq_length < shortest:
-        raise UserInputError(f"`max_seq_length`={seq_length} is too short for "
-                             f"`model_type`={model_type}: it packs "
-                             f"{'one text' if texts == 1 else 'two texts'} into a sequence, which "
-                             f"needs at least {shortest} ([CLS], a [SEP] per text and one token)")
+        raise UserInputError(
+            f"`max_seq_length`={seq_length} is too short for "
+            f"`model_type`={model_type}: it packs "
+            f"{'one text' if texts == 1 else 'two texts'} into a sequence, which "
+            f"needs at least {shortest} ([CLS], a [SEP] per text and one token)"
+        )
 
 
 def with_batch_checked(first: tf.Tensor, batch_size: tf.Tensor, message: str) -> tf.Tensor:
@@ -82,7 +99,9 @@ def with_batch_checked(first: tf.Tensor, batch_size: tf.Tensor, message: str) ->
     Packing would broadcast a batch of 1 against the other input; every op on both inputs
     comes after this check, so `message` is the error that unequal batches get.
     """
-    with tf.control_dependencies([tf.debugging.assert_equal(tf.shape(first)[0], batch_size, message=message)]):
+    with tf.control_dependencies(
+        [tf.debugging.assert_equal(tf.shape(first)[0], batch_size, message=message)]
+    ):
         return tf.identity(first)
 
 
@@ -132,14 +151,27 @@ class TaskExport(tf.Module):
         The text signatures stay uncompiled: they pad to each batch's own length, and
         XLA would compile every new shape.
         """
-        signatures = {name: tf.function(method, input_signature=specs, autograph=False)
-                      for name, (method, specs) in self.text_signatures().items()}
-        signatures.update({name: tf.function(method, input_signature=[EXAMPLES_SPEC], autograph=False)
-                           for name, (method, _) in self.example_signatures().items()})
-        serve = tf.function(self.serve, autograph=False, jit_compile=True) if jit_compile else self._shared.serve
+        signatures = {
+            name: tf.function(method, input_signature=specs, autograph=False)
+            for name, (method, specs) in self.text_signatures().items()
+        }
+        signatures.update(
+            {
+                name: tf.function(method, input_signature=[EXAMPLES_SPEC], autograph=False)
+                for name, (method, _) in self.example_signatures().items()
+            }
+        )
+        serve = (
+            tf.function(self.serve, autograph=False, jit_compile=True)
+            if jit_compile
+            else self._shared.serve
+        )
         config = self._model.model.encoder.bert_config
-        signatures["serving_default"] = tf.function(lambda inputs: serve(checked_ids(inputs, config)),
-                                                    input_signature=[self.id_spec()], autograph=False)
+        signatures["serving_default"] = tf.function(
+            lambda inputs: serve(checked_ids(inputs, config)),
+            input_signature=[self.id_spec()],
+            autograph=False,
+        )
         return {name: function.get_concrete_function() for name, function in signatures.items()}
 
     def method_names(self) -> dict[str, str]:

@@ -27,19 +27,37 @@ def parse_id_examples(serialized: tf.Tensor) -> dict[str, tf.Tensor]:
     whose three features differ in length, or whose values do not fit in int32, is refused
     by name.
     """
-    features = tf.io.parse_example(serialized, {name: tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int32)
-                                                for name in ENCODER_INPUTS})
+    features = tf.io.parse_example(
+        serialized,
+        {name: tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int32) for name in ENCODER_INPUTS},
+    )
     lengths = features["input_word_ids"].row_lengths()
-    checks = [tf.debugging.assert_positive(lengths, message="each tf.Example needs input_word_ids, int64, "
-                                                            "one value per token")]
-    checks += [tf.debugging.assert_equal(features[name].row_lengths(), lengths,
-                                         message=f"each tf.Example needs as many {name} as input_word_ids values")
-               for name in ENCODER_INPUTS[1:]]
-    checks += [tf.debugging.assert_equal(tf.cast(tf.cast(features[name].flat_values, tf.int32), tf.int64),
-                                         features[name].flat_values, message=f"{name} must fit in int32")
-               for name in ENCODER_INPUTS]
+    checks = [
+        tf.debugging.assert_positive(
+            lengths, message="each tf.Example needs input_word_ids, int64, one value per token"
+        )
+    ]
+    checks += [
+        tf.debugging.assert_equal(
+            features[name].row_lengths(),
+            lengths,
+            message=f"each tf.Example needs as many {name} as input_word_ids values",
+        )
+        for name in ENCODER_INPUTS[1:]
+    ]
+    checks += [
+        tf.debugging.assert_equal(
+            tf.cast(tf.cast(features[name].flat_values, tf.int32), tf.int64),
+            features[name].flat_values,
+            message=f"{name} must fit in int32",
+        )
+        for name in ENCODER_INPUTS
+    ]
     with tf.control_dependencies(checks):
-        return {name: tf.identity(tf.cast(features[name].to_tensor(), tf.int32)) for name in ENCODER_INPUTS}
+        return {
+            name: tf.identity(tf.cast(features[name].to_tensor(), tf.int32))
+            for name in ENCODER_INPUTS
+        }
 
 
 def parse_text_examples(serialized: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
@@ -48,12 +66,22 @@ def parse_text_examples(serialized: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf
 
     `text_a` is required; an example with more than one value of either is refused.
     """
-    features = tf.io.parse_example(serialized, {name: tf.io.RaggedFeature(tf.string, row_splits_dtype=tf.int32)
-                                                for name in TEXT_FEATURES})
+    features = tf.io.parse_example(
+        serialized,
+        {name: tf.io.RaggedFeature(tf.string, row_splits_dtype=tf.int32) for name in TEXT_FEATURES},
+    )
     text_a, text_b = features["text_a"], features["text_b"]
-    checks = [tf.debugging.assert_equal(text_a.row_lengths(), 1, message="each tf.Example needs one text_a value"),
-              tf.debugging.assert_less_equal(text_b.row_lengths(), 1,
-                                             message="each tf.Example has at most one text_b value")]
+    checks = [
+        tf.debugging.assert_equal(
+            text_a.row_lengths(), 1, message="each tf.Example needs one text_a value"
+        ),
+        tf.debugging.assert_less_equal(
+            text_b.row_lengths(), 1, message="each tf.Example has at most one text_b value"
+        ),
+    ]
     with tf.control_dependencies(checks):
-        return (tf.identity(text_a.flat_values), tf.squeeze(text_b.to_tensor("", shape=[None, 1]), 1),
-                tf.identity(text_b.row_lengths() > 0))
+        return (
+            tf.identity(text_a.flat_values),
+            tf.squeeze(text_b.to_tensor("", shape=[None, 1]), 1),
+            tf.identity(text_b.row_lengths() > 0),
+        )

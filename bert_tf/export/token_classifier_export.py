@@ -56,7 +56,11 @@ class TokenClassifierExport(TaskExport):
         ids, starts, ends = self._tokenizer.tokenize_with_offsets(text, unit="UTF8_CHAR")
         keep = self.seq_length - 2  # tokens the model sees
         # One token more, which packing drops: it tells whether the window's last word is cut.
-        ids, starts, ends = ids[:, :keep + 1], starts[:, :keep + 1], ends[:, :keep + 1]  # [batch, (tokens)]
+        ids, starts, ends = (
+            ids[:, : keep + 1],
+            starts[:, : keep + 1],
+            ends[:, : keep + 1],
+        )  # [batch, (tokens)]
         predictions = self._shared.serve(self._pack([ids]))["predictions"]  # [batch, seq]
 
         position = tf.ragged.range(ids.row_lengths()).flat_values  # each token's index in its row
@@ -66,31 +70,49 @@ class TokenClassifierExport(TaskExport):
         # A CJK character is a word, as is what follows it.
         chars = tf.strings.unicode_decode(text, "UTF-8", errors="replace")  # [batch, (chars)]
         row = ids.value_rowids()
-        first_char = tf.gather(chars.flat_values, tf.gather(chars.row_splits, row) + starts.flat_values)
+        first_char = tf.gather(
+            chars.flat_values, tf.gather(chars.row_splits, row) + starts.flat_values
+        )
         is_cjk = in_ranges(first_char, self._cjk)  # [tokens]
-        is_word_start = ((position == 0) | (starts.flat_values > previous_end) | is_cjk
-                         | tf.concat([[False], is_cjk[:-1]], axis=0))
+        is_word_start = (
+            (position == 0)
+            | (starts.flat_values > previous_end)
+            | is_cjk
+            | tf.concat([[False], is_cjk[:-1]], axis=0)
+        )
         word = tf.cumsum(tf.cast(is_word_start, tf.int64)) - 1  # global word index of each token
         num_words = tf.reduce_sum(tf.cast(is_word_start, tf.int64))
         # A word is reported only if all its pieces fit: a piece at `keep` means it is cut.
         fits = tf.math.unsorted_segment_max(position, word, num_words) < keep  # [words]
-        first = tf.where(is_word_start & tf.gather(fits, word))[:, 0]  # each reported word's first token
+        first = tf.where(is_word_start & tf.gather(fits, word))[
+            :, 0
+        ]  # each reported word's first token
         word_row = tf.gather(row, first)
         start_char = tf.gather(starts.flat_values, first)
         word_ends = tf.math.unsorted_segment_max(ends.flat_values, word, num_words)  # [words]
         end_char = tf.gather(word_ends, tf.gather(word, first))
         # +1: position 0 of the packed sequence is [CLS].
-        label_ids = tf.gather_nd(predictions, tf.stack([word_row, tf.gather(position, first) + 1], axis=1))
-        words = tf.strings.substr(tf.gather(text, word_row), tf.cast(start_char, tf.int32),
-                                  tf.cast(end_char - start_char, tf.int32), unit="UTF8_CHAR")
+        label_ids = tf.gather_nd(
+            predictions, tf.stack([word_row, tf.gather(position, first) + 1], axis=1)
+        )
+        words = tf.strings.substr(
+            tf.gather(text, word_row),
+            tf.cast(start_char, tf.int32),
+            tf.cast(end_char - start_char, tf.int32),
+            unit="UTF8_CHAR",
+        )
 
         def per_row(values, pad):  # [words] -> [batch, max_words]
-            return tf.RaggedTensor.from_value_rowids(values, word_row, nrows=tf.shape(text, tf.int64)[0]
-                                                     ).to_tensor(default_value=pad)
+            return tf.RaggedTensor.from_value_rowids(
+                values, word_row, nrows=tf.shape(text, tf.int64)[0]
+            ).to_tensor(default_value=pad)
 
-        return {"tokens": per_row(words, ""), "labels": per_row(tf.gather(self.labels, label_ids), ""),
-                "start_char": per_row(start_char, tf.constant(-1, tf.int64)),
-                "end_char": per_row(end_char, tf.constant(-1, tf.int64))}
+        return {
+            "tokens": per_row(words, ""),
+            "labels": per_row(tf.gather(self.labels, label_ids), ""),
+            "start_char": per_row(start_char, tf.constant(-1, tf.int64)),
+            "end_char": per_row(end_char, tf.constant(-1, tf.int64)),
+        }
 
     def text_signatures(self) -> dict:
         return {"text": (self.tag_text, [text_spec("text")])}

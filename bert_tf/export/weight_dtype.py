@@ -40,8 +40,10 @@ def with_weights_in(model, dtype: str):
         copy = type(model)(copy, **config)
         copy.build_with_dummy_inputs()
     if len(copy.weights) != len(model.weights):
-        raise ValueError(f"with_weights_in: {model.name} has {len(model.weights)} weights of "
-                         f"{len(copy.weights)}: build it (build_with_dummy_inputs) first")
+        raise ValueError(
+            f"with_weights_in: {model.name} has {len(model.weights)} weights of "
+            f"{len(copy.weights)}: build it (build_with_dummy_inputs) first"
+        )
     for target, source in zip(copy.weights, model.weights):
         if target.path != source.path:  # built in another order: not a copy of the same model
             raise ValueError(f"with_weights_in: {target.path} is not {source.path}")

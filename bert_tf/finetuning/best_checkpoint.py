@@ -37,8 +37,17 @@ class BestCheckpoint(keras.callbacks.Callback):
     writes into a directory of its own, but continues from the chief's).
     """
 
-    def __init__(self, task_model: keras.Model, output_dir: str, evaluate, metric: str, run_id: str,
-                 resume: bool = False, labels: Sequence[str] | None = None, resume_from: str | None = None):
+    def __init__(
+        self,
+        task_model: keras.Model,
+        output_dir: str,
+        evaluate,
+        metric: str,
+        run_id: str,
+        resume: bool = False,
+        labels: Sequence[str] | None = None,
+        resume_from: str | None = None,
+    ):
         super().__init__()
         self.task_model = task_model
         self.labels = labels
@@ -65,15 +74,21 @@ class BestCheckpoint(keras.callbacks.Callback):
                 tf.summary.scalar(name, value)
         improved = self.best is None or results[self.metric] > self.best[self.metric]
         logging.info("Epoch %d: %s%s", epoch, results, " (best so far)" if improved else "")
-        print(f"Epoch {epoch} eval: " + ", ".join(f"{k} {v:.4f}" for k, v in results.items()
-                                                  if k != "epoch") + (" (best)" if improved else ""))
+        print(
+            f"Epoch {epoch} eval: "
+            + ", ".join(f"{k} {v:.4f}" for k, v in results.items() if k != "epoch")
+            + (" (best)" if improved else "")
+        )
         if improved:
             self.best = results
-            save_model_checkpoint(self.task_model, self.directory, {**results, RUN_ID: self.run_id}, self.labels)
+            save_model_checkpoint(
+                self.task_model, self.directory, {**results, RUN_ID: self.run_id}, self.labels
+            )
 
 
-def save_model_checkpoint(task_model: keras.Model, directory: str, metrics: dict,
-                          labels: Sequence[str] | None = None) -> None:
+def save_model_checkpoint(
+    task_model: keras.Model, directory: str, metrics: dict, labels: Sequence[str] | None = None
+) -> None:
     """Replaces `directory` with the model's checkpoint, its `bert_config.json`, its metrics and,
     for a task with named classes, `labels.json` (the names in id order, a JSON list).
 
@@ -83,9 +98,13 @@ def save_model_checkpoint(task_model: keras.Model, directory: str, metrics: dict
     with io_utils.atomic_directory(directory) as tmp:
         tf.train.Checkpoint(model=_weights_only(task_model)).write(os.path.join(tmp, _PREFIX))
         task_model.encoder.bert_config.to_json_file(os.path.join(tmp, CONFIG_FILE))
-        io_utils.atomic_write_text(os.path.join(tmp, METRICS_FILE), json.dumps(metrics, indent=2) + "\n")
+        io_utils.atomic_write_text(
+            os.path.join(tmp, METRICS_FILE), json.dumps(metrics, indent=2) + "\n"
+        )
         if labels is not None:
-            io_utils.atomic_write_text(os.path.join(tmp, LABELS_FILE), json.dumps(list(labels)) + "\n")
+            io_utils.atomic_write_text(
+                os.path.join(tmp, LABELS_FILE), json.dumps(list(labels)) + "\n"
+            )
 
 
 def _weights_only(task_model: keras.Model) -> tf.train.Checkpoint:
@@ -95,14 +114,19 @@ def _weights_only(task_model: keras.Model) -> tf.train.Checkpoint:
     layer under its name, which the task models keep equal to the attribute), so
     `tf.train.Checkpoint(model=task_model)` reads the result back.
     """
-    layers = {layer.name: layer for layer in task_model.layers
-              if layer is not task_model.encoder and layer.weights}
+    layers = {
+        layer.name: layer
+        for layer in task_model.layers
+        if layer is not task_model.encoder and layer.weights
+    }
     return tf.train.Checkpoint(encoder=task_model.encoder, **layers)
 
 
 def restore_model_checkpoint(task_model: keras.Model, prefix: str) -> None:
     """Reads a `save_model_checkpoint` checkpoint into `task_model`; every layer must match."""
-    tf.train.Checkpoint(model=_weights_only(task_model)).read(prefix).assert_existing_objects_matched()
+    tf.train.Checkpoint(model=_weights_only(task_model)).read(
+        prefix
+    ).assert_existing_objects_matched()
 
 
 def best_checkpoint_prefix(output_dir: str) -> str | None:

@@ -28,6 +28,7 @@ def finetuning_main(build_task: TaskBuilder):
         define_finetuning_flags()                            # in the script
         script.run("my_tasks.cli:main")
     """
+
     def _main(argv) -> None:
         reject_arguments(argv)
         take_vocab_from_checkpoint(FLAGS)

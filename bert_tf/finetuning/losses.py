@@ -22,8 +22,14 @@ class SparseCrossEntropy(keras.losses.Loss):
     0.6931
     """
 
-    def __init__(self, label_smoothing: float = 0.0, scale: float = 1.0, name: str = "sparse_cross_entropy",
-                 reduction: str = "mean_with_sample_weight", dtype=None):
+    def __init__(
+        self,
+        label_smoothing: float = 0.0,
+        scale: float = 1.0,
+        name: str = "sparse_cross_entropy",
+        reduction: str = "mean_with_sample_weight",
+        dtype=None,
+    ):
         super().__init__(name=name, reduction=reduction, dtype=dtype)
         self.label_smoothing = label_smoothing
         self.scale = scale
@@ -31,7 +37,12 @@ class SparseCrossEntropy(keras.losses.Loss):
     def call(self, label_ids, logits):  # [...], [..., num_classes] -> [...]
         targets = ops.one_hot(ops.cast(label_ids, "int32"), ops.shape(logits)[-1])
         return self.scale * keras.losses.categorical_crossentropy(
-            targets, logits, from_logits=True, label_smoothing=self.label_smoothing)
+            targets, logits, from_logits=True, label_smoothing=self.label_smoothing
+        )
 
     def get_config(self):
-        return {**super().get_config(), "label_smoothing": self.label_smoothing, "scale": self.scale}
+        return {
+            **super().get_config(),
+            "label_smoothing": self.label_smoothing,
+            "scale": self.scale,
+        }

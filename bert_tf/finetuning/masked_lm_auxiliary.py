@@ -47,8 +47,16 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
     "pad_id": ...}`.
     """
 
-    def __init__(self, task_model: BertTaskModel, vocab: Vocab | dict[str, int], weight: float,
-                 max_predictions: int = 20, masked_lm_prob: float = 0.15, seed: int | None = None, **kwargs):
+    def __init__(
+        self,
+        task_model: BertTaskModel,
+        vocab: Vocab | dict[str, int],
+        weight: float,
+        max_predictions: int = 20,
+        masked_lm_prob: float = 0.15,
+        seed: int | None = None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.task_model = task_model
         self.encoder = task_model.encoder
@@ -94,22 +102,32 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
         # The max_predictions selectable positions with the smallest draws; those under
         # masked_lm_prob are predicted.
         draws = ops.where(selectable, self._replica_rows(keras.random.uniform, ops.shape(ids)), 2.0)
-        neg_draws, positions = ops.top_k(-draws, k=min(self.max_predictions, seq))  # [n, predictions]
+        neg_draws, positions = ops.top_k(
+            -draws, k=min(self.max_predictions, seq)
+        )  # [n, predictions]
         weights = ops.cast(-neg_draws < self.masked_lm_prob, "float32")
         targets = ops.take_along_axis(ids, positions, axis=1)
 
         choice = self._replica_rows(keras.random.uniform, ops.shape(positions))
-        random_ids = self._replica_rows(keras.random.randint, ops.shape(positions), 0, self.vocab["size"])
-        replacement = ops.where(choice < 0.8, self.vocab["mask_id"], ops.where(choice < 0.9, random_ids, targets))
+        random_ids = self._replica_rows(
+            keras.random.randint, ops.shape(positions), 0, self.vocab["size"]
+        )
+        replacement = ops.where(
+            choice < 0.8, self.vocab["mask_id"], ops.where(choice < 0.9, random_ids, targets)
+        )
         hits = ops.one_hot(positions, seq) * weights[..., None]  # [n, predictions, seq]
         replaced = ops.sum(hits, axis=1) > 0
-        new_values = ops.cast(ops.sum(hits * ops.cast(replacement, "float32")[..., None], axis=1), "int32")
+        new_values = ops.cast(
+            ops.sum(hits * ops.cast(replacement, "float32")[..., None], axis=1), "int32"
+        )
         flat["input_word_ids"] = ops.where(replaced, new_values, ids)
 
         masked = self.encoder.call_at_positions(flat, positions, training=True)["sequence_output"]
         logits = self.masked_lm_head(masked, self.encoder.word_embedding_matrix)
         per_prediction = cross_entropy(targets, logits)  # [n, predictions]
-        count = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, ops.sum(weights))
+        count = tf.distribute.get_replica_context().all_reduce(
+            tf.distribute.ReduceOp.SUM, ops.sum(weights)
+        )
         return ops.divide_no_nan(ops.sum(weights * per_prediction), count)
 
     def _replica_rows(self, sample, shape, *args):
@@ -121,9 +139,11 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
         """
         context = tf.distribute.get_replica_context()
         rows = shape[0]
-        draws = sample((rows * context.num_replicas_in_sync, *shape[1:]), *args, seed=self.seed_generator)
+        draws = sample(
+            (rows * context.num_replicas_in_sync, *shape[1:]), *args, seed=self.seed_generator
+        )
         start = context.replica_id_in_sync_group * rows
-        return draws[start:start + rows]
+        return draws[start : start + rows]
 
     def get_config(self):
         return {
@@ -139,11 +159,18 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config, task_model=keras.saving.deserialize_keras_object(config["task_model"]))
+        config = dict(
+            config, task_model=keras.saving.deserialize_keras_object(config["task_model"])
+        )
         return cls(**config)
 
 
 def _masking_ids(vocab: Vocab) -> dict[str, int]:
     """What `MaskedLMAuxiliary` needs of `vocab`: its size and special ids."""
-    return {"size": len(vocab), "mask_id": vocab.mask_id, "cls_id": vocab.cls_id, "sep_id": vocab.sep_id,
-            "pad_id": vocab.pad_id}
+    return {
+        "size": len(vocab),
+        "mask_id": vocab.mask_id,
+        "cls_id": vocab.cls_id,
+        "sep_id": vocab.sep_id,
+        "pad_id": vocab.pad_id,
+    }

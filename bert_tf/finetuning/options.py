@@ -14,7 +14,9 @@ class FineTuningOptions:
     The defaults are the paper's: batch 32, learning rate 5e-5, 3 epochs, 10% warmup.
     """
 
-    data_dir: str | None  # None where the task's files are named otherwise (run_squad.py's --train_file)
+    data_dir: (
+        str | None
+    )  # None where the task's files are named otherwise (run_squad.py's --train_file)
     vocab_file: str
     output_dir: str
     bert_config_file: str | None = None  # default: the config stored with --init_checkpoint
@@ -35,10 +37,14 @@ class FineTuningOptions:
     label_smoothing: float = 0.0
     gradual_unfreezing: bool = False
     mlm_aux_weight: float = 0.0
-    save_checkpoints_steps: int | None = None  # also back up every N steps (default: each epoch's end)
+    save_checkpoints_steps: int | None = (
+        None  # also back up every N steps (default: each epoch's end)
+    )
     iterations_per_loop: int = 1  # training steps per tf.function call (steps_per_execution)
     export_dir: str | None = None
     dtype: str = "float32"
     jit_compile: bool = False
     random_seed: int | None = 12345
-    verbose: int = dataclasses.field(default_factory=console.keras_verbose)  # Keras's fit and predict
+    verbose: int = dataclasses.field(
+        default_factory=console.keras_verbose
+    )  # Keras's fit and predict

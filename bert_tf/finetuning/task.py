@@ -102,12 +102,15 @@ class FineTuningTask(abc.ABC):
         """Reads and encodes one split of `options.data_dir`."""
 
     @abc.abstractmethod
-    def evaluate(self, split: str, encoded: EncodedSplit, outputs: dict[str, np.ndarray]) -> dict[str, float]:
+    def evaluate(
+        self, split: str, encoded: EncodedSplit, outputs: dict[str, np.ndarray]
+    ) -> dict[str, float]:
         """The task's metrics for the model's `outputs` on `encoded`."""
 
     @abc.abstractmethod
-    def write_predictions(self, split: str, encoded: EncodedSplit, outputs: dict[str, np.ndarray],
-                          output_dir: str) -> list[str]:
+    def write_predictions(
+        self, split: str, encoded: EncodedSplit, outputs: dict[str, np.ndarray], output_dir: str
+    ) -> list[str]:
         """Writes the predictions for a split; returns the paths written."""
 
     def load_head(self, model, heads: dict) -> str | None:

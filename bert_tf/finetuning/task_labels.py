@@ -11,8 +11,9 @@ from bert_tf.checkpoints.task_heads import label_order
 from bert_tf.errors import UserInputError
 
 
-def task_labels(task, read: Callable[[], Sequence[str]], source: str,
-                fixed: bool = False) -> tuple[str, ...]:
+def task_labels(
+    task, read: Callable[[], Sequence[str]], source: str, fixed: bool = False
+) -> tuple[str, ...]:
     """A task's class names in id order: `read()` gives them from `source` (its training file, or
     with `fixed` the task itself, as GLUE's), unless the checkpoint a run without `--do_train`
     restores (`task.starting_checkpoint`) names its classes (a bert_tf run's `labels.json`, a
@@ -29,8 +30,10 @@ def task_labels(task, read: Callable[[], Sequence[str]], source: str,
         return saved
     labels = tuple(read())
     if saved is not None and label_order(saved, labels) is None:
-        raise UserInputError(f"{source} has the labels {', '.join(labels)}, but the checkpoint was fine-tuned on "
-                             f"{', '.join(saved)} ({checkpoint.path})")
+        raise UserInputError(
+            f"{source} has the labels {', '.join(labels)}, but the checkpoint was fine-tuned on "
+            f"{', '.join(saved)} ({checkpoint.path})"
+        )
     return labels
 
 

@@ -17,7 +17,9 @@ from bert_tf.errors import UserInputError
 from bert_tf.io_utils import atomic_write_text, remove_directory
 
 BACKUP_DIR = "backup"  # in the output directory: a run killed mid-training resumes from it
-SETTINGS_FILE = "settings.json"  # the flags a resume must share with the run that wrote the backup, and its id
+SETTINGS_FILE = (
+    "settings.json"  # the flags a resume must share with the run that wrote the backup, and its id
+)
 RUN_ID = "run_id"  # in settings.json and the best checkpoint's metrics.json; not a setting
 _KEPT = 2  # backups kept: one damaged on disk (a disk that filled up) leaves the one before it
 
@@ -48,8 +50,14 @@ class TrainingBackup(keras.callbacks.Callback):
     (a worker other than the chief saves into a directory of its own, but resumes from the chief's).
     """
 
-    def __init__(self, model: keras.Model, directory: str, save_steps: int | None = None,
-                 settings: dict[str, object] | None = None, restore_from: str | None = None):
+    def __init__(
+        self,
+        model: keras.Model,
+        directory: str,
+        save_steps: int | None = None,
+        settings: dict[str, object] | None = None,
+        restore_from: str | None = None,
+    ):
         super().__init__()
         self.directory = directory
         self.restore_from = restore_from or directory
@@ -58,8 +66,11 @@ class TrainingBackup(keras.callbacks.Callback):
         weights = {id(v) for v in model.weights}
         self._batches = tf.Variable(0, dtype=tf.int64, trainable=False, name="batches")
         self.checkpoint = tf.train.Checkpoint(
-            model=model, optimizer=model.optimizer, batches=self._batches,
-            random_states=[v for v in model.variables if id(v) not in weights])  # the seed generators'
+            model=model,
+            optimizer=model.optimizer,
+            batches=self._batches,
+            random_states=[v for v in model.variables if id(v) not in weights],
+        )  # the seed generators'
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=_KEPT)
         self.step = 0  # the batches the model's weights have been trained on
         self._epoch_start = 0  # `step` when the current epoch's `fit` call began
@@ -77,17 +88,25 @@ class TrainingBackup(keras.callbacks.Callback):
         latest = tf.train.latest_checkpoint(self.restore_from)
         if latest is None:
             return 0
-        check_stored_config(latest, self.checkpoint.model, config_flag,
-                            "resume with the config it was written with, "
-                            f"or delete {self.restore_from} to start over")
+        check_stored_config(
+            latest,
+            self.checkpoint.model,
+            config_flag,
+            "resume with the config it was written with, "
+            f"or delete {self.restore_from} to start over",
+        )
         written = self._read_settings()
         self._check_settings(written)
         self.run_id = written.get(RUN_ID, self.run_id)  # a backup without one has no best to match
         model, optimizer = self.checkpoint.model, self.checkpoint.optimizer
-        if not optimizer.built:  # the driver's is; LossScaleOptimizer.build would add its variables again
+        if (
+            not optimizer.built
+        ):  # the driver's is; LossScaleOptimizer.build would add its variables again
             optimizer.build(model.trainable_variables)  # slots exist before they are restored
         restored = self._restore_readable(self._backups() or [latest])
-        if restored != latest and self.restore_from == self.directory:  # its own backups: saves go on from it
+        if (
+            restored != latest and self.restore_from == self.directory
+        ):  # its own backups: saves go on from it
             self._forget_after(restored)
         self.step = self._saved_step = int(self._batches.numpy())
         return self.step
@@ -107,13 +126,19 @@ class TrainingBackup(keras.callbacks.Callback):
                 unreadable.append((backup, _first_line(e)))
                 continue
             except (AssertionError, ValueError) as e:  # it holds what no model of these flags has
-                raise UserInputError(f"{backup}: cannot resume from it ({_first_line(e)}); resume with the flags of "
-                                     f"the run that wrote it, or delete {self.restore_from} to start over") from None
+                raise UserInputError(
+                    f"{backup}: cannot resume from it ({_first_line(e)}); resume with the flags of "
+                    f"the run that wrote it, or delete {self.restore_from} to start over"
+                ) from None
             for newer, why in unreadable:
-                logging.warning("%s is corrupt (%s); resuming from %s, the backup before it", newer, why, backup)
+                logging.warning(
+                    "%s is corrupt (%s); resuming from %s, the backup before it", newer, why, backup
+                )
             return backup
         newest, why = unreadable[0]
-        raise CorruptBackup(f"{newest}: the backup is corrupt ({why}); delete {self.restore_from} to start over")
+        raise CorruptBackup(
+            f"{newest}: the backup is corrupt ({why}); delete {self.restore_from} to start over"
+        )
 
     def _forget_after(self, restored: str) -> None:
         """Makes `restored` the manager's newest backup, so that saves go on from it; the unreadable
@@ -122,9 +147,15 @@ class TrainingBackup(keras.callbacks.Callback):
         state = tf.train.get_checkpoint_state(self.directory)
         stamps = dict(zip(state.all_model_checkpoint_paths, state.all_model_checkpoint_timestamps))
         tf.compat.v1.train.update_checkpoint_state(
-            self.directory, restored, [restored], all_model_checkpoint_timestamps=[stamps[restored]],
-            last_preserved_timestamp=state.last_preserved_timestamp)
-        self.manager = tf.train.CheckpointManager(self.checkpoint, self.directory, max_to_keep=_KEPT)
+            self.directory,
+            restored,
+            [restored],
+            all_model_checkpoint_timestamps=[stamps[restored]],
+            last_preserved_timestamp=state.last_preserved_timestamp,
+        )
+        self.manager = tf.train.CheckpointManager(
+            self.checkpoint, self.directory, max_to_keep=_KEPT
+        )
 
     def _read_settings(self) -> dict[str, object]:
         """settings.json as the interrupted run wrote it ({} if it has none)."""
@@ -134,9 +165,11 @@ class TrainingBackup(keras.callbacks.Callback):
     def _check_settings(self, written: dict[str, object]) -> None:
         for name, value in self.settings.items():
             if name in written and written[name] != value:
-                raise UserInputError(f"{name} is {value}, but the interrupted run in {self.restore_from} had "
-                                     f"{written[name]}; resume with the flags and data of the run that wrote it, or "
-                                     f"delete {self.restore_from} to start over")
+                raise UserInputError(
+                    f"{name} is {value}, but the interrupted run in {self.restore_from} had "
+                    f"{written[name]}; resume with the flags and data of the run that wrote it, or "
+                    f"delete {self.restore_from} to start over"
+                )
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch_start = self.step
@@ -156,9 +189,13 @@ class TrainingBackup(keras.callbacks.Callback):
         output_lock.check_claim(self.directory)
         if self._saved_step is None:  # this run's first backup: its config goes first
             tf.io.gfile.makedirs(self.directory)
-            self.checkpoint.model.encoder.bert_config.to_json_file(os.path.join(self.directory, CONFIG_FILE))
+            self.checkpoint.model.encoder.bert_config.to_json_file(
+                os.path.join(self.directory, CONFIG_FILE)
+            )
             settings = {**self.settings, RUN_ID: self.run_id}
-            atomic_write_text(os.path.join(self.directory, SETTINGS_FILE), json.dumps(settings, indent=2) + "\n")
+            atomic_write_text(
+                os.path.join(self.directory, SETTINGS_FILE), json.dumps(settings, indent=2) + "\n"
+            )
         self._batches.assign(self.step)
         self.manager.save(checkpoint_number=self.step)
         self._saved_step = self.step

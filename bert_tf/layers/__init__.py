@@ -8,4 +8,12 @@ from bert_tf.layers.positions import gather_positions
 from bert_tf.layers.self_attention import SelfAttention
 from bert_tf.layers.transformer_block import TransformerBlock
 
-__all__ = ["BertEmbeddings", "Dropout", "MaskedLMHead", "SelfAttention", "TransformerBlock", "gather_positions", "get_activation"]
+__all__ = [
+    "BertEmbeddings",
+    "Dropout",
+    "MaskedLMHead",
+    "SelfAttention",
+    "TransformerBlock",
+    "gather_positions",
+    "get_activation",
+]

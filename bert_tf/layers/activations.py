@@ -41,4 +41,6 @@ def get_activation(name: str):
     try:
         return HIDDEN_ACTIVATIONS[name]
     except KeyError:
-        raise UserInputError(f"unknown hidden_act {name!r}; expected one of {', '.join(HIDDEN_ACTIVATIONS)}") from None
+        raise UserInputError(
+            f"unknown hidden_act {name!r}; expected one of {', '.join(HIDDEN_ACTIVATIONS)}"
+        ) from None

@@ -25,8 +25,16 @@ class BertEmbeddings(keras.layers.Layer):
     (2, 8, 16)
     """
 
-    def __init__(self, vocab_size, hidden_size, max_position_embeddings, type_vocab_size,
-                 hidden_dropout_prob=0.1, initializer_range=0.02, **kwargs):
+    def __init__(
+        self,
+        vocab_size,
+        hidden_size,
+        max_position_embeddings,
+        type_vocab_size,
+        hidden_dropout_prob=0.1,
+        initializer_range=0.02,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.hidden_size = hidden_size
@@ -37,11 +45,19 @@ class BertEmbeddings(keras.layers.Layer):
 
         initializer = bert_initializer(initializer_range)
         self.word_embeddings = keras.layers.Embedding(
-            vocab_size, hidden_size, embeddings_initializer=initializer,
-            dtype=self.dtype_policy, name="word_embeddings")
+            vocab_size,
+            hidden_size,
+            embeddings_initializer=initializer,
+            dtype=self.dtype_policy,
+            name="word_embeddings",
+        )
         self.token_type_embeddings = keras.layers.Embedding(
-            type_vocab_size, hidden_size, embeddings_initializer=initializer,
-            dtype=self.dtype_policy, name="token_type_embeddings")
+            type_vocab_size,
+            hidden_size,
+            embeddings_initializer=initializer,
+            dtype=self.dtype_policy,
+            name="token_type_embeddings",
+        )
         self.layer_norm = bert_layer_norm("layer_norm")
         self.dropout = Dropout(hidden_dropout_prob, dtype=self.dtype_policy)
 
@@ -51,15 +67,20 @@ class BertEmbeddings(keras.layers.Layer):
         self.position_embeddings = self.add_weight(
             shape=(self.max_position_embeddings, self.hidden_size),
             initializer=bert_initializer(self.initializer_range),
-            name="position_embeddings")
+            name="position_embeddings",
+        )
         self.layer_norm.build((None, None, self.hidden_size))
 
     def call(self, input_word_ids, input_type_ids, training=False):
         # input_word_ids, input_type_ids: [batch, seq]
         seq_length = ops.shape(input_word_ids)[1]
-        if isinstance(seq_length, int) and seq_length > self.max_position_embeddings:  # a static length
-            raise UserInputError(f"sequence length {seq_length} exceeds max_position_embeddings "
-                                 f"{self.max_position_embeddings}")
+        if (
+            isinstance(seq_length, int) and seq_length > self.max_position_embeddings
+        ):  # a static length
+            raise UserInputError(
+                f"sequence length {seq_length} exceeds max_position_embeddings "
+                f"{self.max_position_embeddings}"
+            )
         embeddings = self.word_embeddings(input_word_ids)  # [batch, seq, hidden]
         embeddings += self.token_type_embeddings(input_type_ids)
         position = ops.cast(self.position_embeddings[:seq_length], self.compute_dtype)
@@ -73,12 +94,14 @@ class BertEmbeddings(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "vocab_size": self.vocab_size,
-            "hidden_size": self.hidden_size,
-            "max_position_embeddings": self.max_position_embeddings,
-            "type_vocab_size": self.type_vocab_size,
-            "hidden_dropout_prob": self.hidden_dropout_prob,
-            "initializer_range": self.initializer_range,
-        })
+        config.update(
+            {
+                "vocab_size": self.vocab_size,
+                "hidden_size": self.hidden_size,
+                "max_position_embeddings": self.max_position_embeddings,
+                "type_vocab_size": self.type_vocab_size,
+                "hidden_dropout_prob": self.hidden_dropout_prob,
+                "initializer_range": self.initializer_range,
+            }
+        )
         return config

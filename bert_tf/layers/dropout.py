@@ -39,8 +39,10 @@ class Dropout(keras.layers.Dropout):
 
     def __init__(self, rate, seed=None, **kwargs):
         if kwargs.get("noise_shape") is not None:
-            raise ValueError("bert_tf's Dropout draws one mask element per input element: noise_shape is not "
-                             "supported")
+            raise ValueError(
+                "bert_tf's Dropout draws one mask element per input element: noise_shape is not "
+                "supported"
+            )
         if not 0 <= rate < 1:
             raise UserInputError(f"dropout rate {rate} is not in [0, 1)")
         super().__init__(rate, seed=seed, **kwargs)
@@ -55,7 +57,9 @@ class Dropout(keras.layers.Dropout):
         if replicas is not None and replicas.num_replicas_in_sync > 1:
             seed = tf.random.experimental.stateless_fold_in(seed, replicas.replica_id_in_sync_group)
         size = tf.size(inputs)
-        words = tf.random.stateless_uniform([(size + 1) // 2], seed, minval=None, maxval=None, dtype=tf.uint32)
+        words = tf.random.stateless_uniform(
+            [(size + 1) // 2], seed, minval=None, maxval=None, dtype=tf.uint32
+        )
         bits = tf.reshape(tf.bitcast(words, tf.uint16), [-1])[:size]  # two 16-bit halves per word
         threshold = tf.constant(min(round(self.rate * _LEVELS), _LEVELS - 1), tf.uint16)
         keep = tf.reshape(bits, tf.shape(inputs)) >= threshold

@@ -40,7 +40,9 @@ class MaskedLMHead(keras.layers.Layer):
     (2, 3, 2)
     """
 
-    def __init__(self, vocab_size, hidden_size, hidden_act="gelu", initializer_range=0.02, **kwargs):
+    def __init__(
+        self, vocab_size, hidden_size, hidden_act="gelu", initializer_range=0.02, **kwargs
+    ):
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.hidden_size = hidden_size
@@ -48,8 +50,11 @@ class MaskedLMHead(keras.layers.Layer):
         self.initializer_range = initializer_range
         self._activation = get_activation(hidden_act)
         self.transform = keras.layers.Dense(
-            self.hidden_size, kernel_initializer=bert_initializer(initializer_range),
-            dtype=self.dtype_policy, name="transform")
+            self.hidden_size,
+            kernel_initializer=bert_initializer(initializer_range),
+            dtype=self.dtype_policy,
+            name="transform",
+        )
         self.layer_norm = bert_layer_norm("layer_norm")
 
     @classmethod
@@ -57,14 +62,21 @@ class MaskedLMHead(keras.layers.Layer):
         """The head of a `BertEncoder`: its sizes, activation, initializer range and dtype policy,
         named `masked_lm_head` (where checkpoints put `cls/predictions/...`). Call it with the
         encoder's `word_embedding_matrix`."""
-        return cls(encoder.vocab_size, encoder.hidden_size, hidden_act=encoder.hidden_act,
-                   initializer_range=encoder.initializer_range, dtype=encoder.dtype_policy, name="masked_lm_head")
+        return cls(
+            encoder.vocab_size,
+            encoder.hidden_size,
+            hidden_act=encoder.hidden_act,
+            initializer_range=encoder.initializer_range,
+            dtype=encoder.dtype_policy,
+            name="masked_lm_head",
+        )
 
     def build(self, masked_states_shape, word_embeddings_shape=None):
         self.transform.build((None, None, self.hidden_size))
         self.layer_norm.build((None, None, self.hidden_size))
-        self.output_bias = self.add_weight(shape=(self.vocab_size,), initializer="zeros",
-                                           name="output_bias")
+        self.output_bias = self.add_weight(
+            shape=(self.vocab_size,), initializer="zeros", name="output_bias"
+        )
 
     def call(self, masked_states, word_embeddings, candidate_ids=None):
         # masked_states: [batch, predictions, hidden]
@@ -78,21 +90,27 @@ class MaskedLMHead(keras.layers.Layer):
         # One 2-D matmul against the untransposed table: its gradient is then
         # [vocab, hidden] directly, with no transpose of a vocab-sized tensor.
         flat = ops.reshape(masked, (-1, self.hidden_size))  # [batch * predictions, hidden]
-        logits = tf.linalg.matmul(flat, embeddings, transpose_b=True)  # [batch * predictions, vocab or candidates]
+        logits = tf.linalg.matmul(
+            flat, embeddings, transpose_b=True
+        )  # [batch * predictions, vocab or candidates]
         batch, predictions = ops.shape(masked)[0], ops.shape(masked)[1]
         logits = ops.reshape(logits, (batch, predictions, ops.shape(embeddings)[0]))
         return ops.cast(logits, "float32") + bias
 
-    def compute_output_shape(self, masked_states_shape, word_embeddings_shape=None, candidate_ids_shape=None):
+    def compute_output_shape(
+        self, masked_states_shape, word_embeddings_shape=None, candidate_ids_shape=None
+    ):
         scored = self.vocab_size if candidate_ids_shape is None else candidate_ids_shape[0]
         return tuple(masked_states_shape[:-1]) + (scored,)
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "vocab_size": self.vocab_size,
-            "hidden_size": self.hidden_size,
-            "hidden_act": self.hidden_act,
-            "initializer_range": self.initializer_range,
-        })
+        config.update(
+            {
+                "vocab_size": self.vocab_size,
+                "hidden_size": self.hidden_size,
+                "hidden_act": self.hidden_act,
+                "initializer_range": self.initializer_range,
+            }
+        )
         return config

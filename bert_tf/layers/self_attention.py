@@ -38,12 +38,20 @@ class SelfAttention(keras.layers.Layer):
     (2, 5, 16)
     """
 
-    def __init__(self, hidden_size, num_attention_heads, attention_probs_dropout_prob=0.1,
-                 initializer_range=0.02, **kwargs):
+    def __init__(
+        self,
+        hidden_size,
+        num_attention_heads,
+        attention_probs_dropout_prob=0.1,
+        initializer_range=0.02,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if hidden_size % num_attention_heads:
-            raise UserInputError(f"hidden_size {hidden_size} is not a multiple of "
-                                 f"num_attention_heads {num_attention_heads}")
+            raise UserInputError(
+                f"hidden_size {hidden_size} is not a multiple of "
+                f"num_attention_heads {num_attention_heads}"
+            )
         self.hidden_size = hidden_size
         self.num_attention_heads = num_attention_heads
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
@@ -51,8 +59,12 @@ class SelfAttention(keras.layers.Layer):
         self.head_size = hidden_size // num_attention_heads
 
         def projection(name):
-            return keras.layers.Dense(hidden_size, kernel_initializer=bert_initializer(initializer_range),
-                                      dtype=self.dtype_policy, name=name)
+            return keras.layers.Dense(
+                hidden_size,
+                kernel_initializer=bert_initializer(initializer_range),
+                dtype=self.dtype_policy,
+                name=name,
+            )
 
         self.query = projection("query")
         self.key = projection("key")
@@ -89,15 +101,19 @@ class SelfAttention(keras.layers.Layer):
         context = ops.transpose(context, (0, 2, 1, 3))
         return ops.reshape(context, (batch, queries, self.hidden_size))
 
-    def compute_output_shape(self, hidden_states_shape, attention_bias_shape=None, query_states_shape=None):
+    def compute_output_shape(
+        self, hidden_states_shape, attention_bias_shape=None, query_states_shape=None
+    ):
         return tuple(query_states_shape or hidden_states_shape)
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "hidden_size": self.hidden_size,
-            "num_attention_heads": self.num_attention_heads,
-            "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
-            "initializer_range": self.initializer_range,
-        })
+        config.update(
+            {
+                "hidden_size": self.hidden_size,
+                "num_attention_heads": self.num_attention_heads,
+                "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
+                "initializer_range": self.initializer_range,
+            }
+        )
         return config

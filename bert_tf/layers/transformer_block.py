@@ -39,9 +39,17 @@ class TransformerBlock(keras.layers.Layer):
     (2, 5, 16)
     """
 
-    def __init__(self, hidden_size, num_attention_heads, intermediate_size, hidden_act="gelu",
-                 hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
-                 initializer_range=0.02, **kwargs):
+    def __init__(
+        self,
+        hidden_size,
+        num_attention_heads,
+        intermediate_size,
+        hidden_act="gelu",
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
+        initializer_range=0.02,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
         self.num_attention_heads = num_attention_heads
@@ -55,12 +63,18 @@ class TransformerBlock(keras.layers.Layer):
         initializer = bert_initializer(initializer_range)
 
         def dense(units, name):
-            return keras.layers.Dense(units, kernel_initializer=initializer,
-                                      dtype=self.dtype_policy, name=name)
+            return keras.layers.Dense(
+                units, kernel_initializer=initializer, dtype=self.dtype_policy, name=name
+            )
 
         self.self_attention = SelfAttention(
-            hidden_size, num_attention_heads, attention_probs_dropout_prob, initializer_range,
-            dtype=self.dtype_policy, name="self_attention")
+            hidden_size,
+            num_attention_heads,
+            attention_probs_dropout_prob,
+            initializer_range,
+            dtype=self.dtype_policy,
+            name="self_attention",
+        )
         self.attention_output = dense(hidden_size, "attention_output")
         self.attention_layer_norm = bert_layer_norm("attention_layer_norm")
         self.intermediate = dense(intermediate_size, "intermediate")
@@ -80,9 +94,17 @@ class TransformerBlock(keras.layers.Layer):
 
     def call(self, hidden_states, attention_bias, output_positions=None, training=False):
         # hidden_states: [batch, seq, hidden]; queries: [batch, n, hidden], n = seq by default.
-        queries = hidden_states if output_positions is None else gather_positions(hidden_states, output_positions)
-        attention = self.self_attention(hidden_states, attention_bias, query_states=queries, training=training)
-        attention = self.attention_output_dropout(self.attention_output(attention), training=training)
+        queries = (
+            hidden_states
+            if output_positions is None
+            else gather_positions(hidden_states, output_positions)
+        )
+        attention = self.self_attention(
+            hidden_states, attention_bias, query_states=queries, training=training
+        )
+        attention = self.attention_output_dropout(
+            self.attention_output(attention), training=training
+        )
         attention = self.attention_layer_norm(queries + attention)  # float32
         attention = ops.cast(attention, self.compute_dtype)
 
@@ -91,20 +113,24 @@ class TransformerBlock(keras.layers.Layer):
         output = self.output_layer_norm(attention + output)  # float32
         return ops.cast(output, self.compute_dtype)
 
-    def compute_output_shape(self, hidden_states_shape, attention_bias_shape=None, output_positions_shape=None):
+    def compute_output_shape(
+        self, hidden_states_shape, attention_bias_shape=None, output_positions_shape=None
+    ):
         if output_positions_shape is None:
             return tuple(hidden_states_shape)
         return tuple(output_positions_shape) + (self.hidden_size,)
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "hidden_size": self.hidden_size,
-            "num_attention_heads": self.num_attention_heads,
-            "intermediate_size": self.intermediate_size,
-            "hidden_act": self.hidden_act,
-            "hidden_dropout_prob": self.hidden_dropout_prob,
-            "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
-            "initializer_range": self.initializer_range,
-        })
+        config.update(
+            {
+                "hidden_size": self.hidden_size,
+                "num_attention_heads": self.num_attention_heads,
+                "intermediate_size": self.intermediate_size,
+                "hidden_act": self.hidden_act,
+                "hidden_dropout_prob": self.hidden_dropout_prob,
+                "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
+                "initializer_range": self.initializer_range,
+            }
+        )
         return config

@@ -22,14 +22,16 @@ def _correlation(function):
             warnings.simplefilter("ignore", stats.ConstantInputWarning)
             value = function(labels, predictions)[0]
         return 0.0 if np.isnan(value) else float(value)
+
     return correlation
 
 
 METRICS = {
     "accuracy": metrics.accuracy_score,
     "f1": lambda labels, predictions: metrics.f1_score(labels, predictions, zero_division=0.0),
-    "macro_f1": lambda labels, predictions: metrics.f1_score(labels, predictions, average="macro",
-                                                            zero_division=0.0),
+    "macro_f1": lambda labels, predictions: metrics.f1_score(
+        labels, predictions, average="macro", zero_division=0.0
+    ),
     "matthews_corrcoef": metrics.matthews_corrcoef,
     "pearson": _correlation(stats.pearsonr),
     "spearman": _correlation(stats.spearmanr),

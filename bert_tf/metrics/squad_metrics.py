@@ -37,13 +37,23 @@ class SquadPredictions:
     """Per question id: the answer text, the n best candidates, and (SQuAD 2.0) the null odds."""
 
     predictions: dict[str, str]
-    nbest: dict[str, list[dict]]  # [{"text", "probability", "start_logit", "end_logit"}], best first
+    nbest: dict[
+        str, list[dict]
+    ]  # [{"text", "probability", "start_logit", "end_logit"}], best first
     null_odds: dict[str, float]  # null score - best span score; empty for SQuAD 1.1
 
 
-def postprocess(examples, features, start_logits, end_logits, n_best_size: int = 20,
-                max_answer_length: int = 30, version_2_with_negative: bool = False,
-                null_score_diff_threshold: float = 0.0, verbose_logging: bool = False) -> SquadPredictions:
+def postprocess(
+    examples,
+    features,
+    start_logits,
+    end_logits,
+    n_best_size: int = 20,
+    max_answer_length: int = 30,
+    version_2_with_negative: bool = False,
+    null_score_diff_threshold: float = 0.0,
+    verbose_logging: bool = False,
+) -> SquadPredictions:
     """Window logits `[n, seq]` -> answers, as google-research/bert's `write_predictions`.
 
     `examples` have `qas_id` and `context`; `features` (a `bert_tf.data.squad.SquadFeatures`)
@@ -58,24 +68,39 @@ def postprocess(examples, features, start_logits, end_logits, n_best_size: int =
     valid span gets google-research/bert's placeholder "empty" (SQuAD 2.0: "", with
     null odds of infinity); `verbose_logging` logs each.
     """
-    start_logits, end_logits = np.asarray(start_logits, np.float64), np.asarray(end_logits, np.float64)
-    window, start, end, score = _candidate_spans(features, start_logits, end_logits, n_best_size,
-                                                 max_answer_length)
+    start_logits, end_logits = (
+        np.asarray(start_logits, np.float64),
+        np.asarray(end_logits, np.float64),
+    )
+    window, start, end, score = _candidate_spans(
+        features, start_logits, end_logits, n_best_size, max_answer_length
+    )
     example = features.example_index[window]
     order = np.lexsort((-score, example))  # by example, best first
     window, start, end, example = (a[order] for a in (window, start, end, example))
     bounds = np.searchsorted(example, np.arange(len(examples) + 1))
-    null_window = _null_windows(features.example_index, start_logits[:, 0] + end_logits[:, 0], len(examples))
+    null_window = _null_windows(
+        features.example_index, start_logits[:, 0] + end_logits[:, 0], len(examples)
+    )
     result = SquadPredictions({}, {}, {})
     for i, ex in enumerate(examples):
         rows = slice(bounds[i], bounds[i + 1])
         if verbose_logging and bounds[i] == bounds[i + 1]:
-            logging.info("question %s: no valid answer span among its windows' top %d start and end tokens; "
-                         "its answer is %s", ex.qas_id, n_best_size,
-                         '""' if version_2_with_negative else "the placeholder 'empty'")
-        spans = [(ex.context[features.token_char_start[f, s]:features.token_char_end[f, e]],
-                  start_logits[f, s], end_logits[f, e])
-                 for f, s, e in zip(window[rows], start[rows], end[rows])]  # best first
+            logging.info(
+                "question %s: no valid answer span among its windows' top %d start and end tokens; "
+                "its answer is %s",
+                ex.qas_id,
+                n_best_size,
+                '""' if version_2_with_negative else "the placeholder 'empty'",
+            )
+        spans = [
+            (
+                ex.context[features.token_char_start[f, s] : features.token_char_end[f, e]],
+                start_logits[f, s],
+                end_logits[f, e],
+            )
+            for f, s, e in zip(window[rows], start[rows], end[rows])
+        ]  # best first
         null = None
         if version_2_with_negative:
             null = ("", start_logits[null_window[i], 0], end_logits[null_window[i], 0])
@@ -97,10 +122,13 @@ def _candidate_spans(features, start_logits, end_logits, n_best_size, max_answer
     top_starts = np.argsort(-start_logits, axis=1, kind="stable")[:, :k, None]  # [n, k, 1]
     top_ends = np.argsort(-end_logits, axis=1, kind="stable")[:, None, :k]  # [n, 1, k]
     rows = np.arange(len(start_logits))[:, None, None]
-    valid = ((features.token_char_start[rows, top_starts] >= 0)
-             & (features.token_char_start[rows, top_ends] >= 0)
-             & features.token_is_max_context[rows, top_starts]
-             & (top_ends >= top_starts) & (top_ends - top_starts < max_answer_length))  # [n, k, k]
+    valid = (
+        (features.token_char_start[rows, top_starts] >= 0)
+        & (features.token_char_start[rows, top_ends] >= 0)
+        & features.token_is_max_context[rows, top_starts]
+        & (top_ends >= top_starts)
+        & (top_ends - top_starts < max_answer_length)
+    )  # [n, k, k]
     window, i, j = np.nonzero(valid)
     start, end = top_starts[window, i, 0], top_ends[window, 0, j]
     return window, start, end, start_logits[window, start] + end_logits[window, end]
@@ -134,12 +162,18 @@ def _nbest(spans, null, n_best_size) -> list[dict]:
     if not any(text for text, _, _ in nbest):
         nbest.append(("empty", 0.0, 0.0))
     probabilities = special.softmax(np.array([s + e for _, s, e in nbest]))
-    return [{"text": text, "probability": float(p), "start_logit": float(s), "end_logit": float(e)}
-            for (text, s, e), p in zip(nbest, probabilities)]
+    return [
+        {"text": text, "probability": float(p), "start_logit": float(s), "end_logit": float(e)}
+        for (text, s, e), p in zip(nbest, probabilities)
+    ]
 
 
-def evaluate(examples, predictions: dict[str, str], null_odds: dict[str, float] | None = None,
-             version_2_with_negative: bool = False) -> dict[str, float]:
+def evaluate(
+    examples,
+    predictions: dict[str, str],
+    null_odds: dict[str, float] | None = None,
+    version_2_with_negative: bool = False,
+) -> dict[str, float]:
     """The official EM and F1 (0-100) of `predictions` on `examples`' gold answers.
 
     SQuAD 1.1: `exact_match`, `f1`. SQuAD 2.0 adds `HasAns_*`/`NoAns_*` and, with
@@ -150,8 +184,18 @@ def evaluate(examples, predictions: dict[str, str], null_odds: dict[str, float] 
     also answers "" wherever the odds exceed its own `--na-prob-thresh` of 1.0, so its
     figures differ when `--null_score_diff_threshold` is above 1.
     """
-    dataset = [{"paragraphs": [{"qas": [
-        {"id": ex.qas_id, "answers": [{"text": text} for text, _ in ex.answers]} for ex in examples]}]}]
+    dataset = [
+        {
+            "paragraphs": [
+                {
+                    "qas": [
+                        {"id": ex.qas_id, "answers": [{"text": text} for text, _ in ex.answers]}
+                        for ex in examples
+                    ]
+                }
+            ]
+        }
+    ]
     if not version_2_with_negative:
         scores = squad_evaluate_v1_1.evaluate(dataset, predictions)
         return {"exact_match": 100.0 * scores["exact_match"], "f1": 100.0 * scores["final_f1"]}
@@ -159,12 +203,22 @@ def evaluate(examples, predictions: dict[str, str], null_odds: dict[str, float] 
     # them it also searches the best null threshold.
     scores = squad_evaluate_v2_0.evaluate(dataset, predictions)
     result = {"exact_match": scores["exact"], "f1": scores["f1"]}
-    result.update({f"{part}_{name}": scores[f"{part}_{name}"]
-                   for part in ("HasAns", "NoAns") for name in ("exact", "f1") if f"{part}_{name}" in scores})
+    result.update(
+        {
+            f"{part}_{name}": scores[f"{part}_{name}"]
+            for part in ("HasAns", "NoAns")
+            for name in ("exact", "f1")
+            if f"{part}_{name}" in scores
+        }
+    )
     if null_odds is not None:
         best = squad_evaluate_v2_0.evaluate(dataset, predictions, null_odds)
-        result.update(best_exact=best["final_exact"], best_exact_thresh=best["final_exact_thresh"],
-                      best_f1=best["final_f1"], best_f1_thresh=best["final_f1_thresh"])
+        result.update(
+            best_exact=best["final_exact"],
+            best_exact_thresh=best["final_exact_thresh"],
+            best_f1=best["final_f1"],
+            best_f1_thresh=best["final_f1_thresh"],
+        )
     return {name: float(value) for name, value in result.items()}
 
 
@@ -224,8 +278,10 @@ def cmrc2018_f1(answers: list[str], prediction: str) -> float:
 
 def cmrc2018_exact_match(answers: list[str], prediction: str) -> float:
     """1.0 if the prediction equals a gold answer once lower-cased and stripped of punctuation."""
+
     def normalize(text):
         return "".join(c for c in text.lower().strip() if c not in CMRC_PUNCTUATION)
+
     return float(any(normalize(answer) == normalize(prediction) for answer in answers))
 
 

@@ -34,7 +34,7 @@ _SEGMENTATION_TAGS = frozenset("BMES")
 
 
 def entity_scheme(labels: Sequence[str]) -> str | None:
-    """"BIO", "BIOES", "BMES" or "BILOU" when every label is `O` or an entity tag of that scheme,
+    """ "BIO", "BIOES", "BMES" or "BILOU" when every label is `O` or an entity tag of that scheme,
     `SEGMENTATION` for bare B/M/E/S tags, else None (plain tags).
 
     >>> entity_scheme(["B-PER", "I-PER", "L-PER", "U-LOC", "O"]), entity_scheme(["NN", "VB"])
@@ -61,8 +61,9 @@ def token_accuracy(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[s
     return float(np.mean(gold_flat == predicted_flat)) if len(gold_flat) else 0.0
 
 
-def tagging_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]],
-                   scheme: str | None) -> dict[str, float]:
+def tagging_scores(
+    gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]], scheme: str | None
+) -> dict[str, float]:
     """`accuracy`, plus entity-level (word-level for `SEGMENTATION`) `precision`, `recall`, `f1`
     when `scheme` is one `entity_scheme` gives."""
     scores = {"accuracy": token_accuracy(gold, predicted)}
@@ -72,11 +73,20 @@ def tagging_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[s
         return {**scores, **segmentation_scores(gold, predicted)}
     gold, predicted = [list(s) for s in gold], [list(s) for s in predicted]
     if scheme == "BMES":  # seqeval's IOBES, with I- for M-
-        gold, predicted = ([[f"I-{t[2:]}" if t.startswith("M-") else t for t in s] for s in tags]
-                           for tags in (gold, predicted))
-    kwargs = {"mode": "strict", "scheme": _STRICT_SCHEMES[scheme][1]} if scheme in _STRICT_SCHEMES else {}
-    for name, score in (("precision", seqeval_metrics.precision_score),
-                        ("recall", seqeval_metrics.recall_score), ("f1", seqeval_metrics.f1_score)):
+        gold, predicted = (
+            [[f"I-{t[2:]}" if t.startswith("M-") else t for t in s] for s in tags]
+            for tags in (gold, predicted)
+        )
+    kwargs = (
+        {"mode": "strict", "scheme": _STRICT_SCHEMES[scheme][1]}
+        if scheme in _STRICT_SCHEMES
+        else {}
+    )
+    for name, score in (
+        ("precision", seqeval_metrics.precision_score),
+        ("recall", seqeval_metrics.recall_score),
+        ("f1", seqeval_metrics.f1_score),
+    ):
         scores[name] = float(score(gold, predicted, zero_division=0, **kwargs))
     return scores
 
@@ -92,7 +102,9 @@ def word_spans(tags: Sequence[str]) -> set[tuple[int, int]]:
     return set(zip(starts, starts[1:] + [len(tags)]))
 
 
-def segmentation_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> dict[str, float]:
+def segmentation_scores(
+    gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
+) -> dict[str, float]:
     """Word `precision`, `recall` and `f1` of B/M/E/S tags: a word is right when its span is."""
     right = num_gold = num_predicted = 0
     for gold_tags, predicted_tags in zip(gold, predicted, strict=True):
@@ -101,16 +113,25 @@ def segmentation_scores(gold: Sequence[Sequence[str]], predicted: Sequence[Seque
         num_gold += len(gold_words)
         num_predicted += len(predicted_words)
     precision, recall = right / max(num_predicted, 1), right / max(num_gold, 1)
-    return {"precision": precision, "recall": recall,
-            "f1": 2 * precision * recall / (precision + recall) if right else 0.0}
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": 2 * precision * recall / (precision + recall) if right else 0.0,
+    }
 
 
-def write_conll_predictions(path: str | os.PathLike, words: Sequence[Sequence[str]],
-                            gold: Sequence[Sequence[str]] | None, predicted: Sequence[Sequence[str]]) -> None:
+def write_conll_predictions(
+    path: str | os.PathLike,
+    words: Sequence[Sequence[str]],
+    gold: Sequence[Sequence[str]] | None,
+    predicted: Sequence[Sequence[str]],
+) -> None:
     """Writes `word gold predicted` lines (conlleval's input), or `word predicted` where `gold` is
     None, a blank line after each sentence."""
     tags = (predicted,) if gold is None else (gold, predicted)
-    sentences = ("".join(" ".join(line) + "\n" for line in zip(*columns)) for columns in zip(words, *tags))
+    sentences = (
+        "".join(" ".join(line) + "\n" for line in zip(*columns)) for columns in zip(words, *tags)
+    )
     io_utils.atomic_write_text(path, "\n".join(sentences))
 
 

@@ -9,5 +9,13 @@ from bert_tf.models.bert_task_model import BertTaskModel
 from bert_tf.models.bert_token_classifier import BertTokenClassifier
 from bert_tf.models.pretraining_loss import pretraining_losses
 
-__all__ = ["BertClassifier", "BertEncoder", "BertMultipleChoice", "BertPretrainer", "BertSpanLabeler",
-           "BertTaskModel", "BertTokenClassifier", "pretraining_losses"]
+__all__ = [
+    "BertClassifier",
+    "BertEncoder",
+    "BertMultipleChoice",
+    "BertPretrainer",
+    "BertSpanLabeler",
+    "BertTaskModel",
+    "BertTokenClassifier",
+    "pretraining_losses",
+]

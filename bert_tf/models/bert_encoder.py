@@ -57,34 +57,75 @@ class BertEncoder(keras.Model):
     ((2, 16), 2)
     """
 
-    def __init__(self, vocab_size, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                 intermediate_size=3072, hidden_act="gelu", hidden_dropout_prob=0.1,
-                 attention_probs_dropout_prob=0.1, max_position_embeddings=512,
-                 type_vocab_size=16, initializer_range=0.02, extra=None, dtype=None, **kwargs):
+    def __init__(
+        self,
+        vocab_size,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        hidden_act="gelu",
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
+        max_position_embeddings=512,
+        type_vocab_size=16,
+        initializer_range=0.02,
+        extra=None,
+        dtype=None,
+        **kwargs,
+    ):
         # Checks every argument the way a bert_config.json is checked.
-        config = BertConfig(vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
-                            intermediate_size, hidden_act, hidden_dropout_prob,
-                            attention_probs_dropout_prob, max_position_embeddings, type_vocab_size,
-                            initializer_range, dict(extra or {}))
+        config = BertConfig(
+            vocab_size,
+            hidden_size,
+            num_hidden_layers,
+            num_attention_heads,
+            intermediate_size,
+            hidden_act,
+            hidden_dropout_prob,
+            attention_probs_dropout_prob,
+            max_position_embeddings,
+            type_vocab_size,
+            initializer_range,
+            dict(extra or {}),
+        )
 
         # === Layers ===
         self.embeddings = BertEmbeddings(
-            vocab_size, hidden_size, max_position_embeddings, type_vocab_size,
-            hidden_dropout_prob, initializer_range, dtype=dtype, name="embeddings")
+            vocab_size,
+            hidden_size,
+            max_position_embeddings,
+            type_vocab_size,
+            hidden_dropout_prob,
+            initializer_range,
+            dtype=dtype,
+            name="embeddings",
+        )
         self.transformer_layers = [
-            TransformerBlock(hidden_size, num_attention_heads, intermediate_size, hidden_act,
-                             hidden_dropout_prob, attention_probs_dropout_prob, initializer_range,
-                             dtype=dtype, name=f"transformer_layer_{i}")
+            TransformerBlock(
+                hidden_size,
+                num_attention_heads,
+                intermediate_size,
+                hidden_act,
+                hidden_dropout_prob,
+                attention_probs_dropout_prob,
+                initializer_range,
+                dtype=dtype,
+                name=f"transformer_layer_{i}",
+            )
             for i in range(num_hidden_layers)
         ]
         self.pooler = keras.layers.Dense(
-            hidden_size, activation="tanh", kernel_initializer=bert_initializer(initializer_range),
-            dtype=dtype, name="pooler")
+            hidden_size,
+            activation="tanh",
+            kernel_initializer=bert_initializer(initializer_range),
+            dtype=dtype,
+            name="pooler",
+        )
 
         # === Functional graph ===
         inputs = {
-            name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ENCODER_INPUTS
+            name: keras.Input(shape=(None,), dtype="int32", name=name) for name in ENCODER_INPUTS
         }
         super().__init__(inputs=inputs, outputs=self._encode(inputs), **kwargs)
         # The functional constructor ignores `dtype`: set the model's own policy, which
@@ -98,7 +139,9 @@ class BertEncoder(keras.Model):
     def _encode(self, inputs, output_positions=None, training=None):
         """The encoder's forward pass; with `output_positions`, the last block's output only at
         `[CLS]` and those positions (see `call_at_positions`)."""
-        x = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])  # [batch, seq, hidden]
+        x = self.embeddings(
+            inputs["input_word_ids"], inputs["input_type_ids"]
+        )  # [batch, seq, hidden]
         attention_bias = attention_bias_from_mask(inputs["input_mask"])  # [batch, 1, 1, seq]
         encoder_outputs = []
         for block in self.transformer_layers[:-1]:
@@ -114,8 +157,12 @@ class BertEncoder(keras.Model):
             }
         output_positions = ops.cast(output_positions, "int32")
         cls_position = ops.zeros((ops.shape(output_positions)[0], 1), "int32")
-        x = last_block(x, attention_bias, ops.concatenate([cls_position, output_positions], axis=1),
-                       training=training)  # [batch, 1 + n, hidden]
+        x = last_block(
+            x,
+            attention_bias,
+            ops.concatenate([cls_position, output_positions], axis=1),
+            training=training,
+        )  # [batch, 1 + n, hidden]
         return {"sequence_output": x[:, 1:, :], "pooled_output": self.pooler(x[:, 0, :])}
 
     def call_at_positions(self, inputs, output_positions, training=False):

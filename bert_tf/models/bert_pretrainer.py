@@ -8,8 +8,8 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf.layers.masked_lm_head import MaskedLMHead
-from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.metrics.next_sentence_auc import NextSentenceAUC
+from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.pretraining_loss import pretraining_losses
 from bert_tf.models.sampled_masked_lm import sampled_masked_lm_scores
 from bert_tf.models.train_step import GlobalClippingTrainStep
@@ -56,8 +56,13 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
     ((2, 3, 100), (2, 2))
     """
 
-    def __init__(self, encoder: BertEncoder, masked_lm_samples: int = 0,
-                 next_sentence_prediction: bool = True, **kwargs):
+    def __init__(
+        self,
+        encoder: BertEncoder,
+        masked_lm_samples: int = 0,
+        next_sentence_prediction: bool = True,
+        **kwargs,
+    ):
         # The encoder's policy: `compile` then adds loss scaling to a mixed_float16 model.
         super().__init__(**{"dtype": encoder.dtype_policy, **kwargs})
         self.encoder = encoder
@@ -68,33 +73,54 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         # Glorot uniform, as Model Garden's next-sentence head, not the encoder's truncated normal
         # (stddev `initializer_range`): a wider output passes next-sentence prediction's gradient
         # into the encoder from the start, which learns it sooner (docs/design-notes.md).
-        self.next_sentence_head = keras.layers.Dense(
-            2, kernel_initializer="glorot_uniform", dtype=encoder.dtype_policy,
-            name="next_sentence_head") if next_sentence_prediction else None
+        self.next_sentence_head = (
+            keras.layers.Dense(
+                2,
+                kernel_initializer="glorot_uniform",
+                dtype=encoder.dtype_policy,
+                name="next_sentence_head",
+            )
+            if next_sentence_prediction
+            else None
+        )
 
         self.masked_lm_accuracy = keras.metrics.Mean("masked_lm_accuracy")
         self.masked_lm_loss = keras.metrics.Mean("masked_lm_loss")
         if next_sentence_prediction:
             self.next_sentence_accuracy = keras.metrics.SparseCategoricalAccuracy(
-                "next_sentence_accuracy")
+                "next_sentence_accuracy"
+            )
             self.next_sentence_loss = keras.metrics.Mean("next_sentence_loss")
             self.next_sentence_auc = NextSentenceAUC()
 
     def call(self, features, training=False):
         # Only [CLS] and the masked positions of the last layer are read: the encoder
         # computes its last block there alone.
-        encoder_outputs = self.encoder.call_at_positions({
-            "input_word_ids": features["input_ids"],
-            "input_mask": features["input_mask"],
-            "input_type_ids": features["segment_ids"],
-        }, features["masked_lm_positions"], training=training)
+        encoder_outputs = self.encoder.call_at_positions(
+            {
+                "input_word_ids": features["input_ids"],
+                "input_mask": features["input_mask"],
+                "input_type_ids": features["segment_ids"],
+            },
+            features["masked_lm_positions"],
+            training=training,
+        )
         masked_states = encoder_outputs["sequence_output"]  # [batch, predictions, hidden]
         if training and self.masked_lm_samples:
-            outputs = sampled_masked_lm_scores(self.masked_lm_head, masked_states, self.encoder.word_embedding_matrix,
-                                               features["masked_lm_ids"], self.masked_lm_samples, self._sampling_seed)
+            outputs = sampled_masked_lm_scores(
+                self.masked_lm_head,
+                masked_states,
+                self.encoder.word_embedding_matrix,
+                features["masked_lm_ids"],
+                self.masked_lm_samples,
+                self._sampling_seed,
+            )
         else:
-            outputs = {"masked_lm_logits": self.masked_lm_head(  # [batch, predictions, vocab]
-                masked_states, self.encoder.word_embedding_matrix)}
+            outputs = {
+                "masked_lm_logits": self.masked_lm_head(  # [batch, predictions, vocab]
+                    masked_states, self.encoder.word_embedding_matrix
+                )
+            }
         if self.next_sentence_head is not None:
             logits = self.next_sentence_head(encoder_outputs["pooled_output"])
             outputs["next_sentence_logits"] = ops.cast(logits, "float32")  # [batch, 2]
@@ -136,7 +162,9 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         """
         losses = losses or pretraining_losses(features, outputs)
         weights = features["masked_lm_weights"]
-        label_logits, best_logits = _label_and_best_logits(features, outputs)  # [batch, predictions]
+        label_logits, best_logits = _label_and_best_logits(
+            features, outputs
+        )  # [batch, predictions]
         self.masked_lm_accuracy.update_state(label_logits >= best_logits, sample_weight=weights)
         self.masked_lm_loss.update_state(losses["masked_lm_cross_entropy"], sample_weight=weights)
         if self.next_sentence_prediction:
@@ -149,8 +177,11 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
     def pretraining_metrics(self):
         metrics = [self.masked_lm_accuracy, self.masked_lm_loss]
         if self.next_sentence_prediction:
-            metrics += [self.next_sentence_accuracy, self.next_sentence_loss,
-                        self.next_sentence_auc]
+            metrics += [
+                self.next_sentence_accuracy,
+                self.next_sentence_loss,
+                self.next_sentence_auc,
+            ]
         return metrics
 
     def get_config(self):

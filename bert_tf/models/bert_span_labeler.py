@@ -32,6 +32,10 @@ class BertSpanLabeler(BertTaskModel):
         self.span_classifier = self.output_layer(2, "span_classifier")
 
     def call(self, inputs, training=False):
-        sequence = self.encoder(inputs, training=training)["sequence_output"]  # [batch, seq, hidden]
-        logits = ops.cast(self.span_classifier(self.dropout(sequence, training=training)), "float32")
+        sequence = self.encoder(inputs, training=training)[
+            "sequence_output"
+        ]  # [batch, seq, hidden]
+        logits = ops.cast(
+            self.span_classifier(self.dropout(sequence, training=training)), "float32"
+        )
         return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}  # [batch, seq] each

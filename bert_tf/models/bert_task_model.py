@@ -32,9 +32,13 @@ class BertTaskModel(GlobalClippingTrainStep, keras.Model):
 
     def output_layer(self, units: int, name: str, use_bias: bool = True) -> keras.layers.Dense:
         """A task head's dense layer, initialised and typed like the encoder's layers."""
-        return keras.layers.Dense(units, use_bias=use_bias,
-                                  kernel_initializer=bert_initializer(self.encoder.initializer_range),
-                                  dtype=self.encoder.dtype_policy, name=name)
+        return keras.layers.Dense(
+            units,
+            use_bias=use_bias,
+            kernel_initializer=bert_initializer(self.encoder.initializer_range),
+            dtype=self.encoder.dtype_policy,
+            name=name,
+        )
 
     dummy_batch_shape = (1,)  # the input dimensions before the sequence: [batch]
 

@@ -9,7 +9,9 @@ from keras import ops
 
 def cross_entropy(labels, logits):
     """Float32 cross-entropy `[...]` of int `labels` `[...]` against `logits` `[..., classes]`."""
-    return keras.losses.sparse_categorical_crossentropy(labels, ops.cast(logits, "float32"), from_logits=True)
+    return keras.losses.sparse_categorical_crossentropy(
+        labels, ops.cast(logits, "float32"), from_logits=True
+    )
 
 
 def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_examples=None):
@@ -39,17 +41,23 @@ def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_example
     """
     weights = ops.cast(features["masked_lm_weights"], "float32")
     if "masked_lm_logits" in outputs:
-        mlm_ce = cross_entropy(features["masked_lm_ids"], outputs["masked_lm_logits"])  # [batch, predictions]
+        mlm_ce = cross_entropy(
+            features["masked_lm_ids"], outputs["masked_lm_logits"]
+        )  # [batch, predictions]
     else:
         mlm_ce = outputs["masked_lm_log_partition"] - outputs["masked_lm_label_logits"]
     if masked_lm_weight_sum is None:
         masked_lm_weight_sum = ops.sum(weights)
     masked_lm_loss = ops.divide_no_nan(ops.sum(weights * mlm_ce), masked_lm_weight_sum)
-    losses = {"loss": masked_lm_loss, "masked_lm_loss": masked_lm_loss,
-              "masked_lm_cross_entropy": mlm_ce}
+    losses = {
+        "loss": masked_lm_loss,
+        "masked_lm_loss": masked_lm_loss,
+        "masked_lm_cross_entropy": mlm_ce,
+    }
     if "next_sentence_logits" in outputs:
-        nsp_ce = cross_entropy(features["next_sentence_labels"],
-                               outputs["next_sentence_logits"])  # [batch]
+        nsp_ce = cross_entropy(
+            features["next_sentence_labels"], outputs["next_sentence_logits"]
+        )  # [batch]
         if num_examples is None:
             num_examples = ops.cast(ops.shape(nsp_ce)[0], "float32")
         losses["next_sentence_loss"] = ops.sum(nsp_ce) / num_examples

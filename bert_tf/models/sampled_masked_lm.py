@@ -8,7 +8,9 @@ import keras
 from keras import ops
 
 
-def sampled_masked_lm_scores(head, masked_states, word_embeddings, masked_lm_ids, num_samples: int, seed):
+def sampled_masked_lm_scores(
+    head, masked_states, word_embeddings, masked_lm_ids, num_samples: int, seed
+):
     """The masked-LM scores of a training step that does not score the whole vocab.
 
     Every prediction of the batch is scored against one shared candidate set: the batch's
@@ -48,20 +50,28 @@ def sampled_masked_lm_scores(head, masked_states, word_embeddings, masked_lm_ids
     # The column where each label first appears; a later column with the same id is a repeat.
     first = ops.argmax(ops.cast(labels[:, None] == labels[None, :], "int32"), axis=1)  # [n]
     repeated = first != ops.arange(n, dtype=first.dtype)  # [n]
-    draws = keras.random.randint((num_samples,), 0, head.vocab_size, dtype="int32", seed=seed)  # [samples]
+    draws = keras.random.randint(
+        (num_samples,), 0, head.vocab_size, dtype="int32", seed=seed
+    )  # [samples]
     drawn_label = ops.any(draws[:, None] == labels[None, :], axis=1)  # [samples]
 
     candidates = ops.concatenate([labels, draws])  # [n + samples]
     left_out = ops.concatenate([repeated, drawn_label])  # [n + samples]
-    log_weights = ops.concatenate([ops.zeros((n,)), ops.full((num_samples,), math.log(head.vocab_size / num_samples))])
-    logits = head(masked_states, word_embeddings, candidate_ids=candidates)  # [batch, predictions, n + samples]
+    log_weights = ops.concatenate(
+        [ops.zeros((n,)), ops.full((num_samples,), math.log(head.vocab_size / num_samples))]
+    )
+    logits = head(
+        masked_states, word_embeddings, candidate_ids=candidates
+    )  # [batch, predictions, n + samples]
     logits = ops.where(left_out, float("-inf"), ops.reshape(logits, (n, -1)))  # [n, n + samples]
 
     def per_prediction(values):  # [n] -> [batch, predictions]
         return ops.reshape(values, (batch, predictions))
 
     return {
-        "masked_lm_label_logits": per_prediction(ops.take_along_axis(logits, first[:, None], axis=1)[:, 0]),
+        "masked_lm_label_logits": per_prediction(
+            ops.take_along_axis(logits, first[:, None], axis=1)[:, 0]
+        ),
         "masked_lm_log_partition": per_prediction(ops.logsumexp(logits + log_weights, axis=1)),
         "masked_lm_best_logits": per_prediction(ops.max(logits, axis=1)),
     }

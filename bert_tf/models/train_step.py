@@ -15,7 +15,9 @@ import tensorflow as tf
 CLIP_NORM = 1.0
 
 
-def apply_global_gradients(optimizer, grads, variables, clip_norm: float | None = CLIP_NORM) -> tf.Tensor:
+def apply_global_gradients(
+    optimizer, grads, variables, clip_norm: float | None = CLIP_NORM
+) -> tf.Tensor:
     """Sums the replicas' gradients once, clips them by their global norm, then applies them.
 
     Keras optimizers clip each replica's gradients before summing them across
@@ -121,7 +123,9 @@ class GlobalClippingTrainStep:
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
             scaled_loss = self.optimizer.scale_loss(loss)
         variables = self.trainable_variables
-        apply_global_gradients(self.optimizer, tape.gradient(scaled_loss, variables), variables, self.clip_norm)
+        apply_global_gradients(
+            self.optimizer, tape.gradient(scaled_loss, variables), variables, self.clip_norm
+        )
         self._update_loss_metric(loss, x)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 

@@ -16,18 +16,29 @@ from bert_tf.training import runtime_flags
 
 FLAGS = flags.FLAGS
 # Common fine-tuning flags that a multi-task run has no use for, and why.
-_UNSUPPORTED = {"data_dir": "each task names its data directory in --tasks", "do_predict": "",
-                "predict_batch_size": "", "gradual_unfreezing": "", "mlm_aux_weight": "",
-                "iterations_per_loop": "", "dtype": "", "distribution_strategy": "", "use_tpu": "",
-                "tpu_name": "", "master": "", "num_tpu_cores": ""}
+_UNSUPPORTED = {
+    "data_dir": "each task names its data directory in --tasks",
+    "do_predict": "",
+    "predict_batch_size": "",
+    "gradual_unfreezing": "",
+    "mlm_aux_weight": "",
+    "iterations_per_loop": "",
+    "dtype": "",
+    "distribution_strategy": "",
+    "use_tpu": "",
+    "tpu_name": "",
+    "master": "",
+    "num_tpu_cores": "",
+}
 
 
 def _main(argv) -> None:
     reject_arguments(argv)
     for name, why in _UNSUPPORTED.items():
         if FLAGS[name].present:
-            raise flags.ValidationError(f"--{name} is not supported by run_multitask.py"
-                                        + (f": {why}" if why else ""))
+            raise flags.ValidationError(
+                f"--{name} is not supported by run_multitask.py" + (f": {why}" if why else "")
+            )
     take_vocab_from_checkpoint(FLAGS)
     for name in REQUIRED:
         if FLAGS[name].value is None:

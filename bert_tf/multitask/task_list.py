@@ -31,8 +31,9 @@ class TaskSpec:
 def parse_tasks(text: str | None) -> list[TaskSpec]:
     """The `TaskSpec`s of `--tasks`; ValueError naming `--tasks` and the bad entry."""
     if not text:
-        raise UserInputError("`tasks` is required: name:kind:data_dir[:weight],... "
-                         f"(kind: {', '.join(KINDS)})")
+        raise UserInputError(
+            f"`tasks` is required: name:kind:data_dir[:weight],... (kind: {', '.join(KINDS)})"
+        )
     specs = []
     for entry in text.split(","):
         parts = entry.strip().split(":")
@@ -40,8 +41,9 @@ def parse_tasks(text: str | None) -> list[TaskSpec]:
             raise UserInputError(f"`tasks`: {entry!r} is not name:kind:data_dir[:weight]")
         name, kind, data_dir = parts[:3]
         if kind not in KINDS:
-            raise UserInputError(f"`tasks`: {entry!r}: kind {kind!r} is not one of "
-                                 f"{', '.join(KINDS)}")
+            raise UserInputError(
+                f"`tasks`: {entry!r}: kind {kind!r} is not one of {', '.join(KINDS)}"
+            )
         try:
             weight = float(parts[3]) if len(parts) == 4 else 1.0
         except ValueError:
@@ -57,16 +59,20 @@ def parse_tasks(text: str | None) -> list[TaskSpec]:
     return specs
 
 
-def sampling_probabilities(sizes: list[int], weights: list[float], sampling: str,
-                           temperature: float = 1.0) -> np.ndarray:
+def sampling_probabilities(
+    sizes: list[int], weights: list[float], sampling: str, temperature: float = 1.0
+) -> np.ndarray:
     """Each task's probability of being a step's task `[tasks]`.
 
     proportional: size; uniform: 1; temperature: size ** (1 / temperature); each times its
     weight, then normalised.
     """
     sizes = np.asarray(sizes, np.float64)
-    base = {"proportional": sizes, "uniform": np.ones_like(sizes),
-            "temperature": sizes ** (1.0 / temperature)}[sampling]
+    base = {
+        "proportional": sizes,
+        "uniform": np.ones_like(sizes),
+        "temperature": sizes ** (1.0 / temperature),
+    }[sampling]
     scores = base * np.asarray(weights, np.float64)
     return scores / scores.sum()
 
@@ -76,11 +82,13 @@ def task_schedule(probabilities: np.ndarray, steps: int, seed: int | None) -> np
     return np.random.default_rng(seed).choice(len(probabilities), size=steps, p=probabilities)
 
 
-def batch_rows(num_rows: int, batch_size: int, use: int, seed: int | None, task_index: int) -> np.ndarray:
+def batch_rows(
+    num_rows: int, batch_size: int, use: int, seed: int | None, task_index: int
+) -> np.ndarray:
     """The rows of a task's `use`-th batch (0-based) `[batch_size]`: the
     training set shuffled afresh for each pass over it, from `seed`, so
     that any batch can be found again without iterator state."""
     per_pass = num_rows // batch_size
     passes, index = divmod(use, per_pass)
     order = np.random.default_rng([seed or 0, task_index, passes]).permutation(num_rows)
-    return order[index * batch_size:(index + 1) * batch_size]
+    return order[index * batch_size : (index + 1) * batch_size]

@@ -17,14 +17,21 @@ def _main(argv) -> None:
     reject_arguments(argv)
     if FLAGS.input_file is None and FLAGS.output_dir is None:
         if FLAGS.eval_file is not None:  # the demo would evaluate on its held-out articles instead
-            raise flags.ValidationError("--eval_file needs --output_dir (the demo evaluates on its own held-out "
-                                        "articles)")
+            raise flags.ValidationError(
+                "--eval_file needs --output_dir (the demo evaluates on its own held-out articles)"
+            )
         _run_demo()
         return
-    evaluates_only = FLAGS.do_eval and not FLAGS.do_train and FLAGS.eval_file is not None  # reads no --input_file
-    if FLAGS.input_file is None and not evaluates_only:  # a real run's --output_dir must not get the demo's data
-        raise flags.ValidationError("--input_file is required with --output_dir (without both, "
-                                    "run_pretraining.py runs the demo)")
+    evaluates_only = (
+        FLAGS.do_eval and not FLAGS.do_train and FLAGS.eval_file is not None
+    )  # reads no --input_file
+    if (
+        FLAGS.input_file is None and not evaluates_only
+    ):  # a real run's --output_dir must not get the demo's data
+        raise flags.ValidationError(
+            "--input_file is required with --output_dir (without both, "
+            "run_pretraining.py runs the demo)"
+        )
     if FLAGS.output_dir is None:
         raise flags.ValidationError("--output_dir is required with --input_file")
     strategy = strategy_from_flags(FLAGS)
@@ -34,11 +41,13 @@ def _main(argv) -> None:
 def _run_demo() -> None:
     """The embedded demo, with every flag the user set taking precedence over its setting."""
     from bert_tf.pretraining import demo  # only the demo fetches data
+
     if not FLAGS["verbosity"].present:  # the demo prints its own summary of each step
         logging.set_verbosity(logging.WARNING)
     given = [name for name in FLAGS if FLAGS[name].present]
-    options = demo.demo_options(runtime_flags.options_from_flags(PretrainingOptions, FLAGS), given,
-                                FLAGS.demo_language)
+    options = demo.demo_options(
+        runtime_flags.options_from_flags(PretrainingOptions, FLAGS), given, FLAGS.demo_language
+    )
     demo.run_demo(options, strategy_from_flags(FLAGS), FLAGS.demo_language, FLAGS.vocab_file)
 
 

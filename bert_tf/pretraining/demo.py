@@ -34,11 +34,15 @@ from absl import logging
 from bert_tf import io_utils
 from bert_tf.bert_config import BertConfig
 from bert_tf.checkpoints import load_checkpoint
+from bert_tf.corpora import (
+    fetch_chinese_news,
+    fetch_chinese_vocab,
+    fetch_uncased_vocab,
+    fetch_wikipedia_sample,
+)
 from bert_tf.data import pretraining_features
 from bert_tf.data.pretraining_data_generator import PretrainingDataOptions, create_pretraining_data
 from bert_tf.data.word_segmentation import segmenter
-from bert_tf.corpora import (fetch_chinese_news, fetch_chinese_vocab, fetch_uncased_vocab,
-                             fetch_wikipedia_sample)
 from bert_tf.errors import UserInputError
 from bert_tf.export import export_hub_pair
 from bert_tf.pretraining import fill_mask
@@ -52,18 +56,26 @@ HELD_OUT_EVERY = 10  # every tenth article is held out for evaluation
 # length, which turns a whole article into random-next pairs.
 DUPE_FACTOR = 5
 DEMO_SETTINGS = dict(
-    bert_config_file=str(importlib.resources.files("bert_tf") / "configs" / "tiny" / "bert_config.json"),
+    bert_config_file=str(
+        importlib.resources.files("bert_tf") / "configs" / "tiny" / "bert_config.json"
+    ),
     output_dir="output/pretraining_demo",
-    max_seq_length=128, max_predictions_per_seq=20,
-    train_batch_size=32, eval_batch_size=32,
+    max_seq_length=128,
+    max_predictions_per_seq=20,
+    train_batch_size=32,
+    eval_batch_size=32,
     # The learning rate that the tiny model learns most from in the demo's budget.
     # Each phase's steps (SHORT_SEQ_LENGTHS, below).
-    learning_rate=2e-3, num_train_steps=800, num_warmup_steps=120,
+    learning_rate=2e-3,
+    num_train_steps=800,
+    num_warmup_steps=120,
     # Training scores each prediction against the batch's labels and 4,096 random vocab ids, not the
     # whole vocab (bert_tf.models.sampled_masked_lm): a much shorter step for about the same
     # held-out masked LM (docs/design-notes.md). --masked_lm_samples=0 scores the whole vocab.
     masked_lm_samples=4096,
-    save_checkpoints_steps=400, iterations_per_loop=100, max_eval_steps=1000,
+    save_checkpoints_steps=400,
+    iterations_per_loop=100,
+    max_eval_steps=1000,
     # The compiled step, as on TPU; on a small CPU it is also faster than the plain graph
     # for the tiny config. --nojit_compile overrides.
     jit_compile=True,
@@ -78,7 +90,6 @@ DEMO_SETTINGS = dict(
 SHORT_SEQ_LENGTHS = (32, 64)
 
 
-
 @dataclasses.dataclass(frozen=True)
 class DemoLanguage:
     """What the demo fetches and how it masks, per --demo_language."""
@@ -88,14 +99,26 @@ class DemoLanguage:
     fetch_vocab: Callable[[], pathlib.Path]
     output_dir: str
     word_segmenter: str = "none"  # with one, whole-word masking of its words
-    max_articles: int | None = None  # the corpus's first articles only (about the English sample's 3 MB)
+    max_articles: int | None = (
+        None  # the corpus's first articles only (about the English sample's 3 MB)
+    )
 
 
 LANGUAGES = {
-    "en": DemoLanguage("the Wikipedia sample and the uncased vocab", fetch_wikipedia_sample, fetch_uncased_vocab,
-                       "output/pretraining_demo"),
-    "zh": DemoLanguage("Chinese news and bert-base-chinese's vocab", fetch_chinese_news, fetch_chinese_vocab,
-                       "output/pretraining_demo_zh", word_segmenter="rjieba", max_articles=1000),
+    "en": DemoLanguage(
+        "the Wikipedia sample and the uncased vocab",
+        fetch_wikipedia_sample,
+        fetch_uncased_vocab,
+        "output/pretraining_demo",
+    ),
+    "zh": DemoLanguage(
+        "Chinese news and bert-base-chinese's vocab",
+        fetch_chinese_news,
+        fetch_chinese_vocab,
+        "output/pretraining_demo_zh",
+        word_segmenter="rjieba",
+        max_articles=1000,
+    ),
 }
 
 # What the demo's job is, which no flag changes: it
@@ -103,8 +126,9 @@ LANGUAGES = {
 DEMO_JOB = dict(do_train=True, do_eval=True, dynamic_masking=False)
 
 
-def split_corpus(corpus: pathlib.Path, out_dir: pathlib.Path,
-                 max_articles: int | None = None) -> tuple[pathlib.Path, pathlib.Path]:
+def split_corpus(
+    corpus: pathlib.Path, out_dir: pathlib.Path, max_articles: int | None = None
+) -> tuple[pathlib.Path, pathlib.Path]:
     """Writes the training and held-out articles (every tenth; of the first `max_articles`) as two
     corpus files."""
     documents = corpus.read_text(encoding="utf-8").strip().split("\n\n")[:max_articles]
@@ -120,13 +144,21 @@ def split_corpus(corpus: pathlib.Path, out_dir: pathlib.Path,
     return paths[0], paths[1]
 
 
-def _parsed_records(record_file: str, max_seq_length: int, max_predictions_per_seq: int, batch_size: int):
+def _parsed_records(
+    record_file: str, max_seq_length: int, max_predictions_per_seq: int, batch_size: int
+):
     """The records' features, with `next_sentence_labels` where the records have them."""
     first = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(record_file))).numpy())
     labelled = "next_sentence_labels" in first.features.feature
-    return tf.data.TFRecordDataset(record_file).batch(batch_size).map(
-        lambda r: pretraining_features.parse_examples(r, max_seq_length, max_predictions_per_seq,
-                                                      labelled))
+    return (
+        tf.data.TFRecordDataset(record_file)
+        .batch(batch_size)
+        .map(
+            lambda r: pretraining_features.parse_examples(
+                r, max_seq_length, max_predictions_per_seq, labelled
+            )
+        )
+    )
 
 
 def majority_baselines(record_file: str, max_seq_length: int, max_predictions_per_seq: int) -> dict:
@@ -145,25 +177,34 @@ def majority_baselines(record_file: str, max_seq_length: int, max_predictions_pe
     return baselines
 
 
-def accuracy_at_mask_inputs(model, record_file: str, max_seq_length: int, max_predictions_per_seq: int,
-                            mask_id: int) -> dict:
+def accuracy_at_mask_inputs(
+    model, record_file: str, max_seq_length: int, max_predictions_per_seq: int, mask_id: int
+) -> dict:
     """The masked LM's accuracy on the predictions whose input token is `[MASK]`, next to always
     predicting their most frequent token. Of the other predictions, half show the token itself,
     which a model can copy, and half a random token."""
     right, counts = 0, collections.Counter()
     for features in _parsed_records(record_file, max_seq_length, max_predictions_per_seq, 64):
-        inputs = tf.gather(features["input_ids"], features["masked_lm_positions"], batch_dims=1)  # [batch, preds]
+        inputs = tf.gather(
+            features["input_ids"], features["masked_lm_positions"], batch_dims=1
+        )  # [batch, preds]
         at_mask = ((features["masked_lm_weights"] > 0) & (inputs == mask_id)).numpy()
-        best = tf.argmax(model(features, training=False)["masked_lm_logits"], axis=-1, output_type=tf.int32)
+        best = tf.argmax(
+            model(features, training=False)["masked_lm_logits"], axis=-1, output_type=tf.int32
+        )
         labels = features["masked_lm_ids"].numpy()[at_mask]
         right += int((best.numpy()[at_mask] == labels).sum())
         counts.update(labels.tolist())
     total = sum(counts.values())
-    return {"masked_lm_accuracy": right / total, "majority_accuracy": counts.most_common(1)[0][1] / total}
+    return {
+        "masked_lm_accuracy": right / total,
+        "majority_accuracy": counts.most_common(1)[0][1] / total,
+    }
 
 
-def demo_options(options: PretrainingOptions, given: Collection[str], language: str = "en"
-                 ) -> PretrainingOptions:
+def demo_options(
+    options: PretrainingOptions, given: Collection[str], language: str = "en"
+) -> PretrainingOptions:
     """The demo's settings on top of `options`, but for those named in `given`, which win.
 
     Args:
@@ -177,16 +218,22 @@ def demo_options(options: PretrainingOptions, given: Collection[str], language: 
     """
     for name, value in DEMO_JOB.items():
         if name in given and getattr(options, name) != value:
-            raise UserInputError(f"`{name}`={getattr(options, name)}: the demo always trains, then "
-                                 "evaluates, on TFRecords it writes; give `input_file` and "
-                                 "`output_dir` for another job")
+            raise UserInputError(
+                f"`{name}`={getattr(options, name)}: the demo always trains, then "
+                "evaluates, on TFRecords it writes; give `input_file` and "
+                "`output_dir` for another job"
+            )
     settings = {name: value for name, value in DEMO_SETTINGS.items() if name not in given}
     settings["output_dir"] = LANGUAGES[language].output_dir
     return dataclasses.replace(options, **settings, **DEMO_JOB)
 
 
-def run_demo(options: PretrainingOptions, strategy: tf.distribute.Strategy, language: str = "en",
-             vocab_file: str | None = None) -> dict:
+def run_demo(
+    options: PretrainingOptions,
+    strategy: tf.distribute.Strategy,
+    language: str = "en",
+    vocab_file: str | None = None,
+) -> dict:
     """Runs the demo (see the module's docstring), printing each step.
 
     Args:
@@ -199,15 +246,21 @@ def run_demo(options: PretrainingOptions, strategy: tf.distribute.Strategy, lang
         The held-out evaluation's results (`run_pretraining`'s).
     """
     started = time.perf_counter()
-    options, shorts, vocab_file, heldout_text = prepare_data(options, vocab_file,
-                                                             LANGUAGES[language])
+    options, shorts, vocab_file, heldout_text = prepare_data(
+        options, vocab_file, LANGUAGES[language]
+    )
 
     name = pathlib.Path(options.bert_config_file).parent.name
     lengths = [phase.max_seq_length for phase in (*shorts, options)]
-    on = (f"on each of {', '.join(map(str, lengths[:-1]))} and {lengths[-1]}-token sequences in turn"
-          if shorts else f"on {lengths[-1]}-token sequences")
-    print(f"3/5 Pretraining {name} BERT for {options.num_train_steps} steps {on}, then evaluating on "
-          "held-out articles...")
+    on = (
+        f"on each of {', '.join(map(str, lengths[:-1]))} and {lengths[-1]}-token sequences in turn"
+        if shorts
+        else f"on {lengths[-1]}-token sequences"
+    )
+    print(
+        f"3/5 Pretraining {name} BERT for {options.num_train_steps} steps {on}, then evaluating on "
+        "held-out articles..."
+    )
     if shorts:
         _train_short_phases(shorts, options, strategy)
         options = dataclasses.replace(options, init_checkpoint=shorts[-1].output_dir)
@@ -216,49 +269,73 @@ def run_demo(options: PretrainingOptions, strategy: tf.distribute.Strategy, lang
         print(note)
     results = run_pretraining(options, strategy)
 
-    baseline = majority_baselines(options.eval_file, options.max_seq_length, options.max_predictions_per_seq)
+    baseline = majority_baselines(
+        options.eval_file, options.max_seq_length, options.max_predictions_per_seq
+    )
     model = _restore_model(options)
     tokenizer = BertTokenizer(vocab_file, options.do_lower_case)
-    at_mask = accuracy_at_mask_inputs(model, options.eval_file, options.max_seq_length,
-                                      options.max_predictions_per_seq, tokenizer.vocab.mask_id)
+    at_mask = accuracy_at_mask_inputs(
+        model,
+        options.eval_file,
+        options.max_seq_length,
+        options.max_predictions_per_seq,
+        tokenizer.vocab.mask_id,
+    )
     print("\nHeld-out accuracy (articles never trained on):")
-    print(f"  masked LM          {results['masked_lm_accuracy']:.3f}   (always predicting the most "
-          f"frequent token: {baseline['masked_lm_accuracy']:.3f})")
-    print(f"   at [MASK] inputs  {at_mask['masked_lm_accuracy']:.3f}   (always predicting their "
-          f"most frequent token: {at_mask['majority_accuracy']:.3f})")
+    print(
+        f"  masked LM          {results['masked_lm_accuracy']:.3f}   (always predicting the most "
+        f"frequent token: {baseline['masked_lm_accuracy']:.3f})"
+    )
+    print(
+        f"   at [MASK] inputs  {at_mask['masked_lm_accuracy']:.3f}   (always predicting their "
+        f"most frequent token: {at_mask['majority_accuracy']:.3f})"
+    )
     if options.next_sentence_prediction:
-        print(f"  next sentence      {results['next_sentence_accuracy']:.3f}   (always predicting "
-              f"the majority label: {baseline['next_sentence_accuracy']:.3f})")
-        print(f"  next sentence AUC  {results['next_sentence_auc']:.3f}   (ranking the pairs at "
-              "random, or by a constant prediction: 0.500)")
+        print(
+            f"  next sentence      {results['next_sentence_accuracy']:.3f}   (always predicting "
+            f"the majority label: {baseline['next_sentence_accuracy']:.3f})"
+        )
+        print(
+            f"  next sentence AUC  {results['next_sentence_auc']:.3f}   (ranking the pairs at "
+            "random, or by a constant prediction: 0.500)"
+        )
 
     export_dir = pathlib.Path(options.output_dir) / "export"
     if LANGUAGES[language].word_segmenter == "none":
         print("\n4/5 Filling in a [MASK] in held-out sentences:")
         _show_fill_mask(model, tokenizer, heldout_text, options.max_seq_length)
-        print("\n5/5 Exporting the preprocessing + encoder "
-              f"SavedModels to {export_dir} and querying them:")
+        print(
+            "\n5/5 Exporting the preprocessing + encoder "
+            f"SavedModels to {export_dir} and querying them:"
+        )
         _export_and_query(model, tokenizer, heldout_text, export_dir, options.max_seq_length)
     else:
         print("\n4/5 Filling in masked whole words in held-out sentences:")
-        masked = _masked_chinese_words(tokenizer, heldout_text, LANGUAGES[language].word_segmenter,
-                                       options.max_seq_length)
+        masked = _masked_chinese_words(
+            tokenizer, heldout_text, LANGUAGES[language].word_segmenter, options.max_seq_length
+        )
         for text, word in masked[:5]:
             _show_filled_word(model, tokenizer, text, word)
-        print(f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and "
-              "querying them with raw Chinese text:")
+        print(
+            f"\n5/5 Exporting the preprocessing + encoder SavedModels to {export_dir} and "
+            "querying them with raw Chinese text:"
+        )
         _export_and_query_text(model, tokenizer, *masked[5], export_dir, options.max_seq_length)
-    print(f"\nDone in {time.perf_counter() - started:.0f} s. Checkpoints, bert_config.json, "
-          f"vocab.txt, TensorBoard logs and eval_results.txt are in {options.output_dir}")
+    print(
+        f"\nDone in {time.perf_counter() - started:.0f} s. Checkpoints, bert_config.json, "
+        f"vocab.txt, TensorBoard logs and eval_results.txt are in {options.output_dir}"
+    )
     return results
 
 
-def _train_short_phases(shorts: list[PretrainingOptions], options: PretrainingOptions, strategy) -> None:
+def _train_short_phases(
+    shorts: list[PretrainingOptions], options: PretrainingOptions, strategy
+) -> None:
     """Trains the phases before the last, `options`, in turn, skipping each one that is done or
     followed by a phase that has begun."""
     phases = [*shorts, options]
     for i, phase in enumerate(shorts):
-        later_begun = any(trained_steps(later.output_dir) is not None for later in phases[i + 1:])
+        later_begun = any(trained_steps(later.output_dir) is not None for later in phases[i + 1 :])
         if later_begun or (trained_steps(phase.output_dir) or 0) >= phase.num_train_steps:
             continue
         print(_phase_line(phase, i + 1, len(phases)))
@@ -268,15 +345,19 @@ def _train_short_phases(shorts: list[PretrainingOptions], options: PretrainingOp
 
 
 def _phase_line(phase: PretrainingOptions, number: int, count: int) -> str:
-    return (f"   Phase {number} of {count}: {phase.max_seq_length}-token "
-            f"sequences, batch {phase.train_batch_size}, "
-            f"{phase.max_predictions_per_seq} predictions each, in {phase.output_dir}")
+    return (
+        f"   Phase {number} of {count}: {phase.max_seq_length}-token "
+        f"sequences, batch {phase.train_batch_size}, "
+        f"{phase.max_predictions_per_seq} predictions each, in {phase.output_dir}"
+    )
 
 
 def trained_steps(output_dir: str) -> int | None:
     """The step of the newest checkpoint in `output_dir`; None without one."""
     latest = tf.train.latest_checkpoint(output_dir)
-    return None if latest is None else int(latest.rsplit("-", 1)[1])  # runs number checkpoints by step
+    return (
+        None if latest is None else int(latest.rsplit("-", 1)[1])
+    )  # runs number checkpoints by step
 
 
 def resume_note(options: PretrainingOptions) -> str:
@@ -285,9 +366,11 @@ def resume_note(options: PretrainingOptions) -> str:
     if step is None:
         return ""
     if step >= options.num_train_steps:
-        return (f"   {options.output_dir} holds a model trained {step} steps, no fewer than "
-                "--num_train_steps: evaluating it as it is "
-                f"(delete {options.output_dir} to train again)")
+        return (
+            f"   {options.output_dir} holds a model trained {step} steps, no fewer than "
+            "--num_train_steps: evaluating it as it is "
+            f"(delete {options.output_dir} to train again)"
+        )
     return f"   Resuming the run in {options.output_dir} at step {step} (delete it to start over)"
 
 
@@ -301,16 +384,25 @@ def short_phases(options: PretrainingOptions) -> list[PretrainingOptions]:
         ratio = options.max_seq_length // length
         if ratio < 2:
             break
-        phases.append(dataclasses.replace(
-            options, output_dir=os.path.join(options.output_dir, f"seq_{length}"), max_seq_length=length,
-            max_predictions_per_seq=max(1, options.max_predictions_per_seq // ratio),
-            train_batch_size=options.train_batch_size * ratio, do_eval=False,
-            init_checkpoint=phases[-1].output_dir if phases else options.init_checkpoint))
+        phases.append(
+            dataclasses.replace(
+                options,
+                output_dir=os.path.join(options.output_dir, f"seq_{length}"),
+                max_seq_length=length,
+                max_predictions_per_seq=max(1, options.max_predictions_per_seq // ratio),
+                train_batch_size=options.train_batch_size * ratio,
+                do_eval=False,
+                init_checkpoint=phases[-1].output_dir if phases else options.init_checkpoint,
+            )
+        )
     return phases
 
 
-def prepare_data(options: PretrainingOptions, vocab_file: str | None = None,
-                 language: DemoLanguage = LANGUAGES["en"]):
+def prepare_data(
+    options: PretrainingOptions,
+    vocab_file: str | None = None,
+    language: DemoLanguage = LANGUAGES["en"],
+):
     """Fetches the sample and the vocab, holds out every tenth article and writes the record files
     under `output_dir/data`; returns (options with input_file and eval_file set, `short_phases` with
     their input_file set, vocab_file, the held-out articles' text file)."""
@@ -320,26 +412,47 @@ def prepare_data(options: PretrainingOptions, vocab_file: str | None = None,
     train_text, heldout_text = split_corpus(corpus, data_dir, language.max_articles)
     # Beside the checkpoints, so that export_model.py and fine-tuning find everything in output_dir.
     copy = pathlib.Path(options.output_dir) / "vocab.txt"
-    if io_utils.canonical_path(copy) != io_utils.canonical_path(vocab_file):  # --vocab_file may be on gs://
+    if io_utils.canonical_path(copy) != io_utils.canonical_path(
+        vocab_file
+    ):  # --vocab_file may be on gs://
         with io_utils.atomic_output(copy) as tmp:
             tf.io.gfile.copy(vocab_file, tmp, overwrite=True)
     vocab_file = str(copy)
     options = _config_for_vocab(options, vocab_file, data_dir)
 
-    masking = "" if language.word_segmenter == "none" else f", masking whole {language.word_segmenter} words"
+    masking = (
+        ""
+        if language.word_segmenter == "none"
+        else f", masking whole {language.word_segmenter} words"
+    )
     print(f"2/5 Writing pretraining TFRecords with bert_tf's generator{masking}...")
     segmenter_name = language.word_segmenter
-    train_records = _create_records(train_text, data_dir / "train.tfrecord", vocab_file, options, segmenter_name)
-    heldout_records = _create_records(heldout_text, data_dir / "heldout.tfrecord", vocab_file, options,
-                                      segmenter_name)
-    shorts = [dataclasses.replace(short, input_file=_create_records(
-        train_text, data_dir / f"train_{short.max_seq_length}.tfrecord", vocab_file, short, segmenter_name))
-        for short in short_phases(options)]
+    train_records = _create_records(
+        train_text, data_dir / "train.tfrecord", vocab_file, options, segmenter_name
+    )
+    heldout_records = _create_records(
+        heldout_text, data_dir / "heldout.tfrecord", vocab_file, options, segmenter_name
+    )
+    shorts = [
+        dataclasses.replace(
+            short,
+            input_file=_create_records(
+                train_text,
+                data_dir / f"train_{short.max_seq_length}.tfrecord",
+                vocab_file,
+                short,
+                segmenter_name,
+            ),
+        )
+        for short in short_phases(options)
+    ]
     options = dataclasses.replace(options, input_file=train_records, eval_file=heldout_records)
     return options, shorts, vocab_file, heldout_text
 
 
-def _config_for_vocab(options: PretrainingOptions, vocab_file: str, data_dir: pathlib.Path) -> PretrainingOptions:
+def _config_for_vocab(
+    options: PretrainingOptions, vocab_file: str, data_dir: pathlib.Path
+) -> PretrainingOptions:
     """`options` with a copy of its config whose `vocab_size` is the vocab's, where they differ
     (the tiny config is sized for the uncased vocab); in a folder named as the config's."""
     config = BertConfig.from_json_file(options.bert_config_file)
@@ -352,33 +465,50 @@ def _config_for_vocab(options: PretrainingOptions, vocab_file: str, data_dir: pa
     return dataclasses.replace(options, bert_config_file=str(path))
 
 
-def _create_records(text: pathlib.Path, output: pathlib.Path, vocab_file, options: PretrainingOptions,
-                    word_segmenter: str = "none") -> str:
+def _create_records(
+    text: pathlib.Path,
+    output: pathlib.Path,
+    vocab_file,
+    options: PretrainingOptions,
+    word_segmenter: str = "none",
+) -> str:
     """Runs bert_tf's generator on one corpus file (with a
     segmenter, masking its whole words); prints what it wrote."""
     data_options = PretrainingDataOptions(
-        vocab_file=str(vocab_file), do_lower_case=options.do_lower_case, max_seq_length=options.max_seq_length,
-        max_predictions_per_seq=options.max_predictions_per_seq, dupe_factor=DUPE_FACTOR,
+        vocab_file=str(vocab_file),
+        do_lower_case=options.do_lower_case,
+        max_seq_length=options.max_seq_length,
+        max_predictions_per_seq=options.max_predictions_per_seq,
+        dupe_factor=DUPE_FACTOR,
         random_seed=options.random_seed if options.random_seed is not None else 12345,
-        do_whole_word_mask=word_segmenter != "none", word_segmenter=word_segmenter,
-        next_sentence_prediction=options.next_sentence_prediction)
-    stats = create_pretraining_data([str(text)], [str(output)], data_options, num_workers=os.cpu_count() or 1,
-                                    progress=False)
-    words = f", masked words of {stats.mean_masked_word_chars:.2f} characters" if word_segmenter != "none" else ""
+        do_whole_word_mask=word_segmenter != "none",
+        word_segmenter=word_segmenter,
+        next_sentence_prediction=options.next_sentence_prediction,
+    )
+    stats = create_pretraining_data(
+        [str(text)], [str(output)], data_options, num_workers=os.cpu_count() or 1, progress=False
+    )
+    words = (
+        f", masked words of {stats.mean_masked_word_chars:.2f} characters"
+        if word_segmenter != "none"
+        else ""
+    )
     print(f"    {output.name}: {stats.examples:,} examples in {stats.seconds:.1f} s{words}")
     return str(output)
 
 
 def _restore_model(options: PretrainingOptions):
     """The trained pretraining model, restored from its last checkpoint."""
-    model, _ = build_model(BertConfig.from_json_file(options.bert_config_file), options,
-                           tf.distribute.get_strategy())
+    model, _ = build_model(
+        BertConfig.from_json_file(options.bert_config_file), options, tf.distribute.get_strategy()
+    )
     load_checkpoint(options.output_dir, model)
     return model
 
 
-def _show_fill_mask(model, tokenizer: BertTokenizer, heldout_text: pathlib.Path, seq_length: int,
-                    count: int = 5):
+def _show_fill_mask(
+    model, tokenizer: BertTokenizer, heldout_text: pathlib.Path, seq_length: int, count: int = 5
+):
     """Fills a [MASK] in held-out sentences (cut to `seq_length` tokens) with the trained model."""
     rng = np.random.default_rng(0)
     sentences = _heldout_sentences(heldout_text)
@@ -390,43 +520,72 @@ def _show_fill_mask(model, tokenizer: BertTokenizer, heldout_text: pathlib.Path,
         ids, index, original = masked
         tokens = tokenizer.convert_ids_to_tokens(ids)
         predictions = fill_mask.top_predictions(model, tokenizer, ids, index)
-        _print_prediction(" ".join(tokens).replace(" ##", ""), tokenizer.vocab.tokens[original], predictions)
+        _print_prediction(
+            " ".join(tokens).replace(" ##", ""), tokenizer.vocab.tokens[original], predictions
+        )
         shown += 1
         if shown == count:
             break
     logging.info("Showed %d fill-mask examples", shown)
 
 
-def _export_and_query(model, tokenizer: BertTokenizer, heldout_text: pathlib.Path, export_dir: pathlib.Path,
-                      seq_length: int):
+def _export_and_query(
+    model,
+    tokenizer: BertTokenizer,
+    heldout_text: pathlib.Path,
+    export_dir: pathlib.Path,
+    seq_length: int,
+):
     """Exports the Hub-style pair (inputs of `seq_length` tokens), loads it back and fills a [MASK]
     in a held-out sentence through it."""
     paths = export_hub_pair(model, export_dir, tokenizer=tokenizer, seq_length=seq_length)
-    preprocessing, encoder = (tf.saved_model.load(paths[name]) for name in ("preprocessing", "encoder"))
+    preprocessing, encoder = (
+        tf.saved_model.load(paths[name]) for name in ("preprocessing", "encoder")
+    )
     rng = np.random.default_rng(1)
     sentences = _heldout_sentences(heldout_text)
     for sentence in rng.permutation(sentences):
-        if (masked := fill_mask.mask_one_word(tokenizer, sentence, rng, max_tokens=seq_length - 2)) is not None:
+        if (
+            masked := fill_mask.mask_one_word(tokenizer, sentence, rng, max_tokens=seq_length - 2)
+        ) is not None:
             break
     ids, index, original = masked
-    text = " ".join(tokenizer.convert_ids_to_tokens(ids)).replace(" ##", "")  # "[MASK]" stays one token
+    text = " ".join(tokenizer.convert_ids_to_tokens(ids)).replace(
+        " ##", ""
+    )  # "[MASK]" stays one token
     inputs = preprocessing(tf.constant([text]))
     mask_id = preprocessing.tokenize.get_special_tokens_dict()["mask_id"]
-    positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[None, :, 0]  # [1, 1]
-    logits = encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][0, 0]  # [vocab]
+    positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[
+        None, :, 0
+    ]  # [1, 1]
+    logits = encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][
+        0, 0
+    ]  # [vocab]
     probabilities, best = tf.math.top_k(tf.nn.softmax(logits), k=5)
-    print(f"  tf.saved_model.load('{paths['preprocessing']}') "
-          f"and ('{paths['encoder']}'), then encoder.mlm:")
-    _print_prediction(text, tokenizer.vocab.tokens[original],
-                      [(tokenizer.vocab.tokens[i], p) for i, p in zip(best.numpy(), probabilities.numpy())])
+    print(
+        f"  tf.saved_model.load('{paths['preprocessing']}') "
+        f"and ('{paths['encoder']}'), then encoder.mlm:"
+    )
+    _print_prediction(
+        text,
+        tokenizer.vocab.tokens[original],
+        [(tokenizer.vocab.tokens[i], p) for i, p in zip(best.numpy(), probabilities.numpy())],
+    )
 
 
-def _masked_chinese_words(tokenizer: BertTokenizer, heldout_text: pathlib.Path, word_segmenter: str,
-                          seq_length: int, count: int = 6) -> list[tuple[str, str]]:
+def _masked_chinese_words(
+    tokenizer: BertTokenizer,
+    heldout_text: pathlib.Path,
+    word_segmenter: str,
+    seq_length: int,
+    count: int = 6,
+) -> list[tuple[str, str]]:
     """`count` held-out sentences of 15 to 60 characters with a whole word masked: (text, word)."""
     rng = np.random.default_rng(0)
     cut, vocab_tokens = segmenter(word_segmenter), set(tokenizer.vocab.tokens)
-    sentences = [s for s in heldout_text.read_text(encoding="utf-8").splitlines() if 15 <= len(s) <= 60]
+    sentences = [
+        s for s in heldout_text.read_text(encoding="utf-8").splitlines() if 15 <= len(s) <= 60
+    ]
     masked = []
     for sentence in rng.permutation(sentences):
         found = fill_mask.mask_chinese_word(sentence, cut(sentence), vocab_tokens, rng)
@@ -445,34 +604,58 @@ def _show_filled_word(model, tokenizer: BertTokenizer, text: str, word: str) -> 
     _print_word_prediction(text, word, predictions)
 
 
-def _export_and_query_text(model, tokenizer: BertTokenizer, text: str, word: str, export_dir: pathlib.Path,
-                           seq_length: int) -> None:
+def _export_and_query_text(
+    model, tokenizer: BertTokenizer, text: str, word: str, export_dir: pathlib.Path, seq_length: int
+) -> None:
     """Exports the Hub-style pair, loads it back and fills in the masked word of raw `text`."""
     paths = export_hub_pair(model, export_dir, tokenizer=tokenizer, seq_length=seq_length)
-    preprocessing, encoder = (tf.saved_model.load(paths[name]) for name in ("preprocessing", "encoder"))
+    preprocessing, encoder = (
+        tf.saved_model.load(paths[name]) for name in ("preprocessing", "encoder")
+    )
     inputs = preprocessing(tf.constant([text]))
     mask_id = preprocessing.tokenize.get_special_tokens_dict()["mask_id"]
-    positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[None, :, 0]  # [1, masks]
-    probabilities = tf.nn.softmax(encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][0])
+    positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[
+        None, :, 0
+    ]  # [1, masks]
+    probabilities = tf.nn.softmax(
+        encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][0]
+    )
     top, best = tf.math.top_k(probabilities, k=5)  # [masks, 5]
-    print(f"  tf.saved_model.load('{paths['preprocessing']}') "
-          f"and ('{paths['encoder']}'), then encoder.mlm:")
-    _print_word_prediction(text, word, [[(tokenizer.vocab.tokens[i], p) for i, p in zip(ids, ps)]
-                                        for ids, ps in zip(best.numpy(), top.numpy())])
+    print(
+        f"  tf.saved_model.load('{paths['preprocessing']}') "
+        f"and ('{paths['encoder']}'), then encoder.mlm:"
+    )
+    _print_word_prediction(
+        text,
+        word,
+        [
+            [(tokenizer.vocab.tokens[i], p) for i, p in zip(ids, ps)]
+            for ids, ps in zip(best.numpy(), top.numpy())
+        ],
+    )
 
 
 def _print_word_prediction(text: str, word: str, predictions) -> None:
     """`predictions`: the top tokens and probabilities at each [MASK] of the word."""
     print(f"  {text}")
     filled = "".join(tokens[0][0] for tokens in predictions)
-    print(f"    answer: {word}   filled in: {filled}   top 5 at the first: "
-          + ", ".join(f"{token} {p:.2f}" for token, p in predictions[0]))
+    print(
+        f"    answer: {word}   filled in: {filled}   top 5 at the first: "
+        + ", ".join(f"{token} {p:.2f}" for token, p in predictions[0])
+    )
 
 
 def _heldout_sentences(heldout_text: pathlib.Path) -> list[str]:
-    return [s for s in heldout_text.read_text(encoding="utf-8").splitlines() if 8 <= len(s.split()) <= 25]
+    return [
+        s
+        for s in heldout_text.read_text(encoding="utf-8").splitlines()
+        if 8 <= len(s.split()) <= 25
+    ]
 
 
 def _print_prediction(text: str, answer: str, predictions) -> None:
     print(f"  {text}")
-    print(f"    answer: {answer:<12} top 5: " + ", ".join(f"{token} {p:.2f}" for token, p in predictions))
+    print(
+        f"    answer: {answer:<12} top 5: "
+        + ", ".join(f"{token} {p:.2f}" for token, p in predictions)
+    )

@@ -14,15 +14,14 @@ from absl import logging
 from bert_tf import io_utils, output_kinds
 from bert_tf.bert_config import CONFIG_FILE, BertConfig
 from bert_tf.checkpoints import resolve_bert_config
-from bert_tf.data import corpus, dynamic_masking, word_segmentation
-from bert_tf.data import pretraining_dataset
+from bert_tf.data import corpus, dynamic_masking, pretraining_dataset, word_segmentation
 from bert_tf.errors import UserInputError
 from bert_tf.models.bert_encoder import BertEncoder
 from bert_tf.models.bert_pretrainer import BertPretrainer
 from bert_tf.pretraining import checkpoints
 from bert_tf.pretraining.loops import PretrainingRunner
-from bert_tf.training import console, distribution, optimization, workers
 from bert_tf.tokenization import Vocab
+from bert_tf.training import console, distribution, optimization, workers
 from bert_tf.training.eval_results import write_eval_results
 
 
@@ -30,7 +29,9 @@ from bert_tf.training.eval_results import write_eval_results
 class PretrainingOptions:
     """What run_pretraining.py's flags say, as one value (tests build it directly)."""
 
-    bert_config_file: str | None  # None: the resumed output_dir's, else init_checkpoint's (`resolve_config`)
+    bert_config_file: (
+        str | None
+    )  # None: the resumed output_dir's, else init_checkpoint's (`resolve_config`)
     input_file: str | None  # None: an eval-only run on eval_file
     output_dir: str
     eval_file: str | None = None
@@ -63,27 +64,50 @@ class PretrainingOptions:
     verbose: bool = True
 
 
-def _distributed_dataset(strategy, files, global_batch_size, options, is_training, vocab_size, step=0):
+def _distributed_dataset(
+    strategy, files, global_batch_size, options, is_training, vocab_size, step=0
+):
     """The input of `strategy`; for eval, --max_eval_steps global batches. For training, the seed is
     --random_seed plus the global `step` it starts at, so that a resumed run draws a new order
     instead of replaying the first batches."""
-    seed = None if options.random_seed is None else options.random_seed + (step if is_training else 0)
+    seed = (
+        None if options.random_seed is None else options.random_seed + (step if is_training else 0)
+    )
 
     def dataset_fn(context):
-        if options.dynamic_masking:  # `files` are text corpora; an endless stream. Both take the global batch.
+        if (
+            options.dynamic_masking
+        ):  # `files` are text corpora; an endless stream. Both take the global batch.
             dataset = dynamic_masking.dynamic_masking_dataset(
-                files, options.vocab_file, options.do_lower_case, global_batch_size, options.max_seq_length,
-                options.max_predictions_per_seq, seed=seed, input_context=context,
+                files,
+                options.vocab_file,
+                options.do_lower_case,
+                global_batch_size,
+                options.max_seq_length,
+                options.max_predictions_per_seq,
+                seed=seed,
+                input_context=context,
                 do_whole_word_mask=options.do_whole_word_mask,
                 word_segmenter=options.word_segmenter,
-                next_sentence_prediction=options.next_sentence_prediction)
+                next_sentence_prediction=options.next_sentence_prediction,
+            )
         else:
             dataset = pretraining_dataset.pretraining_dataset(
-                files, global_batch_size, options.max_seq_length,
-                options.max_predictions_per_seq, vocab_size=vocab_size, is_training=is_training,
-                input_context=context, seed=seed,
-                next_sentence_prediction=options.next_sentence_prediction)
-        return dataset if is_training else dataset.take(_pipeline_batches(context, options.max_eval_steps))
+                files,
+                global_batch_size,
+                options.max_seq_length,
+                options.max_predictions_per_seq,
+                vocab_size=vocab_size,
+                is_training=is_training,
+                input_context=context,
+                seed=seed,
+                next_sentence_prediction=options.next_sentence_prediction,
+            )
+        return (
+            dataset
+            if is_training
+            else dataset.take(_pipeline_batches(context, options.max_eval_steps))
+        )
 
     return strategy.distribute_datasets_from_function(dataset_fn)
 
@@ -99,13 +123,19 @@ def build_model(config: BertConfig, options: PretrainingOptions, strategy):
     with strategy.scope():
         if options.random_seed is not None:
             keras.utils.set_random_seed(options.random_seed)
-        model = BertPretrainer(BertEncoder.from_bert_config(config),
-                               masked_lm_samples=options.masked_lm_samples,
-                               next_sentence_prediction=options.next_sentence_prediction)
+        model = BertPretrainer(
+            BertEncoder.from_bert_config(config),
+            masked_lm_samples=options.masked_lm_samples,
+            next_sentence_prediction=options.next_sentence_prediction,
+        )
         model.build_with_dummy_inputs()
         optimizer = optimization.create_optimizer(
-            options.optimizer, options.learning_rate, options.num_train_steps,
-            options.num_warmup_steps, loss_scale=options.dtype == "float16")
+            options.optimizer,
+            options.learning_rate,
+            options.num_train_steps,
+            options.num_warmup_steps,
+            loss_scale=options.dtype == "float16",
+        )
         optimizer.build(model.trainable_variables)
     return model, optimizer
 
@@ -115,32 +145,49 @@ def resolve_config(options: PretrainingOptions) -> tuple[BertConfig, str]:
     bert_config.json of the --output_dir being resumed, else the config stored with
     --init_checkpoint (as the fine-tuning scripts do)."""
     if options.bert_config_file:
-        return (BertConfig.from_json_file(options.bert_config_file),
-                f"`bert_config_file`={options.bert_config_file}")
+        return (
+            BertConfig.from_json_file(options.bert_config_file),
+            f"`bert_config_file`={options.bert_config_file}",
+        )
     saved = os.path.join(options.output_dir, CONFIG_FILE)
     if tf.train.latest_checkpoint(options.output_dir) and tf.io.gfile.exists(saved):
-        return (BertConfig.from_json_file(saved),
-                f"{saved} (no `bert_config_file`: the resumed `output_dir`'s)")
+        return (
+            BertConfig.from_json_file(saved),
+            f"{saved} (no `bert_config_file`: the resumed `output_dir`'s)",
+        )
     if not options.init_checkpoint:
-        raise UserInputError("`bert_config_file` is required without `init_checkpoint` or an "
-                             "`output_dir` to resume")
-    return (resolve_bert_config(None, options.init_checkpoint),
-            f"`init_checkpoint`={options.init_checkpoint}'s config (no `bert_config_file`)")
+        raise UserInputError(
+            "`bert_config_file` is required without `init_checkpoint` or an `output_dir` to resume"
+        )
+    return (
+        resolve_bert_config(None, options.init_checkpoint),
+        f"`init_checkpoint`={options.init_checkpoint}'s config (no `bert_config_file`)",
+    )
 
 
-def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strategy) -> dict[str, float]:
+def run_pretraining(
+    options: PretrainingOptions, strategy: tf.distribute.Strategy
+) -> dict[str, float]:
     """Trains and/or evaluates; returns the eval metrics (or the last train metrics)."""
     config, config_source = resolve_config(options)
     config.check_seq_length(options.max_seq_length)
     if options.masked_lm_samples >= config.vocab_size:
-        raise UserInputError(f"`masked_lm_samples`={options.masked_lm_samples} is not below the "
-                             f"vocab_size {config.vocab_size} of {config_source}: 0 scores the "
-                             "whole vocab exactly, and faster")
+        raise UserInputError(
+            f"`masked_lm_samples`={options.masked_lm_samples} is not below the "
+            f"vocab_size {config.vocab_size} of {config_source}: 0 scores the "
+            "whole vocab exactly, and faster"
+        )
     if not (options.do_train or options.do_eval):
         raise UserInputError("at least one of `do_train` and `do_eval` must be set")
-    if not (options.do_train or options.init_checkpoint or tf.train.latest_checkpoint(options.output_dir)):
-        raise UserInputError("`do_eval` without `do_train` needs `init_checkpoint` or a "
-                             f"pretrained `output_dir`: {options.output_dir} has no checkpoint")
+    if not (
+        options.do_train
+        or options.init_checkpoint
+        or tf.train.latest_checkpoint(options.output_dir)
+    ):
+        raise UserInputError(
+            "`do_eval` without `do_train` needs `init_checkpoint` or a "
+            f"pretrained `output_dir`: {options.output_dir} has no checkpoint"
+        )
     if options.do_train:
         log_interval(options)  # refuses a --log_every below --iterations_per_loop
     distribution.check_global_batch("train_batch_size", options.train_batch_size, strategy)
@@ -160,25 +207,35 @@ def run_pretraining(options: PretrainingOptions, strategy: tf.distribute.Strateg
             corpus.check_corpus(files, flag)
         else:
             for path in files:
-                pretraining_dataset.check_record_lengths(path, options.max_seq_length,
-                                                         options.max_predictions_per_seq,
-                                                         options.next_sentence_prediction)
+                pretraining_dataset.check_record_lengths(
+                    path,
+                    options.max_seq_length,
+                    options.max_predictions_per_seq,
+                    options.next_sentence_prediction,
+                )
     if options.do_eval and not options.dynamic_masking:  # the text stream is endless
         _check_one_eval_batch(options, eval_files)
 
-    with _output_dir(options.output_dir) if workers.is_chief(strategy) else contextlib.nullcontext():
-        return _train_and_evaluate(config, config_source, options, strategy, train_files, eval_files)
+    with (
+        _output_dir(options.output_dir) if workers.is_chief(strategy) else contextlib.nullcontext()
+    ):
+        return _train_and_evaluate(
+            config, config_source, options, strategy, train_files, eval_files
+        )
 
 
 def _check_whole_word_mask(options: PretrainingOptions) -> None:
     """Raises UserInputError for --do_whole_word_mask or --word_segmenter where they can't apply."""
     if options.do_whole_word_mask and not options.dynamic_masking:
-        raise UserInputError("`do_whole_word_mask` needs `dynamic_masking`: TFRecords are masked "
-                             "when create_pretraining_data.py writes them (pass it there)")
+        raise UserInputError(
+            "`do_whole_word_mask` needs `dynamic_masking`: TFRecords are masked "
+            "when create_pretraining_data.py writes them (pass it there)"
+        )
     if options.word_segmenter != "none":
         if not options.do_whole_word_mask:
-            raise UserInputError(f"`word_segmenter`={options.word_segmenter} needs "
-                                 "`do_whole_word_mask`")
+            raise UserInputError(
+                f"`word_segmenter`={options.word_segmenter} needs `do_whole_word_mask`"
+            )
         try:
             word_segmentation.segmenter(options.word_segmenter)
         except word_segmentation.SegmenterError as error:
@@ -201,10 +258,12 @@ def log_interval(options: PretrainingOptions) -> int:
     if options.log_every is None:
         return options.iterations_per_loop
     if options.log_every < options.iterations_per_loop:
-        raise UserInputError(f"`log_every`={options.log_every} is below "
-                             f"`iterations_per_loop`={options.iterations_per_loop}: metrics are "
-                             "read between loops; leave `log_every` out to log after each loop, "
-                             "or lower `iterations_per_loop`")
+        raise UserInputError(
+            f"`log_every`={options.log_every} is below "
+            f"`iterations_per_loop`={options.iterations_per_loop}: metrics are "
+            "read between loops; leave `log_every` out to log after each loop, "
+            "or lower `iterations_per_loop`"
+        )
     return options.log_every
 
 
@@ -213,20 +272,31 @@ def _output_dir(output_dir: str):
     another kind), creating it; if the run fails before its first checkpoint, what the run created
     is removed again: a bad input found by the first step (a token id outside the vocab) leaves
     nothing behind."""
-    return output_kinds.claimed(output_dir, "output_dir", output_kinds.PRETRAINING,
-                                keep=lambda: bool(tf.train.latest_checkpoint(output_dir)))
+    return output_kinds.claimed(
+        output_dir,
+        "output_dir",
+        output_kinds.PRETRAINING,
+        keep=lambda: bool(tf.train.latest_checkpoint(output_dir)),
+    )
 
 
 def _expand_inputs(options: PretrainingOptions) -> tuple[list[str], list[str]]:
     """(train files, eval files), each `[]` when that part does not run: a flag the run does not
     read is not expanded (an eval-only run with --eval_file needs no --input_file)."""
     eval_flag = _eval_flag(options)
-    read = [flag for flag, runs in (("input_file", options.do_train), (eval_flag, options.do_eval)) if runs]
+    read = [
+        flag
+        for flag, runs in (("input_file", options.do_train), (eval_flag, options.do_eval))
+        if runs
+    ]
     if "input_file" in read and not options.input_file:
-        raise UserInputError("`input_file` is required to train, and to evaluate without "
-                             "`eval_file`")
+        raise UserInputError(
+            "`input_file` is required to train, and to evaluate without `eval_file`"
+        )
     files = {flag: corpus.expand_input_files(getattr(options, flag), flag) for flag in read}
-    return (files["input_file"] if options.do_train else []), (files[eval_flag] if options.do_eval else [])
+    return (files["input_file"] if options.do_train else []), (
+        files[eval_flag] if options.do_eval else []
+    )
 
 
 def _eval_flag(options: PretrainingOptions) -> str:
@@ -238,51 +308,85 @@ def _check_one_eval_batch(options: PretrainingOptions, eval_files: list[str]) ->
     """Refuses eval records that fill no batch: the eval drops a partial batch (static shapes)."""
     flag = _eval_flag(options)
     records = tf.data.TFRecordDataset(eval_files).take(options.eval_batch_size)
-    count = pretraining_dataset.input_errors_named(lambda: int(records.reduce(0, lambda n, _: n + 1)), flag,
-                                                   getattr(options, flag))
+    count = pretraining_dataset.input_errors_named(
+        lambda: int(records.reduce(0, lambda n, _: n + 1)), flag, getattr(options, flag)
+    )
     if count < options.eval_batch_size:
-        raise UserInputError(f"`eval_batch_size`={options.eval_batch_size} is more than the "
-                             f"{count} examples of `{flag}`: the eval would see no full batch")
+        raise UserInputError(
+            f"`eval_batch_size`={options.eval_batch_size} is more than the "
+            f"{count} examples of `{flag}`: the eval would see no full batch"
+        )
 
 
-def _train_and_evaluate(config: BertConfig, config_source: str, options: PretrainingOptions, strategy,
-                        train_files: list[str], eval_files: list[str]) -> dict[str, float]:
+def _train_and_evaluate(
+    config: BertConfig,
+    config_source: str,
+    options: PretrainingOptions,
+    strategy,
+    train_files: list[str],
+    eval_files: list[str],
+) -> dict[str, float]:
     """Every worker resumes from --output_dir; only the chief writes there (`_saving_manager`)."""
     chief = workers.is_chief(strategy)
-    if chief and options.do_train:  # not an eval-only run: it may share --output_dir with a training one
+    if (
+        chief and options.do_train
+    ):  # not an eval-only run: it may share --output_dir with a training one
         for leftover in io_utils.remove_interrupted_checkpoint_saves(options.output_dir):
             logging.info("Removed %s, left by an interrupted checkpoint save", leftover)
     model, optimizer = build_model(config, options, strategy)
     manager = tf.train.CheckpointManager(
-        checkpoints.pretraining_checkpoint(model, optimizer), options.output_dir,
-        max_to_keep=options.keep_checkpoint_max, step_counter=optimizer.iterations)
+        checkpoints.pretraining_checkpoint(model, optimizer),
+        options.output_dir,
+        max_to_keep=options.keep_checkpoint_max,
+        step_counter=optimizer.iterations,
+    )
     checkpoints.check_resumable(manager, model, config_source, options.do_train)
-    checkpoints.restore_or_initialize(manager, model, options.init_checkpoint, config_source, options.do_train)
+    checkpoints.restore_or_initialize(
+        manager, model, options.init_checkpoint, config_source, options.do_train
+    )
     workers.check_same_resume_step(strategy, int(optimizer.iterations.numpy()), options.output_dir)
     if chief:
         # beside the checkpoints, so that they load with no --bert_config_file (export_model.py,
         # convert)
         config.to_json_file(os.path.join(options.output_dir, CONFIG_FILE))
-    runner = PretrainingRunner(strategy, model, optimizer, options.train_batch_size,
-                               jit_compile=options.jit_compile)
+    runner = PretrainingRunner(
+        strategy, model, optimizer, options.train_batch_size, jit_compile=options.jit_compile
+    )
 
     results = {}
     if options.do_train:
-        dataset = _distributed_dataset(strategy, train_files, options.train_batch_size, options, is_training=True,
-                                       vocab_size=config.vocab_size, step=int(optimizer.iterations.numpy()))
+        dataset = _distributed_dataset(
+            strategy,
+            train_files,
+            options.train_batch_size,
+            options,
+            is_training=True,
+            vocab_size=config.vocab_size,
+            step=int(optimizer.iterations.numpy()),
+        )
         with _saving_manager(manager, strategy) as saver:
             results = _train(runner, iter(dataset), saver, options)
     if options.do_eval:
-        dataset = _distributed_dataset(strategy, eval_files, options.eval_batch_size, options,
-                                       is_training=False, vocab_size=config.vocab_size)
+        dataset = _distributed_dataset(
+            strategy,
+            eval_files,
+            options.eval_batch_size,
+            options,
+            is_training=False,
+            vocab_size=config.vocab_size,
+        )
         flag = _eval_flag(options)
-        results = pretraining_dataset.input_errors_named(lambda: runner.evaluate(dataset), flag,
-                                                         getattr(options, flag))
+        results = pretraining_dataset.input_errors_named(
+            lambda: runner.evaluate(dataset), flag, getattr(options, flag)
+        )
         results["global_step"] = int(optimizer.iterations.numpy())
         if chief:
             write_eval_results(options.output_dir, results)
-            _write_scalars(tf.summary.create_file_writer(os.path.join(options.output_dir, "eval")),
-                           results, results["global_step"])
+            _write_scalars(
+                tf.summary.create_file_writer(os.path.join(options.output_dir, "eval")),
+                results,
+                results["global_step"],
+            )
         logging.info("Eval results: %s", results)
     return results
 
@@ -292,8 +396,11 @@ def _saving_manager(manager: tf.train.CheckpointManager, strategy):
     """The manager this worker saves with: `manager` on the chief; on the other workers, one that
     saves into their own temporary directories (`workers.writing_directory`)."""
     with workers.writing_directory(strategy, manager.directory) as directory:
-        yield manager if directory == manager.directory else tf.train.CheckpointManager(
-            manager.checkpoint, directory, max_to_keep=1)
+        yield (
+            manager
+            if directory == manager.directory
+            else tf.train.CheckpointManager(manager.checkpoint, directory, max_to_keep=1)
+        )
 
 
 # Consecutive steps skipped for non-finite gradients after which a --dtype=float16 run stops: the
@@ -308,12 +415,21 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
     if step >= options.num_train_steps:
         logging.info("Already trained to step %d", step)
         return {}
-    writer = (tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
-              if runner.strategy.extended.should_save_summary else tf.summary.create_noop_writer())
+    writer = (
+        tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
+        if runner.strategy.extended.should_save_summary
+        else tf.summary.create_noop_writer()
+    )
     # Every figure is the last window's, shown as it is (stateful), not averaged over the run.
-    shown = [m.name for m in runner.model.pretraining_metrics] + ["loss", "learning_rate", "examples_per_second"]
+    shown = [m.name for m in runner.model.pretraining_metrics] + [
+        "loss",
+        "learning_rate",
+        "examples_per_second",
+    ]
     bar = options.verbose and console.on_terminal()  # else a log line a window
-    progress = keras.utils.Progbar(options.num_train_steps, verbose=1 if bar else 0, stateful_metrics=shown)
+    progress = keras.utils.Progbar(
+        options.num_train_steps, verbose=1 if bar else 0, stateful_metrics=shown
+    )
     progress.update(step)
     results = {}
     window_start, window_steps, skipped = time.perf_counter(), 0, 0
@@ -321,17 +437,22 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
     while step < options.num_train_steps:
         log_at = _next_multiple(step, log_every)
         save_at = _next_multiple(step, options.save_checkpoints_steps)
-        num_steps = min(options.num_train_steps, log_at, save_at, step + options.iterations_per_loop) - step
-        pretraining_dataset.input_errors_named(lambda: runner.train(iterator, num_steps), "input_file",
-                                               options.input_file)
+        num_steps = (
+            min(options.num_train_steps, log_at, save_at, step + options.iterations_per_loop) - step
+        )
+        pretraining_dataset.input_errors_named(
+            lambda: runner.train(iterator, num_steps), "input_file", options.input_file
+        )
         # The optimizer's count, not num_steps: a step the
         # loss scaler skips (--dtype=float16) updates nothing.
         updated = int(optimizer.iterations.numpy())
         skipped = 0 if updated > step else skipped + num_steps
         if skipped >= _MAX_SKIPPED_STEPS:
-            raise UserInputError(f"`dtype`={options.dtype}: the last {skipped} steps all had "
-                                 f"non-finite gradients (at step {step}); the loss is not finite "
-                                 "whatever the loss scale")
+            raise UserInputError(
+                f"`dtype`={options.dtype}: the last {skipped} steps all had "
+                f"non-finite gradients (at step {step}); the loss is not finite "
+                "whatever the loss scale"
+            )
         step = updated
         window_steps += num_steps
         done = step == options.num_train_steps
@@ -343,8 +464,11 @@ def _train(runner: PretrainingRunner, iterator, manager, options: PretrainingOpt
             _write_scalars(writer, results, step)
             progress.update(step, [(k, v) for k, v in results.items()])
             if options.verbose and not bar:  # where the bar would be: stdout
-                print(f"Step {step} of {options.num_train_steps}: "
-                      + ", ".join(f"{name} = {value:.4g}" for name, value in results.items()), flush=True)
+                print(
+                    f"Step {step} of {options.num_train_steps}: "
+                    + ", ".join(f"{name} = {value:.4g}" for name, value in results.items()),
+                    flush=True,
+                )
             runner.reset_metrics()
             window_start, window_steps = time.perf_counter(), 0
         if step == save_at or done:

@@ -21,8 +21,15 @@ class PretrainingRunner:
     The model and optimizer must be built under `strategy.scope()`.
     """
 
-    def __init__(self, strategy: tf.distribute.Strategy, model: BertPretrainer, optimizer,
-                 global_batch_size: int, clip_norm: float | None = CLIP_NORM, jit_compile: bool = False):
+    def __init__(
+        self,
+        strategy: tf.distribute.Strategy,
+        model: BertPretrainer,
+        optimizer,
+        global_batch_size: int,
+        clip_norm: float | None = CLIP_NORM,
+        jit_compile: bool = False,
+    ):
         self.strategy = strategy
         self.model = model
         self.optimizer = optimizer
@@ -30,8 +37,12 @@ class PretrainingRunner:
         self.clip_norm = clip_norm
         # The steps have no Python control flow on tensors: without autograph's rewrite of every
         # function they call, the first call traces about a second sooner (as Keras's own steps).
-        self._replica_train_step = tf.function(self._train_step, jit_compile=jit_compile, autograph=False)
-        self._replica_eval_step = tf.function(self._eval_step, jit_compile=jit_compile, autograph=False)
+        self._replica_train_step = tf.function(
+            self._train_step, jit_compile=jit_compile, autograph=False
+        )
+        self._replica_eval_step = tf.function(
+            self._eval_step, jit_compile=jit_compile, autograph=False
+        )
         self._train_loop = tf.function(self._loop)
         self._eval_loop = tf.function(self._eval)
 
@@ -39,10 +50,15 @@ class PretrainingRunner:
 
     def _global_losses(self, features, outputs):
         context = tf.distribute.get_replica_context()
-        weight_sum = context.all_reduce(tf.distribute.ReduceOp.SUM,
-                                        tf.reduce_sum(features["masked_lm_weights"]))
-        return pretraining_losses(features, outputs, masked_lm_weight_sum=weight_sum,
-                                  num_examples=float(self.global_batch_size))
+        weight_sum = context.all_reduce(
+            tf.distribute.ReduceOp.SUM, tf.reduce_sum(features["masked_lm_weights"])
+        )
+        return pretraining_losses(
+            features,
+            outputs,
+            masked_lm_weight_sum=weight_sum,
+            num_examples=float(self.global_batch_size),
+        )
 
     def _train_step(self, features):
         variables = self.model.trainable_variables

@@ -8,8 +8,13 @@ from absl import flags
 
 from bert_tf.cli_errors import reject_arguments, run_reporting_user_errors
 from bert_tf.finetuning.cli import finetuning_main
-from bert_tf.tasks import (feature_extraction, multiple_choice, question_answering,
-                           sentence_prediction, tagging)
+from bert_tf.tasks import (
+    feature_extraction,
+    multiple_choice,
+    question_answering,
+    sentence_prediction,
+    tagging,
+)
 
 run_classifier_main = finetuning_main(sentence_prediction.build_task)
 run_squad_main = finetuning_main(question_answering.build_task)

@@ -58,9 +58,11 @@ def parse_layers(spec: str, num_layers: int) -> list[int]:
         except ValueError:
             raise UserInputError(f"`layers`={spec}: {item.strip()!r} is not an integer") from None
         if not -num_layers <= layers[-1] < num_layers:
-            raise UserInputError(f"`layers`={spec}: layer {layers[-1]} is outside "
-                                 f"{-num_layers}..{num_layers - 1} (the model has {num_layers} "
-                                 "layers)")
+            raise UserInputError(
+                f"`layers`={spec}: layer {layers[-1]} is outside "
+                f"{-num_layers}..{num_layers - 1} (the model has {num_layers} "
+                "layers)"
+            )
     return layers
 
 
@@ -85,10 +87,14 @@ def check_pairs_fit(texts: list[tuple[str, str | None]], max_seq_length: int, pa
     (as `read_texts` returns them) if a pair cannot fit in `max_seq_length` tokens."""
     if max_seq_length >= _SHORTEST_PAIR:
         return
-    line = next((line for line, (_, text_b) in enumerate(texts, start=1) if text_b is not None), None)
+    line = next(
+        (line for line, (_, text_b) in enumerate(texts, start=1) if text_b is not None), None
+    )
     if line is not None:
-        raise UserInputError(f"`max_seq_length`={max_seq_length} is too short for the text pair at "
-                             f"{path}:{line}: [CLS] a [SEP] b [SEP] needs {_SHORTEST_PAIR} or more")
+        raise UserInputError(
+            f"`max_seq_length`={max_seq_length} is too short for the text pair at "
+            f"{path}:{line}: [CLS] a [SEP] b [SEP] needs {_SHORTEST_PAIR} or more"
+        )
 
 
 class FeatureExtractor:
@@ -103,8 +109,14 @@ class FeatureExtractor:
             real tokens of the chosen layers' average.
     """
 
-    def __init__(self, encoder: BertEncoder, tokenizer: BertTokenizer, layers: list[int],
-                 max_seq_length: int, pooling: str = "none"):
+    def __init__(
+        self,
+        encoder: BertEncoder,
+        tokenizer: BertTokenizer,
+        layers: list[int],
+        max_seq_length: int,
+        pooling: str = "none",
+    ):
         if pooling not in POOLINGS:
             raise UserInputError(f"`pooling`={pooling}: expected one of {', '.join(POOLINGS)}")
         self.encoder, self.tokenizer = encoder, tokenizer
@@ -113,8 +125,9 @@ class FeatureExtractor:
     def pack(self, texts: list[tuple[str, str | None]]) -> dict[str, np.ndarray]:
         """`[CLS] a [SEP]` for texts, `[CLS] a [SEP] b [SEP]` for pairs; int32 `[batch, seq]`."""
         is_pair = np.array([b is not None for _, b in texts])
-        packed = {name: np.zeros((len(texts), self.max_seq_length), np.int32)
-                  for name in ENCODER_INPUTS}
+        packed = {
+            name: np.zeros((len(texts), self.max_seq_length), np.int32) for name in ENCODER_INPUTS
+        }
         for rows in (np.flatnonzero(~is_pair), np.flatnonzero(is_pair)):
             if not len(rows):
                 continue
@@ -129,7 +142,9 @@ class FeatureExtractor:
     def _forward(self, inputs):
         outputs = self.encoder(inputs, training=False)
         layers = tf.stack([outputs["encoder_outputs"][i] for i in self.layers], axis=1)
-        return layers, outputs["sequence_output"][:, 0]  # [batch, layers, seq, hidden], [batch, hidden]
+        return layers, outputs["sequence_output"][
+            :, 0
+        ]  # [batch, layers, seq, hidden], [batch, hidden]
 
     def extract(self, texts: list[tuple[str, str | None]], first_index: int) -> list[dict]:
         """One JSON-ready record per text; `linex_index` counts from `first_index`."""
@@ -139,29 +154,46 @@ class FeatureExtractor:
         records = []
         for row, (ids, real) in enumerate(zip(inputs["input_word_ids"], mask)):
             values = np.round(layers[row][:, real], _DECIMALS)  # [layers, tokens, hidden]
-            record = {"linex_index": first_index + row, "features": [
-                {"token": token,
-                 "layers": [{"index": index, "values": values[j, t].tolist()}
-                            for j, index in enumerate(self.layers)]}
-                for t, token in enumerate(self.tokenizer.convert_ids_to_tokens(ids[real]))]}
+            record = {
+                "linex_index": first_index + row,
+                "features": [
+                    {
+                        "token": token,
+                        "layers": [
+                            {"index": index, "values": values[j, t].tolist()}
+                            for j, index in enumerate(self.layers)
+                        ],
+                    }
+                    for t, token in enumerate(self.tokenizer.convert_ids_to_tokens(ids[real]))
+                ],
+            }
             if self.pooling == "cls":
                 record["pooled"] = np.round(cls[row], _DECIMALS).tolist()
             elif self.pooling == "mean":
-                record["pooled"] = np.round(layers[row][:, real].mean(axis=(0, 1)), _DECIMALS).tolist()
+                record["pooled"] = np.round(
+                    layers[row][:, real].mean(axis=(0, 1)), _DECIMALS
+                ).tolist()
             records.append(record)
         return records
 
 
-def extract_features(extractor: FeatureExtractor, texts: list[tuple[str, str | None]], output_file: str,
-                     batch_size: int) -> int:
+def extract_features(
+    extractor: FeatureExtractor,
+    texts: list[tuple[str, str | None]],
+    output_file: str,
+    batch_size: int,
+) -> int:
     """Runs `texts` (as `read_texts` returns them) through `extractor` in batches into JSON lines
     at `output_file` (written atomically). Returns the number of lines written; no text gives an
     empty output, as google-research/bert's `extract_features.py` does."""
-    with io_utils.atomic_output(output_file) as tmp, tf.io.gfile.GFile(tmp, "w") as out, \
-            tqdm(total=len(texts), unit="line", file=sys.stderr, desc="extract_features") as bar:
+    with (
+        io_utils.atomic_output(output_file) as tmp,
+        tf.io.gfile.GFile(tmp, "w") as out,
+        tqdm(total=len(texts), unit="line", file=sys.stderr, desc="extract_features") as bar,
+    ):
         out.write("")  # GFile creates the file on its first write
         for first in range(0, len(texts), batch_size):
-            batch = texts[first:first + batch_size]
+            batch = texts[first : first + batch_size]
             for record in extractor.extract(batch, first_index=first):
                 out.write(json.dumps(record) + "\n")
             bar.update(len(batch))
@@ -179,7 +211,9 @@ def _flag_file(flag_values: flags.FlagValues, flag: str) -> str:
 def _warn_about_tpu_flags(flag_values: flags.FlagValues) -> None:
     """Logs that google-research/bert's TPU flags, given, are not followed."""
     if flag_values.use_tpu or flag_values.master:
-        logging.warning("--use_tpu/--master: extract_features.py runs on this machine's CPU or GPU, not a TPU")
+        logging.warning(
+            "--use_tpu/--master: extract_features.py runs on this machine's CPU or GPU, not a TPU"
+        )
 
 
 def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
@@ -196,8 +230,13 @@ def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
     input_file, vocab_file = _flag_file(fv, "input_file"), _flag_file(fv, "vocab_file")
     config_file = _flag_file(fv, "bert_config_file") if fv.bert_config_file else None
     corpus.check_output_directory(fv.output_file)
-    corpus.check_output_files([fv.output_file], [input_file], vocab_file=vocab_file, bert_config_file=config_file,
-                              init_checkpoint=checkpoint_files(fv.init_checkpoint))
+    corpus.check_output_files(
+        [fv.output_file],
+        [input_file],
+        vocab_file=vocab_file,
+        bert_config_file=config_file,
+        init_checkpoint=checkpoint_files(fv.init_checkpoint),
+    )
     texts = read_texts(input_file)
     check_pairs_fit(texts, fv.max_seq_length, input_file)
     _warn_about_tpu_flags(fv)

@@ -37,7 +37,6 @@ def build_task(options, tokenizer, flag_values) -> "MultipleChoiceTask":
     return MultipleChoiceTask(options, tokenizer)
 
 
-
 class MultipleChoiceTask(FineTuningTask):
     """SWAG: `[CLS] sent1 [SEP] sent2 ending_i [SEP]` for i in 0..3 -> the right ending."""
 
@@ -61,9 +60,12 @@ class MultipleChoiceTask(FineTuningTask):
             raise swag.SwagError(f"{path}: no examples")
         features, labels = swag.encode_swag(examples, self.tokenizer, self.options.max_seq_length)
         if labels is None and (split == "train" or split in self.eval_splits):
-            raise swag.SwagError(f"{path}: no {swag.LABEL_COLUMN!r} column "
-                                 "(the train and val files need one)")
-        return EncodedSplit(features, None if labels is None else {LOGITS: labels}, metadata=examples)
+            raise swag.SwagError(
+                f"{path}: no {swag.LABEL_COLUMN!r} column (the train and val files need one)"
+            )
+        return EncodedSplit(
+            features, None if labels is None else {LOGITS: labels}, metadata=examples
+        )
 
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:
         predictions = np.argmax(outputs[LOGITS], axis=-1)
@@ -74,8 +76,10 @@ class MultipleChoiceTask(FineTuningTask):
         probability of each ending `prob0..prob3` and the predicted `label`."""
         probabilities = special.softmax(outputs[LOGITS].astype(np.float64), axis=-1)  # [n, 4]
         rows = [("id", *(f"prob{i}" for i in range(swag.NUM_CHOICES)), "label")]
-        rows += [(example.example_id, *(f"{p:.6f}" for p in probs), int(np.argmax(probs)))
-                 for example, probs in zip(encoded.metadata, probabilities)]
+        rows += [
+            (example.example_id, *(f"{p:.6f}" for p in probs), int(np.argmax(probs)))
+            for example, probs in zip(encoded.metadata, probabilities)
+        ]
         path = os.path.join(output_dir, f"{split}_predictions.csv")
         atomic_write_rows(path, rows)
         return [path]

@@ -42,10 +42,19 @@ OUTPUTS = ("start_logits", "end_logits")
 
 def build_task(options, tokenizer, flag_values) -> "SquadTask":
     """The `SquadTask` that run_squad.py's flags describe."""
-    names = ("train_file", "predict_file", "version_2_with_negative", "doc_stride", "max_query_length",
-             "n_best_size", "max_answer_length", "null_score_diff_threshold", "verbose_logging", "task")
+    names = (
+        "train_file",
+        "predict_file",
+        "version_2_with_negative",
+        "doc_stride",
+        "max_query_length",
+        "n_best_size",
+        "max_answer_length",
+        "null_score_diff_threshold",
+        "verbose_logging",
+        "task",
+    )
     return SquadTask(options, tokenizer, **{name: flag_values[name].value for name in names})
-
 
 
 class SquadTask(FineTuningTask):
@@ -55,23 +64,43 @@ class SquadTask(FineTuningTask):
     eval_splits = ("dev",)
     predict_splits = ("dev",)  # the hidden SQuAD test set is run on the predict file's format
 
-    def __init__(self, options, tokenizer, *, train_file: str | None = None, predict_file: str | None = None,
-                 version_2_with_negative: bool = False, doc_stride: int = 128, max_query_length: int = 64,
-                 n_best_size: int = 20, max_answer_length: int = 30, null_score_diff_threshold: float = 0.0,
-                 verbose_logging: bool = False, task: str = "squad"):
+    def __init__(
+        self,
+        options,
+        tokenizer,
+        *,
+        train_file: str | None = None,
+        predict_file: str | None = None,
+        version_2_with_negative: bool = False,
+        doc_stride: int = 128,
+        max_query_length: int = 64,
+        n_best_size: int = 20,
+        max_answer_length: int = 30,
+        null_score_diff_threshold: float = 0.0,
+        verbose_logging: bool = False,
+        task: str = "squad",
+    ):
         super().__init__(options, tokenizer)
         if task == "cmrc2018" and version_2_with_negative:
-            raise UserInputError("`task`=cmrc2018 has no unanswerable questions: drop "
-                                 "`version_2_with_negative`")
+            raise UserInputError(
+                "`task`=cmrc2018 has no unanswerable questions: drop `version_2_with_negative`"
+            )
         for flag, value in (("n_best_size", n_best_size), ("max_answer_length", max_answer_length)):
             if value < 1:
                 raise UserInputError(f"`{flag}` must be positive, got {value}")
         version = "v2.0" if version_2_with_negative else "v1.1"
-        names = {split: f"cmrc2018_{split}.json" if task == "cmrc2018" else f"{split}-{version}.json"
-                 for split in ("train", "dev")}
-        in_data_dir = {split: options.data_dir and os.path.join(options.data_dir, name)
-                       for split, name in names.items()}  # None without --data_dir
-        self.files = {"train": train_file or in_data_dir["train"], "dev": predict_file or in_data_dir["dev"]}
+        names = {
+            split: f"cmrc2018_{split}.json" if task == "cmrc2018" else f"{split}-{version}.json"
+            for split in ("train", "dev")
+        }
+        in_data_dir = {
+            split: options.data_dir and os.path.join(options.data_dir, name)
+            for split, name in names.items()
+        }  # None without --data_dir
+        self.files = {
+            "train": train_file or in_data_dir["train"],
+            "dev": predict_file or in_data_dir["dev"],
+        }
         self.version_2_with_negative = version_2_with_negative
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length
@@ -92,24 +121,37 @@ class SquadTask(FineTuningTask):
     def encode(self, split: str) -> EncodedSplit:
         """The split's windows; metadata is `(examples, SquadFeatures)` for post-processing."""
         examples = squad.read_squad_examples(
-            self.files[split], self.version_2_with_negative,
-            require_answers=split == "train" or self.options.do_eval, check_answer_start=split == "train",
-            verbose_logging=self.verbose_logging)
+            self.files[split],
+            self.version_2_with_negative,
+            require_answers=split == "train" or self.options.do_eval,
+            check_answer_start=split == "train",
+            verbose_logging=self.verbose_logging,
+        )
         if not examples:
             raise UserInputError(f"{self.files[split]}: no questions")
-        features = squad.convert_examples_to_features(examples, self.tokenizer, self.options.max_seq_length,
-                                                      self.doc_stride, self.max_query_length)
+        features = squad.convert_examples_to_features(
+            examples,
+            self.tokenizer,
+            self.options.max_seq_length,
+            self.doc_stride,
+            self.max_query_length,
+        )
         labels = {"start_logits": features.start_positions, "end_logits": features.end_positions}
-        return EncodedSplit(features.inputs, labels, metadata=(examples, features), num_examples=len(examples))
+        return EncodedSplit(
+            features.inputs, labels, metadata=(examples, features), num_examples=len(examples)
+        )
 
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:
         examples, _ = encoded.metadata
         result = self._postprocess(encoded, outputs)
         if self.task == "cmrc2018":
             return squad_metrics.evaluate_cmrc2018(examples, result.predictions)
-        return squad_metrics.evaluate(examples, result.predictions,
-                                      result.null_odds if self.version_2_with_negative else None,
-                                      self.version_2_with_negative)
+        return squad_metrics.evaluate(
+            examples,
+            result.predictions,
+            result.null_odds if self.version_2_with_negative else None,
+            self.version_2_with_negative,
+        )
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
         """`predictions.json`, `nbest_predictions.json` and, for SQuAD 2.0, `null_odds.json`, as a
@@ -119,8 +161,10 @@ class SquadTask(FineTuningTask):
         files = {"predictions.json": result.predictions, "nbest_predictions.json": result.nbest}
         if self.version_2_with_negative:
             files["null_odds.json"] = result.null_odds
-        texts = {os.path.join(output_dir, name): json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-                 for name, value in files.items()}
+        texts = {
+            os.path.join(output_dir, name): json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+            for name, value in files.items()
+        }
         atomic_write_texts(texts)
         if not self.version_2_with_negative:  # it would pass for these answers' odds
             with contextlib.suppress(tf.errors.NotFoundError):
@@ -128,17 +172,31 @@ class SquadTask(FineTuningTask):
         return list(texts)
 
     def export_options(self) -> dict:
-        return {"max_answer_length": self.max_answer_length, "doc_stride": self.doc_stride,
-                "max_query_length": self.max_query_length,
-                "version_2_with_negative": self.version_2_with_negative,
-                "null_score_diff_threshold": self.null_score_diff_threshold, "n_best_size": self.n_best_size}
+        return {
+            "max_answer_length": self.max_answer_length,
+            "doc_stride": self.doc_stride,
+            "max_query_length": self.max_query_length,
+            "version_2_with_negative": self.version_2_with_negative,
+            "null_score_diff_threshold": self.null_score_diff_threshold,
+            "n_best_size": self.n_best_size,
+        }
 
     def _postprocess(self, encoded, outputs) -> squad_metrics.SquadPredictions:
         """The answers for `outputs`; computed once when the outputs are scored, then written."""
         if self._postprocessed is None or self._postprocessed[0] is not outputs:
             examples, features = encoded.metadata
-            self._postprocessed = (outputs, squad_metrics.postprocess(
-                examples, features, outputs["start_logits"], outputs["end_logits"], self.n_best_size,
-                self.max_answer_length, self.version_2_with_negative, self.null_score_diff_threshold,
-                self.verbose_logging))
+            self._postprocessed = (
+                outputs,
+                squad_metrics.postprocess(
+                    examples,
+                    features,
+                    outputs["start_logits"],
+                    outputs["end_logits"],
+                    self.n_best_size,
+                    self.max_answer_length,
+                    self.version_2_with_negative,
+                    self.null_score_diff_threshold,
+                    self.verbose_logging,
+                ),
+            )
         return self._postprocessed[1]

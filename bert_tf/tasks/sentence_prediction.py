@@ -25,9 +25,9 @@ from scipy import special
 
 from bert_tf.data import glue
 from bert_tf.errors import UserInputError
-from bert_tf.finetuning.task_labels import task_labels
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
+from bert_tf.finetuning.task_labels import task_labels
 from bert_tf.io_utils import atomic_write_rows
 from bert_tf.metrics import classification_metrics
 from bert_tf.models import BertClassifier
@@ -37,9 +37,12 @@ from bert_tf.models.bert_task_model import LOGITS
 def build_task(options, tokenizer, flag_values) -> "SentencePredictionTask":
     """The `SentencePredictionTask` that run_classifier.py's flags describe."""
     names = ("text_a_column", "text_b_column", "label_column", "xnli_language")
-    return SentencePredictionTask(options, tokenizer, flag_values.task_name,
-                                  **{name: flag_values[name].value for name in names})
-
+    return SentencePredictionTask(
+        options,
+        tokenizer,
+        flag_values.task_name,
+        **{name: flag_values[name].value for name in names},
+    )
 
 
 class SentencePredictionTask(FineTuningTask):
@@ -49,13 +52,25 @@ class SentencePredictionTask(FineTuningTask):
     csv/tsv for the user's own files, whose columns the `*_column` arguments name.
     """
 
-    def __init__(self, options, tokenizer, task_name: str | None, *, text_a_column: str = "text",
-                 text_b_column: str | None = None, label_column: str = "label", xnli_language: str = "zh"):
+    def __init__(
+        self,
+        options,
+        tokenizer,
+        task_name: str | None,
+        *,
+        text_a_column: str = "text",
+        text_b_column: str | None = None,
+        label_column: str = "label",
+        xnli_language: str = "zh",
+    ):
         super().__init__(options, tokenizer)
         if not task_name:
-            raise UserInputError("`task_name` is required: a GLUE task (e.g. MRPC, SST-2, MNLI), "
-                                 "XNLI, or csv/tsv")
-        self.processor = glue.get_processor(task_name, text_a_column, text_b_column, label_column, xnli_language)
+            raise UserInputError(
+                "`task_name` is required: a GLUE task (e.g. MRPC, SST-2, MNLI), XNLI, or csv/tsv"
+            )
+        self.processor = glue.get_processor(
+            task_name, text_a_column, text_b_column, label_column, xnli_language
+        )
         self.task = glue.normalize_task_name(task_name)
         self.main_metric = classification_metrics.main_metric(self.task)
         self.eval_splits = self.processor.eval_splits
@@ -71,10 +86,14 @@ class SentencePredictionTask(FineTuningTask):
         """
         if self._label_list is None and not self.processor.is_regression:
             fixed = not isinstance(self.processor, glue.DelimitedFileProcessor)
-            source = (f"`task_name`={self.processor.name}" if fixed
-                      else os.path.join(self.options.data_dir, self.processor.file_name("train")))
+            source = (
+                f"`task_name`={self.processor.name}"
+                if fixed
+                else os.path.join(self.options.data_dir, self.processor.file_name("train"))
+            )
             self._label_list = task_labels(
-                self, lambda: self.processor.labels(self.options.data_dir), source, fixed)
+                self, lambda: self.processor.labels(self.options.data_dir), source, fixed
+            )
         return self._label_list
 
     @property
@@ -88,8 +107,9 @@ class SentencePredictionTask(FineTuningTask):
         """Mean squared error for regression; else cross-entropy, optionally smoothed."""
         if self.processor.is_regression:
             if label_smoothing:
-                raise UserInputError(f"`label_smoothing` is for classification; {self.task} is a "
-                                     "regression task")
+                raise UserInputError(
+                    f"`label_smoothing` is for classification; {self.task} is a regression task"
+                )
             return {LOGITS: keras.losses.MeanSquaredError()}  # scores [batch] vs logits [batch, 1]
         return {LOGITS: SparseCrossEntropy(label_smoothing)}
 
@@ -97,14 +117,20 @@ class SentencePredictionTask(FineTuningTask):
         """The split's inputs and labels (None for the test files); metadata is the examples."""
         examples = self.processor.read(self.options.data_dir, split, self.label_list)
         if not examples:
-            raise glue.DataError(f"{self.options.data_dir}/{self.processor.file_name(split)}: no examples")
-        features, labels = glue.encode_examples(self.tokenizer, examples, self.label_list,
-                                                self.options.max_seq_length)
-        return EncodedSplit(features, None if labels is None else {LOGITS: labels}, metadata=examples)
+            raise glue.DataError(
+                f"{self.options.data_dir}/{self.processor.file_name(split)}: no examples"
+            )
+        features, labels = glue.encode_examples(
+            self.tokenizer, examples, self.label_list, self.options.max_seq_length
+        )
+        return EncodedSplit(
+            features, None if labels is None else {LOGITS: labels}, metadata=examples
+        )
 
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:
         return classification_metrics.classification_metrics(
-            self.task, encoded.labels[LOGITS], self._predictions(outputs[LOGITS]))
+            self.task, encoded.labels[LOGITS], self._predictions(outputs[LOGITS])
+        )
 
     def write_predictions(self, split, encoded, outputs, output_dir) -> list[str]:
         """`<split>_results.tsv` (`test_results.tsv`) and, for a GLUE task, its submission file.
@@ -119,23 +145,37 @@ class SentencePredictionTask(FineTuningTask):
         atomic_write_rows(paths[0], self._results_rows(logits, predictions), delimiter="\t")
         if isinstance(self.processor, glue.GlueProcessor):
             paths.append(os.path.join(output_dir, self.processor.submission_name(split)))
-            atomic_write_rows(paths[1], self._submission_rows(encoded.metadata, predictions), delimiter="\t")
+            atomic_write_rows(
+                paths[1], self._submission_rows(encoded.metadata, predictions), delimiter="\t"
+            )
         return paths
 
     def _results_rows(self, logits: np.ndarray, predictions: np.ndarray) -> list[tuple]:
         """Rows of `<split>_results.tsv`, header first: logits `[n, classes]`, predictions `[n]`."""
         if self.processor.is_regression:
-            return [("index", "prediction"), *((i, f"{score:.6f}") for i, score in enumerate(predictions))]
+            return [
+                ("index", "prediction"),
+                *((i, f"{score:.6f}") for i, score in enumerate(predictions)),
+            ]
         probabilities = special.softmax(logits.astype(np.float64), axis=-1)  # [n, num_classes]
-        return [("index", "prediction", *(f"probability_{label}" for label in self.label_list)),
-                *((i, self.label_list[p], *(f"{x:.6f}" for x in probs))
-                  for i, (p, probs) in enumerate(zip(predictions, probabilities)))]
+        return [
+            ("index", "prediction", *(f"probability_{label}" for label in self.label_list)),
+            *(
+                (i, self.label_list[p], *(f"{x:.6f}" for x in probs))
+                for i, (p, probs) in enumerate(zip(predictions, probabilities))
+            ),
+        ]
 
-    def _submission_rows(self, examples: list[glue.InputExample], predictions: np.ndarray) -> list[tuple]:
+    def _submission_rows(
+        self, examples: list[glue.InputExample], predictions: np.ndarray
+    ) -> list[tuple]:
         """A GLUE submission file's rows, header first: each example's index and predicted label
         (STS-B: its score, 3 decimals)."""
-        values = ([f"{score:.3f}" for score in predictions] if self.processor.is_regression
-                  else [self.label_list[i] for i in predictions])
+        values = (
+            [f"{score:.3f}" for score in predictions]
+            if self.processor.is_regression
+            else [self.label_list[i] for i in predictions]
+        )
         return [("index", "prediction"), *((e.guid, v) for e, v in zip(examples, values))]
 
     def export_options(self) -> dict:

@@ -28,9 +28,9 @@ import keras
 import numpy as np
 
 from bert_tf.data import conll
-from bert_tf.finetuning.task_labels import task_labels
 from bert_tf.finetuning.losses import SparseCrossEntropy
 from bert_tf.finetuning.task import EncodedSplit, FineTuningTask
+from bert_tf.finetuning.task_labels import task_labels
 from bert_tf.metrics import tagging_metrics
 from bert_tf.models import BertTokenClassifier
 from bert_tf.models.bert_task_model import LOGITS
@@ -39,7 +39,6 @@ from bert_tf.models.bert_task_model import LOGITS
 def build_task(options, tokenizer, flag_values) -> "TaggingTask":
     """The `TaggingTask` for run_ner.py (it has no flags of its own)."""
     return TaggingTask(options, tokenizer)
-
 
 
 class TaggingTask(FineTuningTask):
@@ -61,13 +60,15 @@ class TaggingTask(FineTuningTask):
         """The sorted tags of `train.txt`; at least two."""
         labels = conll.label_list(conll.read_conll(self._path("train")))
         if len(labels) < 2:
-            raise conll.ConllError(f"{self._path('train')}: every word has the tag {labels[0]!r}; "
-                                   "tagging needs at least two tags")
+            raise conll.ConllError(
+                f"{self._path('train')}: every word has the tag {labels[0]!r}; "
+                "tagging needs at least two tags"
+            )
         return labels
 
     @property
     def scheme(self) -> str | None:
-        """"BIO", "BIOES", "BMES" or "BILOU" for entity tags, "segmentation" for B/M/E/S word tags,
+        """ "BIO", "BIOES", "BMES" or "BILOU" for entity tags, "segmentation" for B/M/E/S word tags,
         None for plain tags."""
         return tagging_metrics.entity_scheme(self.label_list)
 
@@ -79,17 +80,28 @@ class TaggingTask(FineTuningTask):
         return BertTokenClassifier(encoder, len(self.label_list))
 
     def loss(self, label_smoothing: float = 0.0):
-        return {LOGITS: SparseCrossEntropy(label_smoothing)}  # mean over the weighted first sub-tokens
+        return {
+            LOGITS: SparseCrossEntropy(label_smoothing)
+        }  # mean over the weighted first sub-tokens
 
     def encode(self, split: str) -> EncodedSplit:
         """Windows of the split; a tag of dev/test outside the training tags is an error naming its
         line. A test file may hold words alone (text to tag)."""
-        sentences = conll.read_conll(self._path(split), labels=None if split == "train" else self.label_list,
-                                     untagged_ok=split in self.predict_splits)
-        windows = conll.encode_sentences(sentences, self.tokenizer, self.label_list,
-                                         self.options.max_seq_length)
-        return EncodedSplit(windows.features, {LOGITS: windows.label_ids}, windows.label_weights,
-                            metadata=windows, num_examples=len(sentences))
+        sentences = conll.read_conll(
+            self._path(split),
+            labels=None if split == "train" else self.label_list,
+            untagged_ok=split in self.predict_splits,
+        )
+        windows = conll.encode_sentences(
+            sentences, self.tokenizer, self.label_list, self.options.max_seq_length
+        )
+        return EncodedSplit(
+            windows.features,
+            {LOGITS: windows.label_ids},
+            windows.label_weights,
+            metadata=windows,
+            num_examples=len(sentences),
+        )
 
     def evaluate(self, split, encoded, outputs) -> dict[str, float]:
         gold, predicted = self._gold_and_predicted(encoded, outputs)
@@ -100,18 +112,23 @@ class TaggingTask(FineTuningTask):
         without tags), a blank line between sentences."""
         gold, predicted = self._gold_and_predicted(encoded, outputs)
         path = os.path.join(output_dir, f"{split}_predictions.txt")
-        tagging_metrics.write_conll_predictions(path, [s.words for s in encoded.metadata.sentences],
-                                                gold, predicted)
+        tagging_metrics.write_conll_predictions(
+            path, [s.words for s in encoded.metadata.sentences], gold, predicted
+        )
         return [path]
 
     def export_options(self) -> dict:
         return {"labels": list(self.label_list)}
 
-    def _gold_and_predicted(self, encoded, outputs) -> tuple[list[list[str]] | None, list[list[str]]]:
+    def _gold_and_predicted(
+        self, encoded, outputs
+    ) -> tuple[list[list[str]] | None, list[list[str]]]:
         """(the gold tags, None for a file of words alone; the predicted tags), per sentence."""
         windows = encoded.metadata
         label_ids = np.argmax(outputs[LOGITS], axis=-1)  # [n, seq]
-        predicted = [[self.label_list[i] for i in sentence] for sentence in windows.decode(label_ids)]
+        predicted = [
+            [self.label_list[i] for i in sentence] for sentence in windows.decode(label_ids)
+        ]
         if windows.sentences[0].labels is None:
             return None, predicted
         return [list(s.labels) for s in windows.sentences], predicted

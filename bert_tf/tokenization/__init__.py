@@ -5,4 +5,11 @@ from bert_tf.tokenization.bert_normalizer import BertNormalizer
 from bert_tf.tokenization.bert_tokenizer import BertTokenizer
 from bert_tf.tokenization.vocab import SPECIAL_TOKENS, Vocab, VocabError
 
-__all__ = ["BasicTokenizer", "BertNormalizer", "BertTokenizer", "SPECIAL_TOKENS", "Vocab", "VocabError"]
+__all__ = [
+    "BasicTokenizer",
+    "BertNormalizer",
+    "BertTokenizer",
+    "SPECIAL_TOKENS",
+    "Vocab",
+    "VocabError",
+]

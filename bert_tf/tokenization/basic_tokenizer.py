@@ -33,7 +33,9 @@ class BasicTokenizer(tf.Module):
     [[b'hello', b',', b'[MASK]', b'world', b'!']]
     """
 
-    def __init__(self, lower_case: bool, split_special_tokens: bool = False, name: str | None = None):
+    def __init__(
+        self, lower_case: bool, split_special_tokens: bool = False, name: str | None = None
+    ):
         super().__init__(name=name)
         self.lower_case = lower_case
         self.split_special_tokens = split_special_tokens
@@ -41,7 +43,9 @@ class BasicTokenizer(tf.Module):
         self._special_tokens = "|".join(map(re.escape, SPECIAL_TOKENS))
         isolated = unicode_tables.regex_class(unicode_tables.isolated_ranges())
         # Special tokens first: RE2 takes the first alternative that matches at a position.
-        self._keep_pattern = isolated if split_special_tokens else f"{self._special_tokens}|{isolated}"
+        self._keep_pattern = (
+            isolated if split_special_tokens else f"{self._special_tokens}|{isolated}"
+        )
         self._split_pattern = f" +|{self._keep_pattern}"
         self._isolated = ranges_tensors(unicode_tables.isolated_ranges())
 
@@ -53,12 +57,19 @@ class BasicTokenizer(tf.Module):
         # Only text with a "[" may hold a special token, which the regex keeps whole.
         plain = tf.strings.regex_full_match(texts, r"[^\[]*")
         plain_rows, other_rows = tf.where(plain)[:, 0], tf.where(~plain)[:, 0]
-        words = tf.concat([self._split_codepoints(tf.gather(texts, plain_rows)),
-                           self._split_regex(tf.gather(texts, other_rows))], 0)
+        words = tf.concat(
+            [
+                self._split_codepoints(tf.gather(texts, plain_rows)),
+                self._split_regex(tf.gather(texts, other_rows)),
+            ],
+            0,
+        )
         return tf.gather(words, tf.math.invert_permutation(tf.concat([plain_rows, other_rows], 0)))
 
     def _split_regex(self, texts) -> tf.RaggedTensor:
-        words = tf_text.regex_split(self.normalizer.normalize(texts), self._split_pattern, self._keep_pattern)
+        words = tf_text.regex_split(
+            self.normalizer.normalize(texts), self._split_pattern, self._keep_pattern
+        )
         return self._lower(words)
 
     def _split_codepoints(self, texts) -> tf.RaggedTensor:
@@ -73,14 +84,24 @@ class BasicTokenizer(tf.Module):
         isolated = in_ranges(values, self._isolated)
         kept = values != 32  # normalized whitespace is a space
         joins = kept & ~isolated  # a character that continues a word of such characters
-        follows_joining = tf.concat([[False], joins], 0)[:-1] & (tf.concat([[-1], row], 0)[:-1] == row)
+        follows_joining = tf.concat([[False], joins], 0)[:-1] & (
+            tf.concat([[-1], row], 0)[:-1] == row
+        )
         start = kept & (isolated | ~follows_joining)
         word = tf.cumsum(tf.cast(start, tf.int64)) - 1  # [chars]: the word of each kept character
         num_words = tf.reduce_sum(tf.cast(start, tf.int64))
-        word_chars = tf.RaggedTensor.from_value_rowids(tf.boolean_mask(values, kept), tf.boolean_mask(word, kept),
-                                                       nrows=num_words, validate=False)
-        return tf.RaggedTensor.from_value_rowids(tf.strings.unicode_encode(word_chars, "UTF-8"),
-                                                 tf.boolean_mask(row, start), nrows=chars.nrows(), validate=False)
+        word_chars = tf.RaggedTensor.from_value_rowids(
+            tf.boolean_mask(values, kept),
+            tf.boolean_mask(word, kept),
+            nrows=num_words,
+            validate=False,
+        )
+        return tf.RaggedTensor.from_value_rowids(
+            tf.strings.unicode_encode(word_chars, "UTF-8"),
+            tf.boolean_mask(row, start),
+            nrows=chars.nrows(),
+            validate=False,
+        )
 
     def tokenize_with_offsets_map(self, texts):
         """UTF-8 strings `[batch]` -> (words, starts, ends, offsets map).
@@ -91,7 +112,8 @@ class BasicTokenizer(tf.Module):
         """
         normalized, offsets_map = self.normalizer.normalize_with_offsets_map(texts)
         words, starts, ends = tf_text.regex_split_with_offsets(
-            normalized, self._split_pattern, self._keep_pattern)
+            normalized, self._split_pattern, self._keep_pattern
+        )
         return self._lower(words), starts, ends, offsets_map
 
     def _lower(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
@@ -101,5 +123,10 @@ class BasicTokenizer(tf.Module):
         flat = words.flat_values
         if self.split_special_tokens:
             return words.with_flat_values(tf.strings.lower(flat))
-        return words.with_flat_values(tf.where(
-            tf.strings.regex_full_match(flat, self._special_tokens), flat, tf.strings.lower(flat)))
+        return words.with_flat_values(
+            tf.where(
+                tf.strings.regex_full_match(flat, self._special_tokens),
+                flat,
+                tf.strings.lower(flat),
+            )
+        )

@@ -44,7 +44,8 @@ def in_ranges(values: tf.Tensor, ranges) -> tf.Tensor:
 def _encode(codepoints: tf.Tensor, row_splits: tf.Tensor) -> tf.Tensor:
     """Flat code points and their row splits -> UTF-8 strings `[batch]`."""
     return tf.strings.unicode_encode(
-        tf.RaggedTensor.from_row_splits(codepoints, row_splits, validate=False), "UTF-8")
+        tf.RaggedTensor.from_row_splits(codepoints, row_splits, validate=False), "UTF-8"
+    )
 
 
 def _exclusive_cumsum(values: tf.Tensor) -> tf.Tensor:
@@ -98,21 +99,34 @@ class BertNormalizer(tf.Module):
         """UTF-8 strings `[batch]` -> normalized code points, int32 `[batch, (code points)]`."""
         chars = tf.strings.unicode_decode(texts, "UTF-8", errors="replace")
         values, lengths = self._replace(chars)
-        return tf.RaggedTensor.from_row_splits(values, tf.gather(_exclusive_cumsum(lengths), chars.row_splits),
-                                               validate=False)
+        return tf.RaggedTensor.from_row_splits(
+            values, tf.gather(_exclusive_cumsum(lengths), chars.row_splits), validate=False
+        )
 
     def normalize_with_offsets_map(self, texts):
         """UTF-8 strings `[batch]` -> (normalized strings `[batch]`, offsets map)."""
         # n input characters over the batch, flat; m normalized code points.
-        chars, starts = tf.strings.unicode_decode_with_offsets(texts, "UTF-8", errors="replace")  # [batch, (chars)]
-        values, lengths = self._replace(chars)  # [m], [n]: what each input character became, and how many
-        value_splits = _exclusive_cumsum(lengths)  # [n + 1]: each input character's first code point in values
-        row_splits = tf.gather(value_splits, chars.row_splits)  # [batch + 1]: each string's, in values
+        chars, starts = tf.strings.unicode_decode_with_offsets(
+            texts, "UTF-8", errors="replace"
+        )  # [batch, (chars)]
+        values, lengths = self._replace(
+            chars
+        )  # [m], [n]: what each input character became, and how many
+        value_splits = _exclusive_cumsum(
+            lengths
+        )  # [n + 1]: each input character's first code point in values
+        row_splits = tf.gather(
+            value_splits, chars.row_splits
+        )  # [batch + 1]: each string's, in values
         normalized = _encode(values, row_splits)  # [batch]
-        byte_splits = _exclusive_cumsum(_utf8_length(values))  # [m + 1]: each code point's byte in the output
+        byte_splits = _exclusive_cumsum(
+            _utf8_length(values)
+        )  # [m + 1]: each code point's byte in the output
         row_ids = chars.value_rowids()  # [n]
         size = tf.size(chars.flat_values, tf.int64)  # n
-        char_starts = tf.range(size) - tf.gather(chars.row_splits, row_ids)  # [n]: position in its string
+        char_starts = tf.range(size) - tf.gather(
+            chars.row_splits, row_ids
+        )  # [n]: position in its string
         # following [n]: the next input character that is not removed, if its string has one
         # (it ends this character's source span).
         is_kept = tf.cast(lengths > 0, tf.int64)  # [n]
@@ -124,11 +138,18 @@ class BertNormalizer(tf.Module):
             target_starts=tf.gather(byte_splits, value_splits[:-1]),
             target_row_starts=tf.gather(byte_splits, row_splits[:-1]),
             byte_starts=starts.flat_values,
-            byte_ends=tf.where(has_following, tf.gather(starts.flat_values, following),
-                               tf.gather(tf.cast(tf.strings.length(texts), tf.int64), row_ids)),
+            byte_ends=tf.where(
+                has_following,
+                tf.gather(starts.flat_values, following),
+                tf.gather(tf.cast(tf.strings.length(texts), tf.int64), row_ids),
+            ),
             char_starts=char_starts,
-            char_ends=tf.where(has_following, tf.gather(char_starts, following),
-                               tf.gather(chars.row_lengths(), row_ids)))
+            char_ends=tf.where(
+                has_following,
+                tf.gather(char_starts, following),
+                tf.gather(chars.row_lengths(), row_ids),
+            ),
+        )
         return normalized, offsets_map
 
     def _replace(self, chars: tf.RaggedTensor):
@@ -136,20 +157,28 @@ class BertNormalizer(tf.Module):
         input character became `[chars]`)."""
         flat = chars.flat_values
         if self.lower_case:
-            flat = tf.cond(tf.reduce_any(flat == unicode_tables.CAPITAL_SIGMA),
-                           lambda: self._final_sigmas(flat, chars.value_rowids(), chars.row_splits),
-                           lambda: flat)
+            flat = tf.cond(
+                tf.reduce_any(flat == unicode_tables.CAPITAL_SIGMA),
+                lambda: self._final_sigmas(flat, chars.value_rowids(), chars.row_splits),
+                lambda: flat,
+            )
         index = tf.minimum(tf.searchsorted(self._keys, flat), tf.size(self._keys) - 1)
         changed = tf.gather(self._keys, index) == flat
-        return tf.cond(tf.reduce_any(changed), lambda: self._replace_changed(flat, index, changed),
-                       lambda: (flat, tf.ones_like(flat, tf.int64)))
+        return tf.cond(
+            tf.reduce_any(changed),
+            lambda: self._replace_changed(flat, index, changed),
+            lambda: (flat, tf.ones_like(flat, tf.int64)),
+        )
 
     def _replace_changed(self, flat, index, changed):
         """`_replace` where some characters change: `flat` code points `[n]`, their `index` in
         the table's keys and whether they are there."""
         width = self._replacements.shape[1]
-        replaced = tf.where(changed[:, None], tf.gather(self._replacements, index),
-                            tf.pad(flat[:, None], [[0, 0], [0, width - 1]], constant_values=-1))
+        replaced = tf.where(
+            changed[:, None],
+            tf.gather(self._replacements, index),
+            tf.pad(flat[:, None], [[0, 0], [0, width - 1]], constant_values=-1),
+        )
         values = tf.boolean_mask(replaced, replaced >= 0)  # [input characters, width] -> flat
         lengths = tf.reduce_sum(tf.cast(replaced >= 0, tf.int64), axis=1)
         return values, lengths
@@ -164,18 +193,34 @@ class BertNormalizer(tf.Module):
         `"UTF8_CHAR"` (code point offsets, as Python `str` indexes).
         """
         shift = tf.gather(offsets_map.target_row_starts, starts.value_rowids())
-        first = tf.searchsorted(offsets_map.target_starts, starts.flat_values + shift,
-                                side="right", out_type=tf.int64) - 1
-        last = tf.searchsorted(offsets_map.target_starts, ends.flat_values + shift - 1,
-                               side="right", out_type=tf.int64) - 1
+        first = (
+            tf.searchsorted(
+                offsets_map.target_starts,
+                starts.flat_values + shift,
+                side="right",
+                out_type=tf.int64,
+            )
+            - 1
+        )
+        last = (
+            tf.searchsorted(
+                offsets_map.target_starts,
+                ends.flat_values + shift - 1,
+                side="right",
+                out_type=tf.int64,
+            )
+            - 1
+        )
         if unit == "BYTE":
             source_starts, source_ends = offsets_map.byte_starts, offsets_map.byte_ends
         elif unit == "UTF8_CHAR":
             source_starts, source_ends = offsets_map.char_starts, offsets_map.char_ends
         else:
             raise ValueError(f"unit must be 'BYTE' or 'UTF8_CHAR', got {unit!r}")
-        return (starts.with_flat_values(tf.gather(source_starts, first)),
-                ends.with_flat_values(tf.gather(source_ends, last)))
+        return (
+            starts.with_flat_values(tf.gather(source_starts, first)),
+            ends.with_flat_values(tf.gather(source_ends, last)),
+        )
 
     def _final_sigmas(self, chars, row_ids, row_splits):
         """U+03A3 -> U+03C2 (ς) where Python's `str.lower` makes it final.
@@ -192,10 +237,17 @@ class BertNormalizer(tf.Module):
         row = tf.gather(row_ids, sigmas)
         before = tf.gather(kept, tf.maximum(rank - 1, 0))
         after = tf.gather(kept, tf.minimum(rank + 1, tf.size(kept, tf.int64) - 1))
-        cased_before = (rank > 0) & (before >= tf.gather(row_splits, row)) & tf.gather(cased, before)
-        cased_after = ((rank + 1 < tf.size(kept, tf.int64)) & (after < tf.gather(row_splits, row + 1))
-                       & tf.gather(cased, after))
+        cased_before = (
+            (rank > 0) & (before >= tf.gather(row_splits, row)) & tf.gather(cased, before)
+        )
+        cased_after = (
+            (rank + 1 < tf.size(kept, tf.int64))
+            & (after < tf.gather(row_splits, row + 1))
+            & tf.gather(cased, after)
+        )
         final = cased_before & ~cased_after
         return tf.tensor_scatter_nd_update(
-            chars, sigmas[:, None],
-            tf.where(final, unicode_tables.FINAL_SIGMA, unicode_tables.CAPITAL_SIGMA))
+            chars,
+            sigmas[:, None],
+            tf.where(final, unicode_tables.FINAL_SIGMA, unicode_tables.CAPITAL_SIGMA),
+        )

@@ -48,8 +48,14 @@ class BertTokenizer(tf.Module):
     <tf.Tensor: shape=(1, 6), dtype=int32, numpy=array([[ 2, 17, 18,  7,  3,  0]], dtype=int32)>
     """
 
-    def __init__(self, vocab_file, do_lower_case: bool = True, max_chars_per_word: int = 200,
-                 split_special_tokens: bool = False, name: str | None = None):
+    def __init__(
+        self,
+        vocab_file,
+        do_lower_case: bool = True,
+        max_chars_per_word: int = 200,
+        split_special_tokens: bool = False,
+        name: str | None = None,
+    ):
         super().__init__(name=name)
         self.vocab = Vocab.from_file(vocab_file)
         self.vocab_file = self.vocab.path
@@ -58,12 +64,17 @@ class BertTokenizer(tf.Module):
         self.max_chars_per_word = max_chars_per_word
         vocab, unk = list(self.vocab.tokens), self.vocab.tokens[self.vocab.unk_id]
         self._ascii_wordpiece = tf_text.FastWordpieceTokenizer(
-            vocab, max_bytes_per_word=max_chars_per_word, token_out_type=tf.int32,
-            unknown_token=unk)
+            vocab, max_bytes_per_word=max_chars_per_word, token_out_type=tf.int32, unknown_token=unk
+        )
         # Words come split and normalized; a word within the limit has at most 4 bytes a character.
         self._wordpiece = tf_text.FastWordpieceTokenizer(
-            vocab, max_bytes_per_word=4 * max_chars_per_word, token_out_type=tf.int32,
-            unknown_token=unk, no_pretokenization=True, support_detokenization=True)
+            vocab,
+            max_bytes_per_word=4 * max_chars_per_word,
+            token_out_type=tf.int32,
+            unknown_token=unk,
+            no_pretokenization=True,
+            support_detokenization=True,
+        )
         self._basic_tokenizer = BasicTokenizer(do_lower_case, split_special_tokens)
         self._unk_token = unk
         self._ascii_text = _ASCII_TEXT_WITH_BRACKETS if split_special_tokens else _ASCII_TEXT
@@ -95,7 +106,9 @@ class BertTokenizer(tf.Module):
         if texts.shape.rank != 1:
             raise ValueError(f"texts must be a batch of strings [batch], got shape {texts.shape}")
         words = self._basic_tokenizer.tokenize(texts)
-        return words.with_flat_values(self._wordpiece.tokenize(self._unk_if_too_long(words.flat_values)[0]))
+        return words.with_flat_values(
+            self._wordpiece.tokenize(self._unk_if_too_long(words.flat_values)[0])
+        )
 
     def tokenize_with_offsets(self, texts, unit: str = "BYTE"):
         """Strings `[batch]` -> (ids, starts, ends), each ragged `[batch, (tokens)]`.
@@ -115,7 +128,9 @@ class BertTokenizer(tf.Module):
         """Ids `[batch, (tokens)]` -> text `[batch]`, with `##` pieces joined."""
         return self._wordpiece.detokenize(ids)
 
-    def pack_inputs(self, segments, seq_length, pad_to_seq_length: bool = True) -> dict[str, tf.Tensor]:
+    def pack_inputs(
+        self, segments, seq_length, pad_to_seq_length: bool = True
+    ) -> dict[str, tf.Tensor]:
         """One or two ragged id batches `[batch, (tokens)]` -> the encoder's inputs.
 
         A segment may also be `[batch, (words), (pieces)]`, as `tokenize_words` gives.
@@ -130,10 +145,20 @@ class BertTokenizer(tf.Module):
         """
         if isinstance(segments, (tf.Tensor, tf.RaggedTensor)):
             segments = [segments]
-        segments = [segment.merge_dims(1, 2) if isinstance(segment, tf.RaggedTensor) and segment.ragged_rank == 2
-                    else segment for segment in segments]
-        return pack_segments(segments, seq_length, self.vocab.cls_id, self.vocab.sep_id, self.vocab.pad_id,
-                             pad_to_seq_length)
+        segments = [
+            segment.merge_dims(1, 2)
+            if isinstance(segment, tf.RaggedTensor) and segment.ragged_rank == 2
+            else segment
+            for segment in segments
+        ]
+        return pack_segments(
+            segments,
+            seq_length,
+            self.vocab.cls_id,
+            self.vocab.sep_id,
+            self.vocab.pad_id,
+            pad_to_seq_length,
+        )
 
     def convert_ids_to_tokens(self, ids) -> list[str]:
         return [self.vocab.tokens[i] for i in ids]
@@ -147,7 +172,9 @@ class BertTokenizer(tf.Module):
         if texts.shape.rank == 0:
             return tuple(t.flat_values for t in self._tokenize(texts[None], unit))
         if texts.shape.rank != 1:
-            raise ValueError(f"texts must be a string or a batch of strings [batch], got shape {texts.shape}")
+            raise ValueError(
+                f"texts must be a string or a batch of strings [batch], got shape {texts.shape}"
+            )
         return self._route(texts, unit, self._tokenize_exactly)
 
     def _route(self, texts, unit, tokenize_other):
@@ -156,8 +183,11 @@ class BertTokenizer(tf.Module):
         input's row order."""
         is_ascii = tf.strings.regex_full_match(texts, self._ascii_text)
         # Serving requests are mostly all ASCII: then the end-to-end WordPiece is all that runs.
-        return tf.cond(tf.reduce_all(is_ascii), lambda: self._tokenize_ascii(texts, unit),
-                       lambda: self._route_mixed(texts, is_ascii, unit, tokenize_other))
+        return tf.cond(
+            tf.reduce_all(is_ascii),
+            lambda: self._tokenize_ascii(texts, unit),
+            lambda: self._route_mixed(texts, is_ascii, unit, tokenize_other),
+        )
 
     def _tokenize_ascii(self, texts, unit):
         """The end-to-end WordPiece; its offsets are bytes and characters alike."""
@@ -172,7 +202,9 @@ class BertTokenizer(tf.Module):
         ascii_tokens = self._tokenize_ascii(tf.gather(texts, ascii_rows), unit)
         other_tokens = tokenize_other(tf.gather(texts, other_rows), unit)
         order = tf.math.invert_permutation(tf.concat([ascii_rows, other_rows], 0))
-        return tuple(tf.gather(tf.concat([a, b], 0), order) for a, b in zip(ascii_tokens, other_tokens))
+        return tuple(
+            tf.gather(tf.concat([a, b], 0), order) for a, b in zip(ascii_tokens, other_tokens)
+        )
 
     def _tokenize_exactly(self, texts, unit):
         """BasicTokenizer, then WordPiece; offsets mapped back to `texts`."""
@@ -182,17 +214,23 @@ class BertTokenizer(tf.Module):
             pieces = tf.strings.split(texts, " ")
             ids = self._route(pieces.flat_values, unit, self._tokenize_pieces_exactly)[0]
             return (pieces.with_flat_values(ids).merge_dims(1, 2),)
-        words, word_starts, word_ends, offsets_map = self._basic_tokenizer.tokenize_with_offsets_map(texts)
+        words, word_starts, word_ends, offsets_map = (
+            self._basic_tokenizer.tokenize_with_offsets_map(texts)
+        )
         flat, too_long = self._unk_if_too_long(words.flat_values)
         ids, starts, ends = self._wordpiece.tokenize_with_offsets(flat)
         tokens = words.with_flat_values(ids).merge_dims(1, 2)
         word = ids.value_rowids()
         word_starts = tf.gather(word_starts.flat_values, word)
         starts = word_starts + starts.flat_values
-        ends = tf.where(tf.gather(too_long, word), tf.gather(word_ends.flat_values, word),
-                        word_starts + ends.flat_values)
+        ends = tf.where(
+            tf.gather(too_long, word),
+            tf.gather(word_ends.flat_values, word),
+            word_starts + ends.flat_values,
+        )
         starts, ends = self._basic_tokenizer.normalizer.find_source_offsets(
-            offsets_map, tokens.with_flat_values(starts), tokens.with_flat_values(ends), unit)
+            offsets_map, tokens.with_flat_values(starts), tokens.with_flat_values(ends), unit
+        )
         return tokens, starts, ends
 
     def _tokenize_pieces_exactly(self, texts, unit):

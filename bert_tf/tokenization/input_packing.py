@@ -7,8 +7,9 @@ import tensorflow as tf
 from bert_tf.errors import UserInputError
 
 
-def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int,
-                  pad_to_seq_length: bool = True) -> dict[str, tf.Tensor]:
+def pack_segments(
+    segments, seq_length, cls_id: int, sep_id: int, pad_id: int, pad_to_seq_length: bool = True
+) -> dict[str, tf.Tensor]:
     """One or two ragged id batches `[batch, (tokens)]` -> int32 `input_word_ids`,
     `input_mask`, `input_type_ids`, `[batch, width]`.
 
@@ -33,11 +34,16 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int,
     shortest = len(segments) + 2  # [CLS], a token, and a [SEP] each
     if isinstance(seq_length, int):
         if seq_length < shortest:
-            raise UserInputError(f"seq_length={seq_length} leaves no room for a token besides "
-                                 f"{shortest - 1} [CLS]/[SEP]")
+            raise UserInputError(
+                f"seq_length={seq_length} leaves no room for a token besides "
+                f"{shortest - 1} [CLS]/[SEP]"
+            )
     else:  # a tensor, known only when the graph runs
         check = tf.debugging.assert_greater_equal(
-            seq_length, shortest, message=f"seq_length leaves no room for a token besides {shortest - 1} [CLS]/[SEP]")
+            seq_length,
+            shortest,
+            message=f"seq_length leaves no room for a token besides {shortest - 1} [CLS]/[SEP]",
+        )
         with tf.control_dependencies([check]):
             seq_length = tf.identity(seq_length)
     budget = seq_length - len(segments) - 1  # tokens left after [CLS] and the [SEP]s
@@ -59,10 +65,15 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int,
         offset = position - start[:, None]  # [batch, width] position within the segment
         inside = (offset >= 0) & (offset < count[:, None])
         values = tf.concat([tf.cast(segment.flat_values, tf.int32), [pad_id]], 0)
-        source = tf.where(inside, tf.cast(segment.row_starts(), tf.int32)[:, None] + offset, tf.size(values) - 1)
+        source = tf.where(
+            inside, tf.cast(segment.row_starts(), tf.int32)[:, None] + offset, tf.size(values) - 1
+        )
         word_ids = tf.where(inside, tf.gather(values, source), word_ids)
         if index:  # the second segment and its [SEP]
             type_ids = tf.where(real & (offset >= 0), 1, type_ids)
         start += count + 1
-    return {"input_word_ids": tf.where(position == 0, cls_id, word_ids),
-            "input_mask": tf.cast(real, tf.int32), "input_type_ids": type_ids}
+    return {
+        "input_word_ids": tf.where(position == 0, cls_id, word_ids),
+        "input_mask": tf.cast(real, tf.int32),
+        "input_type_ids": type_ids,
+    }

@@ -25,9 +25,22 @@ import unicodedata
 import numpy as np
 
 # BasicTokenizer._is_chinese_char: the CJK Unified Ideographs blocks (assigned or not).
-CJK_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2A6DF),
-              (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0x2F800, 0x2FA1F))
-ASCII_PUNCTUATION_RANGES = ((33, 47), (58, 64), (91, 96), (123, 126))  # BasicTokenizer's `_is_punctuation`
+CJK_RANGES = (
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0x2F800, 0x2FA1F),
+)
+ASCII_PUNCTUATION_RANGES = (
+    (33, 47),
+    (58, 64),
+    (91, 96),
+    (123, 126),
+)  # BasicTokenizer's `_is_punctuation`
 CAPITAL_SIGMA, FINAL_SIGMA = 0x3A3, 0x3C2
 
 
@@ -93,8 +106,9 @@ def normalize_char(char: str, lower_case: bool) -> str:
     if is_whitespace(char):
         return " "
     if lower_case and not "A" <= char <= "Z":
-        char = "".join(c for c in unicodedata.normalize("NFD", char.lower())
-                       if unicodedata.category(c) != "Mn")
+        char = "".join(
+            c for c in unicodedata.normalize("NFD", char.lower()) if unicodedata.category(c) != "Mn"
+        )
     return "".join(" " if c.isspace() else c for c in char)
 
 
@@ -108,8 +122,11 @@ def _changed_chars(lower_case: bool) -> dict[int, str]:
     """
     assigned = _assigned_chars()
     chars = assigned.chars
-    maybe = (np.isin(assigned.categories, ("Cc", "Cf", "Zs", "Mn")) | _flags(str.isspace, chars)
-             | np.isin(assigned.codepoints, (0, 0xFFFD)))
+    maybe = (
+        np.isin(assigned.categories, ("Cc", "Cf", "Zs", "Mn"))
+        | _flags(str.isspace, chars)
+        | np.isin(assigned.codepoints, (0, 0xFFFD))
+    )
     if lower_case:
         maybe |= _flags(operator.ne, map(str.lower, chars), chars)
         maybe |= ~_flags(functools.partial(unicodedata.is_normalized, "NFD"), chars)
@@ -132,7 +149,7 @@ def normalization_table(lower_case: bool) -> tuple[np.ndarray, np.ndarray]:
     width = max(map(len, changed.values()))
     replacements = np.full((len(changed), width), -1, np.int32)
     for row, normalized in enumerate(changed.values()):
-        replacements[row, :len(normalized)] = [ord(c) for c in normalized]
+        replacements[row, : len(normalized)] = [ord(c) for c in normalized]
     return np.array(list(changed), np.int32), replacements
 
 
@@ -154,8 +171,9 @@ def isolated_ranges() -> tuple[tuple[int, int], ...]:
     and categories P*; CJK its `_is_chinese_char`, the `CJK_RANGES`.
     """
     assigned = _assigned_chars()
-    punctuation = (np.char.startswith(assigned.categories, "P")
-                   | _in_ranges(assigned.codepoints, ASCII_PUNCTUATION_RANGES))
+    punctuation = np.char.startswith(assigned.categories, "P") | _in_ranges(
+        assigned.codepoints, ASCII_PUNCTUATION_RANGES
+    )
     cjk = np.concatenate([np.arange(first, last + 1) for first, last in CJK_RANGES])
     return to_ranges(np.union1d(assigned.codepoints[punctuation], cjk))
 
@@ -178,17 +196,26 @@ def final_sigma_ranges() -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, 
     """
     assigned = _assigned_chars()
     changed = _changed_chars(lower_case=False)
-    removed = np.isin(assigned.codepoints, [cp for cp, normalized in changed.items() if normalized == ""])
-    spaces = np.isin(assigned.codepoints, [cp for cp, normalized in changed.items() if normalized == " "])
+    removed = np.isin(
+        assigned.codepoints, [cp for cp, normalized in changed.items() if normalized == ""]
+    )
+    spaces = np.isin(
+        assigned.codepoints, [cp for cp, normalized in changed.items() if normalized == " "]
+    )
     probed = np.flatnonzero(~(removed | spaces | _in_ranges(assigned.codepoints, CJK_RANGES)))
     chars = [assigned.chars[i] for i in probed.tolist()]
     final = chr(FINAL_SIGMA)
     # "A" + char + "Σ": final iff char is ignorable or cased.
     # "AΣ" + char: final iff char is ignorable or not cased.
-    before = _flags(operator.methodcaller("endswith", final), map(str.lower, map("A{}Σ".format, chars)))
-    after = _flags(operator.methodcaller("startswith", "a" + final),
-                   map(str.lower, map("AΣ{}".format, chars)))
-    ignorable = np.union1d(assigned.codepoints[removed], assigned.codepoints[probed[before & after]])
+    before = _flags(
+        operator.methodcaller("endswith", final), map(str.lower, map("A{}Σ".format, chars))
+    )
+    after = _flags(
+        operator.methodcaller("startswith", "a" + final), map(str.lower, map("AΣ{}".format, chars))
+    )
+    ignorable = np.union1d(
+        assigned.codepoints[removed], assigned.codepoints[probed[before & after]]
+    )
     return to_ranges(assigned.codepoints[probed[before & ~after]]), to_ranges(ignorable)
 
 
@@ -205,6 +232,8 @@ def build_tables(lower_case: bool) -> None:
 
 def regex_class(ranges) -> str:
     """`(first, last)` ranges -> an RE2 character class such as `[\\x{21}-\\x{2f}]`."""
-    parts = (f"\\x{{{first:x}}}" if first == last else f"\\x{{{first:x}}}-\\x{{{last:x}}}"
-             for first, last in ranges)
+    parts = (
+        f"\\x{{{first:x}}}" if first == last else f"\\x{{{first:x}}}-\\x{{{last:x}}}"
+        for first, last in ranges
+    )
     return "[" + "".join(parts) + "]"

@@ -55,7 +55,9 @@ class Vocab:
         token_to_id = {}
         for i, token in enumerate(tokens):
             if token in token_to_id:
-                raise VocabError(f"{path}:{i + 1}: {token!r} is already on line {token_to_id[token] + 1}")
+                raise VocabError(
+                    f"{path}:{i + 1}: {token!r} is already on line {token_to_id[token] + 1}"
+                )
             token_to_id[token] = i
         missing = [t for t in SPECIAL_TOKENS if t not in token_to_id]
         if missing:
@@ -67,7 +69,9 @@ class Vocab:
 
     def _share_changed_by(self, case) -> float:
         """The share of tokens (of all, the special ones never counted) that `case` changes."""
-        return sum(case(token) != token for token in self.tokens if token not in SPECIAL_TOKENS) / len(self)
+        return sum(
+            case(token) != token for token in self.tokens if token not in SPECIAL_TOKENS
+        ) / len(self)
 
     @property
     def capitalized_share(self) -> float:
@@ -98,14 +102,22 @@ class Vocab:
         for text lower-cased beforehand."""
         capitalized = self.capitalized_share
         if do_lower_case and capitalized > CASED_VOCAB_SHARE:
-            raise VocabError(f"{self.path}: a cased vocab ({capitalized:.0%} of its tokens have "
-                             "capitals) with do_lower_case: lower-cased words would miss them; "
-                             "pass `do_lower_case`=false")
-        if (not do_lower_case and capitalized < UNCASED_VOCAB_SHARE and self.lower_case_share > CASED_VOCAB_SHARE
-                and self.accented_share < UNCASED_VOCAB_SHARE):
-            raise VocabError(f"{self.path}: an uncased vocab (no capitalised tokens) without "
-                             "do_lower_case: capitalised words would be [UNK] or split into "
-                             "pieces; pass `do_lower_case`=true")
+            raise VocabError(
+                f"{self.path}: a cased vocab ({capitalized:.0%} of its tokens have "
+                "capitals) with do_lower_case: lower-cased words would miss them; "
+                "pass `do_lower_case`=false"
+            )
+        if (
+            not do_lower_case
+            and capitalized < UNCASED_VOCAB_SHARE
+            and self.lower_case_share > CASED_VOCAB_SHARE
+            and self.accented_share < UNCASED_VOCAB_SHARE
+        ):
+            raise VocabError(
+                f"{self.path}: an uncased vocab (no capitalised tokens) without "
+                "do_lower_case: capitalised words would be [UNK] or split into "
+                "pieces; pass `do_lower_case`=true"
+            )
 
     @property
     def pad_id(self) -> int:
@@ -129,4 +141,6 @@ class Vocab:
 
 
 def _strip_accents(token: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFD", token) if unicodedata.category(c) != "Mn")
+    return "".join(
+        c for c in unicodedata.normalize("NFD", token) if unicodedata.category(c) != "Mn"
+    )

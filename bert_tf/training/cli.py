@@ -29,11 +29,16 @@ def strategy_from_flags(flag_values: flags.FlagValues):
         raise flags.ValidationError("--use_tpu needs --tpu_name (or --tpu, or --master)")
     set_precision(flag_values.dtype)
     strategy = create_strategy(
-        flag_values.distribution_strategy, tpu=tpu, tpu_zone=flag_values.tpu_zone,
-        gcp_project=flag_values.gcp_project, tpu_timeout_s=flag_values.tpu_timeout,
-        tpu_flag=tpu_flag)
+        flag_values.distribution_strategy,
+        tpu=tpu,
+        tpu_zone=flag_values.tpu_zone,
+        gcp_project=flag_values.gcp_project,
+        tpu_timeout_s=flag_values.tpu_timeout,
+        tpu_flag=tpu_flag,
+    )
     if isinstance(strategy, tf.distribute.TPUStrategy):
         check_num_tpu_cores(flag_values.num_tpu_cores, strategy.num_replicas_in_sync)
-    logging.info("Strategy %s with %d replicas", type(strategy).__name__,
-                 strategy.num_replicas_in_sync)
+    logging.info(
+        "Strategy %s with %d replicas", type(strategy).__name__, strategy.num_replicas_in_sync
+    )
     return strategy

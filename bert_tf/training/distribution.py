@@ -17,10 +17,15 @@ class DistributionError(UserInputError, RuntimeError):
     """A strategy that cannot be built: an unreachable TPU, a bad flag."""
 
 
-def create_strategy(distribution_strategy: str = "default", tpu: str | None = None,
-                    tpu_zone: str | None = None, gcp_project: str | None = None,
-                    num_gpus: int | None = None, tpu_timeout_s: float = 120.0,
-                    tpu_flag: str = "tpu") -> tf.distribute.Strategy:
+def create_strategy(
+    distribution_strategy: str = "default",
+    tpu: str | None = None,
+    tpu_zone: str | None = None,
+    gcp_project: str | None = None,
+    num_gpus: int | None = None,
+    tpu_timeout_s: float = 120.0,
+    tpu_flag: str = "tpu",
+) -> tf.distribute.Strategy:
     """Builds the strategy that `--distribution_strategy` / `--tpu` name.
 
     `tpu` implies the TPU strategy (see `tpu_cluster_resolver` for its forms). Connecting
@@ -44,25 +49,33 @@ def create_strategy(distribution_strategy: str = "default", tpu: str | None = No
     if tpu:
         distribution_strategy = "tpu"
     if distribution_strategy not in STRATEGIES:
-        raise DistributionError(f"`distribution_strategy` must be one of {', '.join(STRATEGIES)}; "
-                                f"got {distribution_strategy!r}")
+        raise DistributionError(
+            f"`distribution_strategy` must be one of {', '.join(STRATEGIES)}; "
+            f"got {distribution_strategy!r}"
+        )
     if distribution_strategy == "default":
         return tf.distribute.get_strategy()
     if distribution_strategy == "tpu":
-        return _with_timeout(lambda: tpu_strategy(tpu_cluster_resolver(tpu, tpu_zone, gcp_project)),
-                             tpu_timeout_s, f"`{tpu_flag}`={tpu}")
+        return _with_timeout(
+            lambda: tpu_strategy(tpu_cluster_resolver(tpu, tpu_zone, gcp_project)),
+            tpu_timeout_s,
+            f"`{tpu_flag}`={tpu}",
+        )
     if num_gpus is None:
         # Physical, not logical: listing logical devices starts the runtime, after which
         # MultiWorkerMirroredStrategy can no longer configure its collective ops.
         num_gpus = len(tf.config.list_physical_devices("GPU"))
     try:
         return distribute_utils.get_distribution_strategy(distribution_strategy, num_gpus=num_gpus)
-    except RuntimeError as e:  # TensorFlow's runtime refusing the strategy: one line, not a traceback
+    except (
+        RuntimeError
+    ) as e:  # TensorFlow's runtime refusing the strategy: one line, not a traceback
         raise DistributionError(f"`distribution_strategy`={distribution_strategy}: {e}") from e
 
 
-def tpu_cluster_resolver(tpu: str | None, zone: str | None = None, project: str | None = None
-                         ) -> tf.distribute.cluster_resolver.TPUClusterResolver:
+def tpu_cluster_resolver(
+    tpu: str | None, zone: str | None = None, project: str | None = None
+) -> tf.distribute.cluster_resolver.TPUClusterResolver:
     """The cluster resolver of a TPU: every host of a pod slice, or a TPU VM's own chips.
 
     Args:
@@ -78,7 +91,9 @@ def tpu_cluster_resolver(tpu: str | None, zone: str | None = None, project: str 
     return tf.distribute.cluster_resolver.TPUClusterResolver(tpu, zone=zone, project=project)
 
 
-def tpu_strategy(resolver: tf.distribute.cluster_resolver.TPUClusterResolver) -> tf.distribute.TPUStrategy:
+def tpu_strategy(
+    resolver: tf.distribute.cluster_resolver.TPUClusterResolver,
+) -> tf.distribute.TPUStrategy:
     """Connects to the resolver's hosts, initializes their TPUs and builds the strategy on them.
 
     The strategy is built on the resolver itself, not its master's address, which would
@@ -122,9 +137,11 @@ def check_num_tpu_cores(num_tpu_cores: int | None, replicas: int) -> None:
     """google-research/bert's --num_tpu_cores, when given, must be the TPU strategy's `replicas`:
     the strategy runs one replica on every core of the TPU, so fewer or more cannot be had."""
     if num_tpu_cores is not None and num_tpu_cores != replicas:
-        raise DistributionError(f"`num_tpu_cores`={num_tpu_cores}: the TPU has {replicas} cores, "
-                                "and the TPU strategy uses all of them; pass "
-                                f"`num_tpu_cores`={replicas} or leave it out")
+        raise DistributionError(
+            f"`num_tpu_cores`={num_tpu_cores}: the TPU has {replicas} cores, "
+            "and the TPU strategy uses all of them; pass "
+            f"`num_tpu_cores`={replicas} or leave it out"
+        )
 
 
 def check_global_batch(flag: str, batch_size: int, strategy: tf.distribute.Strategy) -> None:
@@ -143,5 +160,6 @@ def set_precision(dtype: str) -> None:
     try:
         keras.mixed_precision.set_dtype_policy(DTYPE_POLICIES[dtype])
     except KeyError:
-        raise UserInputError(f"`dtype` must be one of {', '.join(DTYPE_POLICIES)}; got "
-                             f"{dtype!r}") from None
+        raise UserInputError(
+            f"`dtype` must be one of {', '.join(DTYPE_POLICIES)}; got {dtype!r}"
+        ) from None

@@ -49,12 +49,17 @@ class FusedAdamW(KeepsNoDecayPatterns, keras.optimizers.AdamW):
         index = self._get_variable_index(variable)
         # Inside a strategy's update, `handle` is this replica's copy of a mirrored variable.
         tf.raw_ops.ResourceApplyAdam(
-            var=_handle(variable), m=_handle(self._momentums[index]), v=_handle(self._velocities[index]),
+            var=_handle(variable),
+            m=_handle(self._momentums[index]),
+            v=_handle(self._velocities[index]),
             beta1_power=ops.power(ops.cast(self.beta_1, dtype), step),
             beta2_power=ops.power(ops.cast(self.beta_2, dtype), step),
-            lr=ops.cast(learning_rate, dtype), beta1=ops.cast(self.beta_1, dtype),
-            beta2=ops.cast(self.beta_2, dtype), epsilon=ops.cast(self.epsilon, dtype),
-            grad=ops.cast(gradient, dtype))
+            lr=ops.cast(learning_rate, dtype),
+            beta1=ops.cast(self.beta_1, dtype),
+            beta2=ops.cast(self.beta_2, dtype),
+            epsilon=ops.cast(self.epsilon, dtype),
+            grad=ops.cast(gradient, dtype),
+        )
 
 
 def decay_weights(variable, weight_decay, learning_rate) -> None:

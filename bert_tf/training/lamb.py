@@ -48,8 +48,13 @@ class Lamb(KeepsNoDecayPatterns, keras.optimizers.Lamb):
         update = m_hat / (ops.sqrt(v_hat) + self.epsilon)
         if self.lamb_weight_decay and self._use_weight_decay(variable):
             update = update + ops.cast(self.lamb_weight_decay, variable.dtype) * variable
-            w_norm, r_norm = ops.norm(ops.reshape(variable, [-1])), ops.norm(ops.reshape(update, [-1]))
-            ratio = ops.where((w_norm > 0) & (r_norm > 0), w_norm / r_norm, 1.0)  # 1 for an all-zero variable
+            w_norm, r_norm = (
+                ops.norm(ops.reshape(variable, [-1])),
+                ops.norm(ops.reshape(update, [-1])),
+            )
+            ratio = ops.where(
+                (w_norm > 0) & (r_norm > 0), w_norm / r_norm, 1.0
+            )  # 1 for an all-zero variable
             update = ratio * update
         self.assign_sub(variable, lr * update)
 

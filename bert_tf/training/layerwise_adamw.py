@@ -39,8 +39,14 @@ class LayerwiseAdamW(FusedAdamW):
     0.125
     """
 
-    def __init__(self, variable_depths: dict[str, int], num_layers: int, layerwise_lr_decay: float = 1.0,
-                 unfreeze_every_steps: int = 0, **kwargs):
+    def __init__(
+        self,
+        variable_depths: dict[str, int],
+        num_layers: int,
+        layerwise_lr_decay: float = 1.0,
+        unfreeze_every_steps: int = 0,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if not 0.0 < layerwise_lr_decay <= 1.0:
             raise UserInputError(f"layerwise_lr_decay must be in (0, 1]; got {layerwise_lr_decay}")
@@ -54,7 +60,7 @@ class LayerwiseAdamW(FusedAdamW):
     def learning_rate_multiplier(self, depth: int, step):
         """The factor on the learning rate of a variable at `depth`, at optimizer step `step`."""
         below_top = self.num_layers + 1 - depth
-        multiplier = ops.convert_to_tensor(self.layerwise_lr_decay ** below_top, "float32")
+        multiplier = ops.convert_to_tensor(self.layerwise_lr_decay**below_top, "float32")
         if self.unfreeze_every_steps:
             unfrozen = ops.cast(step, "int64") >= below_top * self.unfreeze_every_steps
             multiplier = multiplier * ops.cast(unfrozen, "float32")
@@ -69,18 +75,21 @@ class LayerwiseAdamW(FusedAdamW):
     def update_step(self, gradient, variable, learning_rate):
         depth = self._depths[self._get_variable_index(variable)]
         learning_rate = ops.cast(learning_rate, variable.dtype) * ops.cast(
-            self.learning_rate_multiplier(depth, self.iterations), variable.dtype)
+            self.learning_rate_multiplier(depth, self.iterations), variable.dtype
+        )
         if self.decoupled_weight_decay and self._use_weight_decay(variable):
             decay_weights(variable, self.decoupled_weight_decay, learning_rate)
         super().update_step(gradient, variable, learning_rate)
 
     def get_config(self):
         config = super().get_config()
-        config.update({
-            "weight_decay": self.decoupled_weight_decay,
-            "variable_depths": self.variable_depths,
-            "num_layers": self.num_layers,
-            "layerwise_lr_decay": self.layerwise_lr_decay,
-            "unfreeze_every_steps": self.unfreeze_every_steps,
-        })
+        config.update(
+            {
+                "weight_decay": self.decoupled_weight_decay,
+                "variable_depths": self.variable_depths,
+                "num_layers": self.num_layers,
+                "layerwise_lr_decay": self.layerwise_lr_decay,
+                "unfreeze_every_steps": self.unfreeze_every_steps,
+            }
+        )
         return config

@@ -18,7 +18,10 @@ from bert_tf.training.layerwise_adamw import LayerwiseAdamW
 NO_DECAY_PATTERNS = ("gamma", "beta", "bias")
 # Adam's epsilon: google-research/bert's, and PyTorch's (Hugging Face's) for fine-tuning.
 BERT_EPSILON, FINETUNING_EPSILON = 1e-6, 1e-8
-OPTIMIZER_CLASSES = {"adamw": FusedAdamW, "lamb": Lamb}  # by --optimizer value (`pretraining.flags.OPTIMIZERS`)
+OPTIMIZER_CLASSES = {
+    "adamw": FusedAdamW,
+    "lamb": Lamb,
+}  # by --optimizer value (`pretraining.flags.OPTIMIZERS`)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -35,8 +38,13 @@ class LinearWarmup(keras.optimizers.schedules.LearningRateSchedule):
     (5e-05, 5e-05)
     """
 
-    def __init__(self, after_warmup, warmup_steps: int, peak_learning_rate: float,
-                 decay_from_warmup: bool = False):
+    def __init__(
+        self,
+        after_warmup,
+        warmup_steps: int,
+        peak_learning_rate: float,
+        decay_from_warmup: bool = False,
+    ):
         self.after_warmup = after_warmup
         self.warmup_steps = warmup_steps
         self.peak_learning_rate = peak_learning_rate
@@ -58,12 +66,18 @@ class LinearWarmup(keras.optimizers.schedules.LearningRateSchedule):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config, after_warmup=keras.saving.deserialize_keras_object(config["after_warmup"]))
+        config = dict(
+            config, after_warmup=keras.saving.deserialize_keras_object(config["after_warmup"])
+        )
         return cls(**config)
 
 
-def warmup_linear_decay(learning_rate: float, num_train_steps: int, num_warmup_steps: int,
-                        decay_from_warmup: bool = False):
+def warmup_linear_decay(
+    learning_rate: float,
+    num_train_steps: int,
+    num_warmup_steps: int,
+    decay_from_warmup: bool = False,
+):
     """Linear warmup to `learning_rate`, then linear decay to 0 at `num_train_steps`.
 
     google-research/bert's decay is the line from `learning_rate` at step 0, so warmup ends
@@ -73,15 +87,23 @@ def warmup_linear_decay(learning_rate: float, num_train_steps: int, num_warmup_s
     """
     decay_steps = num_train_steps - num_warmup_steps if decay_from_warmup else num_train_steps
     decay = keras.optimizers.schedules.PolynomialDecay(
-        learning_rate, decay_steps=max(decay_steps, 1), end_learning_rate=0.0, power=1.0)
+        learning_rate, decay_steps=max(decay_steps, 1), end_learning_rate=0.0, power=1.0
+    )
     if not num_warmup_steps:
         return decay
     return LinearWarmup(decay, num_warmup_steps, learning_rate, decay_from_warmup)
 
 
-def bert_optimizer(optimizer_class, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
-                   weight_decay: float, loss_scale: bool, epsilon: float = BERT_EPSILON,
-                   decay_from_warmup: bool = False) -> keras.optimizers.Optimizer:
+def bert_optimizer(
+    optimizer_class,
+    learning_rate: float,
+    num_train_steps: int,
+    num_warmup_steps: int,
+    weight_decay: float,
+    loss_scale: bool,
+    epsilon: float = BERT_EPSILON,
+    decay_from_warmup: bool = False,
+) -> keras.optimizers.Optimizer:
     """`optimizer_class` (an AdamW-like Keras optimizer) with BERT's settings, as in the paper.
 
     β1 0.9, β2 0.999, ε `epsilon`, weight decay (decoupled for AdamW, inside the trust ratio
@@ -91,29 +113,54 @@ def bert_optimizer(optimizer_class, learning_rate: float, num_train_steps: int, 
     `loss_scale` wraps the optimizer in dynamic loss scaling, for float16.
     """
     optimizer = optimizer_class(
-        learning_rate=warmup_linear_decay(learning_rate, num_train_steps, num_warmup_steps,
-                                          decay_from_warmup),
-        beta_1=0.9, beta_2=0.999, epsilon=epsilon, weight_decay=weight_decay)
+        learning_rate=warmup_linear_decay(
+            learning_rate, num_train_steps, num_warmup_steps, decay_from_warmup
+        ),
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=epsilon,
+        weight_decay=weight_decay,
+    )
     optimizer.exclude_from_weight_decay(var_names=list(NO_DECAY_PATTERNS))
     return keras.optimizers.LossScaleOptimizer(optimizer) if loss_scale else optimizer
 
 
-def create_optimizer(name: str, learning_rate: float, num_train_steps: int, num_warmup_steps: int,
-                     weight_decay: float = 0.01, loss_scale: bool = False) -> keras.optimizers.Optimizer:
+def create_optimizer(
+    name: str,
+    learning_rate: float,
+    num_train_steps: int,
+    num_warmup_steps: int,
+    weight_decay: float = 0.01,
+    loss_scale: bool = False,
+) -> keras.optimizers.Optimizer:
     """BERT's pretraining optimizer: adamw, or lamb (layer-wise adaptive, You et al.: `Lamb`); see
     `bert_optimizer`."""
     if name not in OPTIMIZER_CLASSES:
-        raise UserInputError(f"`optimizer` must be one of {', '.join(OPTIMIZER_CLASSES)}; got "
-                             f"{name!r}")
-    return bert_optimizer(OPTIMIZER_CLASSES[name], learning_rate, num_train_steps, num_warmup_steps,
-                          weight_decay, loss_scale)
+        raise UserInputError(
+            f"`optimizer` must be one of {', '.join(OPTIMIZER_CLASSES)}; got {name!r}"
+        )
+    return bert_optimizer(
+        OPTIMIZER_CLASSES[name],
+        learning_rate,
+        num_train_steps,
+        num_warmup_steps,
+        weight_decay,
+        loss_scale,
+    )
 
 
-def create_finetuning_optimizer(learning_rate: float, num_train_steps: int, num_warmup_steps: int,
-                                variable_depths: dict[str, int], num_layers: int,
-                                layerwise_lr_decay: float = 1.0, unfreeze_every_steps: int = 0,
-                                weight_decay: float = 0.01, loss_scale: bool = False,
-                                google_bert: bool = False) -> keras.optimizers.Optimizer:
+def create_finetuning_optimizer(
+    learning_rate: float,
+    num_train_steps: int,
+    num_warmup_steps: int,
+    variable_depths: dict[str, int],
+    num_layers: int,
+    layerwise_lr_decay: float = 1.0,
+    unfreeze_every_steps: int = 0,
+    weight_decay: float = 0.01,
+    loss_scale: bool = False,
+    google_bert: bool = False,
+) -> keras.optimizers.Optimizer:
     """The fine-tuning AdamW (`bert_optimizer`), with optional per-layer learning rates.
 
     By default ε is 1e-8 and the decay starts from the peak at the end of warmup, as in
@@ -122,11 +169,20 @@ def create_finetuning_optimizer(learning_rate: float, num_train_steps: int, num_
     the learning rate throughout. `LayerwiseAdamW`'s layer-wise decay and gradual unfreezing
     are both off by default.
     """
-    layerwise_adamw = functools.partial(LayerwiseAdamW, variable_depths, num_layers, layerwise_lr_decay,
-                                        unfreeze_every_steps)
+    layerwise_adamw = functools.partial(
+        LayerwiseAdamW, variable_depths, num_layers, layerwise_lr_decay, unfreeze_every_steps
+    )
     epsilon = BERT_EPSILON if google_bert else FINETUNING_EPSILON
-    return bert_optimizer(layerwise_adamw, learning_rate, num_train_steps, num_warmup_steps,
-                          weight_decay, loss_scale, epsilon, decay_from_warmup=not google_bert)
+    return bert_optimizer(
+        layerwise_adamw,
+        learning_rate,
+        num_train_steps,
+        num_warmup_steps,
+        weight_decay,
+        loss_scale,
+        epsilon,
+        decay_from_warmup=not google_bert,
+    )
 
 
 def current_learning_rate(optimizer: keras.optimizers.Optimizer):

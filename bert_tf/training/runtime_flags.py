@@ -25,5 +25,10 @@ def options_from_flags(options_class, flag_values: flags.FlagValues):
 
     A field without a flag of its name (`verbose`) keeps its default.
     """
-    return options_class(**{field.name: flag_values[field.name].value
-                            for field in dataclasses.fields(options_class) if field.name in flag_values})
+    return options_class(
+        **{
+            field.name: flag_values[field.name].value
+            for field in dataclasses.fields(options_class)
+            if field.name in flag_values
+        }
+    )

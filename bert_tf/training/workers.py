@@ -31,7 +31,11 @@ def writing_directory(strategy: tf.distribute.Strategy, output_dir: str):
         yield output_dir
         return
     with tempfile.TemporaryDirectory(prefix="bert_tf-worker-") as directory:
-        logging.info("Not the chief: this worker writes into %s, removed at the end, not %s", directory, output_dir)
+        logging.info(
+            "Not the chief: this worker writes into %s, removed at the end, not %s",
+            directory,
+            output_dir,
+        )
         yield directory
 
 
@@ -50,9 +54,11 @@ def check_same_resume_step(strategy: tf.distribute.Strategy, step: int, resumed_
     values = tf.constant([step, step * step], tf.float64)
     sums = strategy.reduce("SUM", strategy.run(lambda: values), axis=None).numpy()
     if not (sums == strategy.num_replicas_in_sync * values.numpy()).all():
-        raise UserInputError(f"{resumed_from}: this worker resumes from step "
-                             f"{step}, but not every worker does; every "
-                             "worker must read the chief's output directory at that path (a shared one, such as gs://)")
+        raise UserInputError(
+            f"{resumed_from}: this worker resumes from step "
+            f"{step}, but not every worker does; every "
+            "worker must read the chief's output directory at that path (a shared one, such as gs://)"
+        )
 
 
 def fit_across_workers(model: keras.Model, strategy: tf.distribute.Strategy) -> None:
@@ -73,15 +79,21 @@ def fit_across_workers(model: keras.Model, strategy: tf.distribute.Strategy) -> 
 
     def symbolic_build(iterator=None, data_batch=None):
         if iterator is not None:
-            for _, _, batches in iterator:  # Keras's epoch iterator: (first step, last step, an iterator)
-                data_batch = tf.nest.map_structure(lambda v: strategy.experimental_local_results(v)[0],
-                                                   next(batches))
+            for (
+                _,
+                _,
+                batches,
+            ) in iterator:  # Keras's epoch iterator: (first step, last step, an iterator)
+                data_batch = tf.nest.map_structure(
+                    lambda v: strategy.experimental_local_results(v)[0], next(batches)
+                )
                 break
         keras_build(data_batch=data_batch)
 
     def train_step(data):
-        return tf.nest.map_structure(lambda log: log[tf.newaxis] if log.shape.rank == 0 else log,
-                                     keras_train_step(data))
+        return tf.nest.map_structure(
+            lambda log: log[tf.newaxis] if log.shape.rank == 0 else log, keras_train_step(data)
+        )
 
     model._maybe_symbolic_build = symbolic_build
     model.train_step = train_step
@@ -89,5 +101,6 @@ def fit_across_workers(model: keras.Model, strategy: tf.distribute.Strategy) -> 
 
 def _several_workers(strategy: tf.distribute.Strategy) -> bool:
     """Whether `strategy` is multi-worker mirrored with more replicas than this worker's devices."""
-    return (isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
-            and strategy.num_replicas_in_sync > len(strategy.extended.worker_devices))
+    return isinstance(
+        strategy, tf.distribute.MultiWorkerMirroredStrategy
+    ) and strategy.num_replicas_in_sync > len(strategy.extended.worker_devices)
