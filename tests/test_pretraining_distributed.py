@@ -60,7 +60,7 @@ def test_mirrored_matches_one_device_and_evaluates_global_batches(tmp_path):
     assert np.isfinite(results["sampled_loss"]) and results["sampled_changed"] > len(one.files) // 2
     assert (
         results["indivisible_batch_error"]
-        == "--train_batch_size=7 is not divisible by the 2 replicas"
+        == "`train_batch_size`=7 is not divisible by the 2 replicas"
     )
     assert results["indivisible_batch_left_output"] is False
     # BertPretrainer.fit, unclipped: each replica's loss is
@@ -156,7 +156,7 @@ def test_multi_worker_mirrored_from_the_command_line(tmp_path):
 def test_a_strategy_the_runtime_refuses_is_a_distribution_error(tmp_path):
     (out,) = finish(_worker("runtime_started", tmp_path, _one_worker_tf_config()))
     assert out.strip().splitlines()[-1] == (
-        "--distribution_strategy=multi_worker_mirrored: "
+        "`distribution_strategy`=multi_worker_mirrored: "
         "Collective ops must be configured at program startup"
     )
 

@@ -173,7 +173,7 @@ def test_sampling_probabilities():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("", "--tasks is required"),
+        ("", "`tasks` is required"),
         ("a:classifier", "is not name:kind:data_dir"),
         ("a:regression:d", "kind 'regression' is not one of"),
         ("a:ner:d:-1", "the weight must be a number >= 0"),

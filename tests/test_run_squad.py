@@ -149,7 +149,7 @@ def test_a_training_set_smaller_than_a_batch_is_counted_in_windows(tmp_path, mod
     with pytest.raises(
         ValueError,
         match=r"^the training set has 32 windows from 16 examples, fewer than "
-        r"--train_batch_size=1000$",
+        r"`train_batch_size`=1000$",
     ):
         run_finetuning(task, options)
 
@@ -186,7 +186,7 @@ def test_predict_file_may_leave_out_answers_unless_evaluated(tmp_path, model_fil
     assert len(features) == 32 and not features.start_positions.any()  # 16 questions in 32 windows
     with pytest.raises(
         SquadDataError,
-        match=r"question 1\.1-00: missing field 'answers' \(training and --do_eval "
+        match=r"question 1\.1-00: missing field 'answers' \(training and `do_eval` "
         r"need the gold answers\)$",
     ):
         task(do_eval=True, do_predict=True).encode("dev")
@@ -295,7 +295,7 @@ def test_squad_task_refuses_answer_settings_that_are_not_positive(tmp_path, mode
     options = FineTuningOptions(
         data_dir=str(FIXTURES), vocab_file=vocab, output_dir=str(tmp_path / "out")
     )
-    with pytest.raises(ValueError, match=r"^--max_answer_length must be positive, got -1$"):
+    with pytest.raises(ValueError, match=r"^`max_answer_length` must be positive, got -1$"):
         SquadTask(options, BertTokenizer(vocab), max_answer_length=-1)
 
 
@@ -393,7 +393,7 @@ def test_cmrc2018_has_no_unanswerable_questions(tmp_path):
         vocab_file=str(REPO / "tests/fixtures/chinese/vocab.txt"),
         output_dir=str(tmp_path / "out"),
     )
-    with pytest.raises(ValueError, match="--task=cmrc2018 has no unanswerable questions"):
+    with pytest.raises(ValueError, match="`task`=cmrc2018 has no unanswerable questions"):
         SquadTask(
             options,
             BertTokenizer(options.vocab_file),

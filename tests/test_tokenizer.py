@@ -462,7 +462,7 @@ def test_a_cased_vocab_with_lower_casing_is_refused(cased_vocab, uncased_vocab_f
     with pytest.raises(
         ValueError,
         match=rf"^{cased_vocab}: a cased vocab \(\d+% of its tokens have capitals\) "
-        r"with do_lower_case: .*pass --do_lower_case=false$",
+        r"with do_lower_case: .*pass `do_lower_case`=false$",
     ):
         BertTokenizer(cased_vocab)
     BertTokenizer(uncased_vocab_file)
@@ -477,7 +477,7 @@ def test_an_uncased_vocab_without_lower_casing_is_refused(uncased_vocab_file, tm
     with pytest.raises(
         ValueError,
         match=rf"^{uncased_vocab_file}: an uncased vocab \(no capitalised tokens\) "
-        r"without do_lower_case: .*pass --do_lower_case=true$",
+        r"without do_lower_case: .*pass `do_lower_case`=true$",
     ):
         BertTokenizer(uncased_vocab_file, do_lower_case=False)
     caseless = write_word_vocab(tmp_path / "vocab.txt", ["\u4e2d\u6587 \u6587\u5b57 1 2 3 ."])
