@@ -74,9 +74,8 @@ class BertEmbeddings(keras.layers.Layer):
     def call(self, input_word_ids, input_type_ids, training=False):
         # input_word_ids, input_type_ids: [batch, seq]
         seq_length = ops.shape(input_word_ids)[1]
-        if (
-            isinstance(seq_length, int) and seq_length > self.max_position_embeddings
-        ):  # a static length
+        # a static length
+        if isinstance(seq_length, int) and seq_length > self.max_position_embeddings:
             raise UserInputError(
                 f"sequence length {seq_length} exceeds max_position_embeddings "
                 f"{self.max_position_embeddings}"

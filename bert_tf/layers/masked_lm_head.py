@@ -90,9 +90,8 @@ class MaskedLMHead(keras.layers.Layer):
         # One 2-D matmul against the untransposed table: its gradient is then
         # [vocab, hidden] directly, with no transpose of a vocab-sized tensor.
         flat = ops.reshape(masked, (-1, self.hidden_size))  # [batch * predictions, hidden]
-        logits = tf.linalg.matmul(
-            flat, embeddings, transpose_b=True
-        )  # [batch * predictions, vocab or candidates]
+        # [batch * predictions, vocab or candidates]
+        logits = tf.linalg.matmul(flat, embeddings, transpose_b=True)
         batch, predictions = ops.shape(masked)[0], ops.shape(masked)[1]
         logits = ops.reshape(logits, (batch, predictions, ops.shape(embeddings)[0]))
         return ops.cast(logits, "float32") + bias

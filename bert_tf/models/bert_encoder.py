@@ -139,9 +139,8 @@ class BertEncoder(keras.Model):
     def _encode(self, inputs, output_positions=None, training=None):
         """The encoder's forward pass; with `output_positions`, the last block's output only at
         `[CLS]` and those positions (see `call_at_positions`)."""
-        x = self.embeddings(
-            inputs["input_word_ids"], inputs["input_type_ids"]
-        )  # [batch, seq, hidden]
+        # [batch, seq, hidden]
+        x = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
         attention_bias = attention_bias_from_mask(inputs["input_mask"])  # [batch, 1, 1, seq]
         encoder_outputs = []
         for block in self.transformer_layers[:-1]:
@@ -157,12 +156,13 @@ class BertEncoder(keras.Model):
             }
         output_positions = ops.cast(output_positions, "int32")
         cls_position = ops.zeros((ops.shape(output_positions)[0], 1), "int32")
+        # [batch, 1 + n, hidden]
         x = last_block(
             x,
             attention_bias,
             ops.concatenate([cls_position, output_positions], axis=1),
             training=training,
-        )  # [batch, 1 + n, hidden]
+        )
         return {"sequence_output": x[:, 1:, :], "pooled_output": self.pooler(x[:, 0, :])}
 
     def call_at_positions(self, inputs, output_positions, training=False):

@@ -162,9 +162,8 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
         """
         losses = losses or pretraining_losses(features, outputs)
         weights = features["masked_lm_weights"]
-        label_logits, best_logits = _label_and_best_logits(
-            features, outputs
-        )  # [batch, predictions]
+        # [batch, predictions]
+        label_logits, best_logits = _label_and_best_logits(features, outputs)
         self.masked_lm_accuracy.update_state(label_logits >= best_logits, sample_weight=weights)
         self.masked_lm_loss.update_state(losses["masked_lm_cross_entropy"], sample_weight=weights)
         if self.next_sentence_prediction:

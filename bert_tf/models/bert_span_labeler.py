@@ -32,9 +32,8 @@ class BertSpanLabeler(BertTaskModel):
         self.span_classifier = self.output_layer(2, "span_classifier")
 
     def call(self, inputs, training=False):
-        sequence = self.encoder(inputs, training=training)[
-            "sequence_output"
-        ]  # [batch, seq, hidden]
+        # [batch, seq, hidden]
+        sequence = self.encoder(inputs, training=training)["sequence_output"]
         logits = ops.cast(
             self.span_classifier(self.dropout(sequence, training=training)), "float32"
         )

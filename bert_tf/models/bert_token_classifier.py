@@ -35,12 +35,10 @@ class BertTokenClassifier(BertTaskModel):
         self.token_classifier = self.output_layer(num_classes, "token_classifier")
 
     def call(self, inputs, training=False):
-        sequence = self.encoder(inputs, training=training)[
-            "sequence_output"
-        ]  # [batch, seq, hidden]
-        logits = self.token_classifier(
-            self.dropout(sequence, training=training)
-        )  # [batch, seq, num_classes]
+        # [batch, seq, hidden]
+        sequence = self.encoder(inputs, training=training)["sequence_output"]
+        # [batch, seq, num_classes]
+        logits = self.token_classifier(self.dropout(sequence, training=training))
         return {LOGITS: ops.cast(logits, "float32")}
 
     def get_config(self):

@@ -41,9 +41,8 @@ def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_example
     """
     weights = ops.cast(features["masked_lm_weights"], "float32")
     if "masked_lm_logits" in outputs:
-        mlm_ce = cross_entropy(
-            features["masked_lm_ids"], outputs["masked_lm_logits"]
-        )  # [batch, predictions]
+        # [batch, predictions]
+        mlm_ce = cross_entropy(features["masked_lm_ids"], outputs["masked_lm_logits"])
     else:
         mlm_ce = outputs["masked_lm_log_partition"] - outputs["masked_lm_label_logits"]
     if masked_lm_weight_sum is None:
@@ -55,9 +54,8 @@ def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_example
         "masked_lm_cross_entropy": mlm_ce,
     }
     if "next_sentence_logits" in outputs:
-        nsp_ce = cross_entropy(
-            features["next_sentence_labels"], outputs["next_sentence_logits"]
-        )  # [batch]
+        # [batch]
+        nsp_ce = cross_entropy(features["next_sentence_labels"], outputs["next_sentence_logits"])
         if num_examples is None:
             num_examples = ops.cast(ops.shape(nsp_ce)[0], "float32")
         losses["next_sentence_loss"] = ops.sum(nsp_ce) / num_examples

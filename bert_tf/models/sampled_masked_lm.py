@@ -50,9 +50,8 @@ def sampled_masked_lm_scores(
     # The column where each label first appears; a later column with the same id is a repeat.
     first = ops.argmax(ops.cast(labels[:, None] == labels[None, :], "int32"), axis=1)  # [n]
     repeated = first != ops.arange(n, dtype=first.dtype)  # [n]
-    draws = keras.random.randint(
-        (num_samples,), 0, head.vocab_size, dtype="int32", seed=seed
-    )  # [samples]
+    # [samples]
+    draws = keras.random.randint((num_samples,), 0, head.vocab_size, dtype="int32", seed=seed)
     drawn_label = ops.any(draws[:, None] == labels[None, :], axis=1)  # [samples]
 
     candidates = ops.concatenate([labels, draws])  # [n + samples]
@@ -60,9 +59,8 @@ def sampled_masked_lm_scores(
     log_weights = ops.concatenate(
         [ops.zeros((n,)), ops.full((num_samples,), math.log(head.vocab_size / num_samples))]
     )
-    logits = head(
-        masked_states, word_embeddings, candidate_ids=candidates
-    )  # [batch, predictions, n + samples]
+    # [batch, predictions, n + samples]
+    logits = head(masked_states, word_embeddings, candidate_ids=candidates)
     logits = ops.where(left_out, float("-inf"), ops.reshape(logits, (n, -1)))  # [n, n + samples]
 
     def per_prediction(values):  # [n] -> [batch, predictions]

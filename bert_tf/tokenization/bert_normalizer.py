@@ -106,27 +106,21 @@ class BertNormalizer(tf.Module):
     def normalize_with_offsets_map(self, texts):
         """UTF-8 strings `[batch]` -> (normalized strings `[batch]`, offsets map)."""
         # n input characters over the batch, flat; m normalized code points.
-        chars, starts = tf.strings.unicode_decode_with_offsets(
-            texts, "UTF-8", errors="replace"
-        )  # [batch, (chars)]
-        values, lengths = self._replace(
-            chars
-        )  # [m], [n]: what each input character became, and how many
-        value_splits = _exclusive_cumsum(
-            lengths
-        )  # [n + 1]: each input character's first code point in values
-        row_splits = tf.gather(
-            value_splits, chars.row_splits
-        )  # [batch + 1]: each string's, in values
+        # [batch, (chars)]
+        chars, starts = tf.strings.unicode_decode_with_offsets(texts, "UTF-8", errors="replace")
+        # [m], [n]: what each input character became, and how many
+        values, lengths = self._replace(chars)
+        # [n + 1]: each input character's first code point in values
+        value_splits = _exclusive_cumsum(lengths)
+        # [batch + 1]: each string's, in values
+        row_splits = tf.gather(value_splits, chars.row_splits)
         normalized = _encode(values, row_splits)  # [batch]
-        byte_splits = _exclusive_cumsum(
-            _utf8_length(values)
-        )  # [m + 1]: each code point's byte in the output
+        # [m + 1]: each code point's byte in the output
+        byte_splits = _exclusive_cumsum(_utf8_length(values))
         row_ids = chars.value_rowids()  # [n]
         size = tf.size(chars.flat_values, tf.int64)  # n
-        char_starts = tf.range(size) - tf.gather(
-            chars.row_splits, row_ids
-        )  # [n]: position in its string
+        # [n]: position in its string
+        char_starts = tf.range(size) - tf.gather(chars.row_splits, row_ids)
         # following [n]: the next input character that is not removed, if its string has one
         # (it ends this character's source span).
         is_kept = tf.cast(lengths > 0, tf.int64)  # [n]

@@ -35,12 +35,8 @@ CJK_RANGES = (
     (0x2B820, 0x2CEAF),
     (0x2F800, 0x2FA1F),
 )
-ASCII_PUNCTUATION_RANGES = (
-    (33, 47),
-    (58, 64),
-    (91, 96),
-    (123, 126),
-)  # BasicTokenizer's `_is_punctuation`
+# BasicTokenizer's `_is_punctuation`
+ASCII_PUNCTUATION_RANGES = ((33, 47), (58, 64), (91, 96), (123, 126))
 CAPITAL_SIGMA, FINAL_SIGMA = 0x3A3, 0x3C2
 
 
