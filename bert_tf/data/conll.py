@@ -111,9 +111,7 @@ class TaggedWindows:
 
     sentences: list[Sentence]
     features: dict[str, np.ndarray]  # int32 input_word_ids, input_mask, input_type_ids [n, seq]
-    label_ids: (
-        np.ndarray
-    )  # int32 [n, seq]: the word's label at first sub-tokens (0 untagged), else 0
+    label_ids: np.ndarray  # int32 [n, seq]: word's label at first sub-tokens (0 untagged), else 0
     label_weights: np.ndarray  # float32 [n, seq]: 1 at first sub-tokens, else 0
     sentence_index: np.ndarray  # int32 [n, seq]: the sentence a first sub-token belongs to, else -1
     word_index: np.ndarray  # int32 [n, seq]: its word in that sentence, else -1
@@ -149,10 +147,8 @@ def encode_sentences(
     capacity = max_seq_length - 2
     rows, word_offset = [], 0
     for s, sentence in enumerate(sentences):
-        ids, first = (
-            [],
-            [],
-        )  # the sentence's pieces; per piece, its word if it is the first piece, else -1
+        # the sentence's pieces; per piece, its word if it is the first piece, else -1
+        ids, first = [], []
         for w in range(len(sentence.words)):
             word_pieces = flat_ids[starts[word_offset + w] : starts[word_offset + w + 1]]
             word_pieces = word_pieces if len(word_pieces) else [tokenizer.vocab.unk_id]
@@ -176,9 +172,8 @@ def _pack(sentences, rows, label_to_id, max_seq_length, vocab) -> TaggedWindows:
     label_ids = np.zeros((n, max_seq_length), np.int32)
     sentence_index = np.full((n, max_seq_length), -1, np.int32)
     word_index = np.full((n, max_seq_length), -1, np.int32)
-    context = np.full(
-        (n, max_seq_length), -np.inf
-    )  # how much context a first piece has in its window
+    # how much context a first piece has in its window
+    context = np.full((n, max_seq_length), -np.inf)
     for row, (s, ids, first, start, stop) in enumerate(rows):
         size = stop - start
         word_ids[row, : size + 2] = [vocab.cls_id, *ids[start:stop], vocab.sep_id]

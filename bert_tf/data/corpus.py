@@ -193,9 +193,8 @@ def split_long_lines(lines: tf.Tensor) -> tf.Tensor:
 
         cuts = first + 1 + tf.where(tf.reduce_any(safe, axis=1), last(safe), last(character_start))
         starts, ends = tf.concat([[0], cuts], 0), tf.concat([cuts, [size]], 0)
-        pieces = tf.strings.strip(
-            tf.strings.substr(line, starts, ends - starts)
-        )  # each under MAX_LINE_BYTES
+        # each under MAX_LINE_BYTES
+        pieces = tf.strings.strip(tf.strings.substr(line, starts, ends - starts))
         return tf.boolean_mask(pieces, tf.strings.length(pieces) > 0)
 
     def split_all():
@@ -290,9 +289,8 @@ def plan_chunks(paths: list[str], chunk_bytes: int, flag: str = "input_file") ->
             spans_bytes += size - start
         if spans_bytes >= chunk_bytes:
             close_chunk()
-    if (
-        spans and chunks
-    ):  # the corpus's last documents, less than `chunk_bytes`: with the chunk before
+    # the corpus's last documents, less than `chunk_bytes`: with the chunk before
+    if spans and chunks:
         last = chunks.pop()
         chunks.append(CorpusChunk(last.spans + tuple(spans), last.index))
     elif spans:

@@ -72,9 +72,8 @@ def doc_stride_windows(context_lengths, max_doc_tokens, doc_stride: int) -> DocW
     length = tf.minimum(
         tf.gather(context_lengths, example) - start, tf.gather(max_doc_tokens, example)
     )
-    offset = tf.cumsum(
-        context_lengths, exclusive=True
-    )  # where each context starts in the flat values
+    # where each context starts in the flat values
+    offset = tf.cumsum(context_lengths, exclusive=True)
     begin = tf.gather(offset, example) + start
     doc_tokens = tf.ragged.range(begin, begin + length)  # [windows, (tokens)]
 

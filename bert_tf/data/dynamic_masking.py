@@ -177,9 +177,8 @@ def _segment_stream(
         return lines.concatenate(tf.data.Dataset.from_tensors("")) if file_ends_document else lines
 
     def read_blocks(file_names: tf.data.Dataset) -> tf.data.Dataset:
-        if (
-            endless
-        ):  # a block does not span passes, so a short file's long line is not repeated in one
+        # a block does not span passes, so a short file's long line is not repeated in one
+        if endless:
             file_names = file_names.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
         blocks = file_names.flat_map(lines_of).batch(_BLOCK_LINES).flat_map(_split_long_lines)
         return blocks.repeat() if endless else blocks
@@ -270,9 +269,10 @@ def _seeded_selector(
     The selector shuffles each row's positions in `ids.flat_values`; sorting them by a
     random key per token keeps the rows independent however alike they are.
     """
+    # [tokens in the batch]
     keys = tf.random.stateless_uniform(
         tf.shape(ids.flat_values), seed, minval=None, maxval=None, dtype=tf.int64
-    )  # [tokens in the batch]
+    )
     return tf_text.RandomItemSelector(
         **selector_options,
         shuffle_fn=lambda positions: tf.gather(positions, tf.argsort(tf.gather(keys, positions))),
@@ -371,9 +371,8 @@ def dynamic_masking_dataset(
         raise TypeError(f"files: a list of corpus files, not the string {files!r}")
     if word_segmenter != "none" and not do_whole_word_mask:
         raise ValueError(f"word_segmenter={word_segmenter!r} needs do_whole_word_mask")
-    tokenizer = BertTokenizer(
-        vocab_file, do_lower_case, split_special_tokens=True
-    )  # as create_pretraining_data
+    # as create_pretraining_data
+    tokenizer = BertTokenizer(vocab_file, do_lower_case, split_special_tokens=True)
     vocab = tokenizer.vocab
     words = WordGrouper(vocab.tokens, do_lower_case, word_segmenter) if do_whole_word_mask else None
     if input_context is not None:

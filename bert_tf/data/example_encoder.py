@@ -103,9 +103,8 @@ class _Message:
         keep = groups != 0
         keep[:, :: groups.shape[1] // values.shape[1]] = True  # a varint's first byte, even a 0
         used = keep.any(axis=0)
-        if np.array_equal(
-            used, keep.all(axis=0)
-        ):  # The same bytes in every message: nothing to drop.
+        # The same bytes in every message: nothing to drop.
+        if np.array_equal(used, keep.all(axis=0)):
             self.fixed(groups[:, used])
         else:
             self._add((groups, keep))

@@ -93,9 +93,8 @@ class Columns:
     def min_columns(self) -> int:
         used = [c for c in (self.text_a, self.text_b, self.label, self.index) if c is not None]
         needed = max(c + 1 for c in used if c >= 0)
-        return needed + sum(
-            1 for c in used if c < 0
-        )  # a column counted from the end lies past the others
+        # a column counted from the end lies past the others
+        return needed + sum(1 for c in used if c < 0)
 
     def example(
         self, row: list[str], guid: str, label_set: tuple[str, ...] | None, path: str, line: int

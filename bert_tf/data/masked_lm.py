@@ -44,9 +44,8 @@ def _words(candidate: np.ndarray, continues: np.ndarray):
     word_start = candidate & ~(continues & previous)  # a continuation after a candidate continues
     start_of = np.maximum.accumulate(np.where(word_start, columns, 0), axis=1)
     boundary = np.where(word_start | ~candidate, columns, seq)
-    next_boundary = np.minimum.accumulate(boundary[:, ::-1], axis=1)[
-        :, ::-1
-    ]  # first boundary >= column
+    # first boundary >= column
+    next_boundary = np.minimum.accumulate(boundary[:, ::-1], axis=1)[:, ::-1]
     following = np.pad(next_boundary[:, 1:], ((0, 0), (0, 1)), constant_values=seq)
     return word_start, start_of, np.where(word_start, following - columns, 0)
 
@@ -57,9 +56,8 @@ def _random_keys(shape: tuple[int, int], rng: np.random.Generator) -> tuple[np.n
     128: then the earlier column sorts first."""
     batch, seq = shape
     position_bits = max(1, (seq - 1).bit_length())
-    random_bits = rng.bit_generator.random_raw((batch * seq + 1) // 2).view(
-        np.uint32
-    )  # 2 keys per draw
+    # 2 keys per draw
+    random_bits = rng.bit_generator.random_raw((batch * seq + 1) // 2).view(np.uint32)
     keys = random_bits[: batch * seq].reshape(shape)
     keys &= np.uint32(0xFFFFFFFF << position_bits & 0xFFFFFFFF)
     keys |= np.arange(seq, dtype=np.uint32)

@@ -502,9 +502,8 @@ def create_pretraining_data(
         output_files, input_files, vocab_file=options.vocab_file, bert_config_file=bert_config_file
     )
     options.validate(bert_config_file)
-    Vocab.from_file(options.vocab_file).check_casing(
-        options.do_lower_case
-    )  # here, not in each worker
+    # here, not in each worker
+    Vocab.from_file(options.vocab_file).check_casing(options.do_lower_case)
     chunks = corpus.plan_chunks(input_files, chunk_bytes)
     total_bytes = sum(c.num_bytes for c in chunks)
     stats = Statistics()

@@ -31,9 +31,8 @@ def check_record_lengths(
     try:
         first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
     except tf.errors.DataLossError as e:
-        detail = _tf_error_detail(e.message).replace(
-            " (Is this even a TFRecord file?)", ""
-        )  # it says so
+        # it says so
+        detail = _tf_error_detail(e.message).replace(" (Is this even a TFRecord file?)", "")
         raise InputError(f"{path}: not a valid TFRecord file ({detail})") from None
     if first is None:
         # A training pipeline whose shard holds only empty files would wait forever for a record.

@@ -172,9 +172,8 @@ def _field(record, key, path, where, types, default=None):
     if isinstance(value, str):
         try:
             value.encode("utf-8")
-        except (
-            UnicodeEncodeError
-        ) as error:  # JSON's "\ud800" escape: a lone surrogate, no character
+        except UnicodeEncodeError as error:
+            # JSON's "\ud800" escape: a lone surrogate, no character
             raise SquadDataError(
                 f"{path}: {where}: field {key!r} holds {value[error.start]!r} at character "
                 f"{error.start}, a lone UTF-16 surrogate, not a character"
@@ -199,9 +198,8 @@ def _read_question(
         raise SquadDataError(
             f"{path}: {where} is_impossible: SQuAD 2.0 data needs `version_2_with_negative`"
         )
-    if (
-        is_impossible or not require_answers
-    ):  # as google-research/bert, which reads answers only for training
+    # as google-research/bert, which reads answers only for training
+    if is_impossible or not require_answers:
         raw_answers = []
     else:
         if "answers" not in qa:
@@ -379,9 +377,8 @@ def _answer_tokens(answer, starts, ends):
     """(first, last) context tokens overlapping the answer's characters, or None if none does."""
     text, char_start = answer
     first = np.searchsorted(ends, char_start, side="right")  # first token ending after the start
-    last = (
-        np.searchsorted(starts, char_start + len(text), side="left") - 1
-    )  # last starting before the end
+    # last starting before the end
+    last = np.searchsorted(starts, char_start + len(text), side="left") - 1
     return (int(first), int(last)) if first <= last else None
 
 

@@ -117,9 +117,10 @@ def encode_swag(examples: list[SwagExample], tokenizer: BertTokenizer, seq_lengt
         chunk = examples[begin : begin + _ENCODE_CHUNK]
         contexts = [example.context for example in chunk for _ in range(NUM_CHOICES)]
         choices = [choice for example in chunk for choice in example.choices]
+        # each [len(chunk) * NUM_CHOICES, seq_length]
         packed = tokenizer.pack_inputs(
             [tokenizer.tokenize(contexts), tokenizer.tokenize(choices)], seq_length
-        )  # each [len(chunk) * NUM_CHOICES, seq_length]
+        )
         chunks.append(
             {
                 name: value.numpy().reshape(len(chunk), NUM_CHOICES, seq_length)

@@ -83,9 +83,8 @@ def learn_vocab(
         if keep_cjk_suffix_pieces
         else {f"##{c}" for c in chars if unicode_tables.is_cjk_char(c)}
     )
-    smallest = (
-        len(reserved) + 2 * len(chars) - len(unused_pieces)
-    )  # the reserved tokens, characters, ## pieces
+    # the reserved tokens, characters, ## pieces
+    smallest = len(reserved) + 2 * len(chars) - len(unused_pieces)
     if vocab_size < smallest:
         raise UserInputError(
             f"`vocab_size`={vocab_size} is too small for this corpus: the "
@@ -102,9 +101,8 @@ def learn_vocab(
         max_unique_chars=len(chars),
     )
     tokens = [token for token in tokens if token not in unused_pieces]
-    if (
-        len(tokens) > vocab_size
-    ):  # the learner's search over count thresholds can end above the size
+    # the learner's search over count thresholds can end above the size
+    if len(tokens) > vocab_size:
         tokens = drop_least_used_pieces(tokens, len(reserved), vocab_size, word_counts)
     return tokens
 
@@ -157,9 +155,8 @@ def drop_least_used_pieces(
         position, np.repeat([word_counts[word] for word in words], split.row_lengths())
     )
     uses = dict(zip((piece.decode("utf-8") for piece in used), uses))
-    dropped = set(
-        sorted(pieces, key=lambda piece: uses.get(piece, 0))[:excess]
-    )  # ties: vocab order
+    # ties: vocab order
+    dropped = set(sorted(pieces, key=lambda piece: uses.get(piece, 0))[:excess])
     return [token for token in tokens if token not in dropped]
 
 

@@ -63,9 +63,8 @@ class WordGrouper:
         self._cut = None if word_segmenter == "none" else segmenter(word_segmenter)
         # A CJK character is a token of its own: its id, if the vocab has it (else [UNK]).
         self.is_cjk_token = np.array([unicode_tables.is_cjk_char(t) for t in tokens])  # [vocab]
-        self._cjk_in_vocab = np.zeros(
-            _CODEPOINTS, bool
-        )  # [codepoints]: a CJK character that is a token
+        # [codepoints]: a CJK character that is a token
+        self._cjk_in_vocab = np.zeros(_CODEPOINTS, bool)
         self._cjk_in_vocab[[ord(t) for t in np.array(tokens, object)[self.is_cjk_token]]] = True
         if do_lower_case:  # NFD maps the compatibility ideographs to unified ones
             in_vocab = set(tokens)
