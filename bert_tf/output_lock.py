@@ -62,9 +62,8 @@ def lock_path(directory: str, beside: bool = False) -> str:
     return os.path.join(directory, LOCK_FILE)
 
 
-_claims: dict[
-    str, _LocalClaim | _ObjectStoreClaim
-] = {}  # directory -> the claim this process holds on it
+# directory -> the claim this process holds on it
+_claims: dict[str, _LocalClaim | _ObjectStoreClaim] = {}
 
 
 @contextlib.contextmanager
@@ -178,9 +177,8 @@ class _LocalClaim:
                 raise _in_use(flag, directory, record) from None
             if self._names(fd):
                 break
-            os.close(
-                fd
-            )  # the holder removed the file as it released it: lock the file now at `path`
+            # the holder removed the file as it released it: lock the file now at `path`
+            os.close(fd)
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps(_new_record()).encode())
         self._fd = fd
@@ -205,9 +203,8 @@ class _LocalClaim:
         """The kernel holds the lock as long as the process lives: nothing can replace it."""
 
     def release(self) -> None:
-        with contextlib.suppress(
-            FileNotFoundError
-        ):  # a failed run's directory may be removed already
+        # a failed run's directory may be removed already
+        with contextlib.suppress(FileNotFoundError):
             os.remove(self.path)
         os.close(self._fd)
 

@@ -97,9 +97,8 @@ def _run_finetuning(
     steps_per_epoch, epochs = _schedule(options, train)
     model, task_model = _build(task, options, config, strategy, steps_per_epoch, epochs)
     if workers.is_chief(strategy):  # the others write into directories of their own
-        io_utils.make_directory(
-            options.output_dir, "output_dir"
-        )  # only now: bad inputs or flags leave no directory
+        # only now: bad inputs or flags leave no directory
+        io_utils.make_directory(options.output_dir, "output_dir")
 
     with workers.writing_directory(strategy, options.output_dir) as directory:
         written = _written_to(options, directory)
@@ -131,10 +130,8 @@ def _run_finetuning(
             print("Eval results: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(results.items())))
         _write_predictions(task, task_model, predict_splits, eval_outputs, written)
         if written.export_dir:
-            from bert_tf.export import (
-                export_task_model,
-                with_weights_in,
-            )  # the export stack loads only when asked
+            # the export stack loads only when asked
+            from bert_tf.export import export_task_model, with_weights_in
 
             # A --dtype=bfloat16 run exports bfloat16 weights:
             # its mixed-precision model would cast them per call.
@@ -179,9 +176,8 @@ def _checked_request(task: FineTuningTask, options: FineTuningOptions, strategy)
     config.check_seq_length(options.max_seq_length)
     config.check_vocab_size(len(task.tokenizer.vocab), options.vocab_file)
     if options.export_dir:
-        from bert_tf.export.saved_model_writer import (
-            check_export_dir,
-        )  # the export stack loads only when asked
+        # the export stack loads only when asked
+        from bert_tf.export.saved_model_writer import check_export_dir
 
         check_export_dir(options.export_dir)  # before training, not after it
     return config
@@ -244,9 +240,8 @@ def _build(
             jit_compile=options.jit_compile,
             steps_per_execution=options.iterations_per_loop,
         )
-        optimizer.build(
-            model.trainable_variables
-        )  # else the train step's first trace builds it, and is retraced
+        # else the train step's first trace builds it, and is retraced
+        optimizer.build(model.trainable_variables)
     workers.fit_across_workers(model, strategy)
     return model, task_model
 
@@ -435,9 +430,8 @@ def _train(
             f"of {total} ({where}); delete that directory to start over instead"
         )
         epoch, steps_into_it = divmod(backup.step, steps_per_epoch)
-        if (
-            best is not None and not steps_into_it
-        ):  # an epoch's end, whose evaluation a crash may have cut short
+        # an epoch's end, whose evaluation a crash may have cut short
+        if best is not None and not steps_into_it:
             best.evaluate_epoch(epoch)
     for epoch, steps, first_step in _fits(backup.step, steps_per_epoch, epochs):
         model.fit(

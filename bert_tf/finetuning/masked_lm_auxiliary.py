@@ -102,9 +102,8 @@ class MaskedLMAuxiliary(GlobalClippingTrainStep, keras.Model):
         # The max_predictions selectable positions with the smallest draws; those under
         # masked_lm_prob are predicted.
         draws = ops.where(selectable, self._replica_rows(keras.random.uniform, ops.shape(ids)), 2.0)
-        neg_draws, positions = ops.top_k(
-            -draws, k=min(self.max_predictions, seq)
-        )  # [n, predictions]
+        # [n, predictions]
+        neg_draws, positions = ops.top_k(-draws, k=min(self.max_predictions, seq))
         weights = ops.cast(-neg_draws < self.masked_lm_prob, "float32")
         targets = ops.take_along_axis(ids, positions, axis=1)
 

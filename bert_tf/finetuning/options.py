@@ -14,9 +14,8 @@ class FineTuningOptions:
     The defaults are the paper's: batch 32, learning rate 5e-5, 3 epochs, 10% warmup.
     """
 
-    data_dir: (
-        str | None
-    )  # None where the task's files are named otherwise (run_squad.py's --train_file)
+    # None where the task's files are named otherwise (run_squad.py's --train_file)
+    data_dir: str | None
     vocab_file: str
     output_dir: str
     bert_config_file: str | None = None  # default: the config stored with --init_checkpoint
@@ -45,6 +44,5 @@ class FineTuningOptions:
     dtype: str = "float32"
     jit_compile: bool = False
     random_seed: int | None = 12345
-    verbose: int = dataclasses.field(
-        default_factory=console.keras_verbose
-    )  # Keras's fit and predict
+    # Keras's fit and predict
+    verbose: int = dataclasses.field(default_factory=console.keras_verbose)

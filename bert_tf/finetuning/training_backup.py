@@ -69,8 +69,9 @@ class TrainingBackup(keras.callbacks.Callback):
             model=model,
             optimizer=model.optimizer,
             batches=self._batches,
+            # the seed generators'
             random_states=[v for v in model.variables if id(v) not in weights],
-        )  # the seed generators'
+        )
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=_KEPT)
         self.step = 0  # the batches the model's weights have been trained on
         self._epoch_start = 0  # `step` when the current epoch's `fit` call began
@@ -99,14 +100,12 @@ class TrainingBackup(keras.callbacks.Callback):
         self._check_settings(written)
         self.run_id = written.get(RUN_ID, self.run_id)  # a backup without one has no best to match
         model, optimizer = self.checkpoint.model, self.checkpoint.optimizer
-        if (
-            not optimizer.built
-        ):  # the driver's is; LossScaleOptimizer.build would add its variables again
+        # the driver's is; LossScaleOptimizer.build would add its variables again
+        if not optimizer.built:
             optimizer.build(model.trainable_variables)  # slots exist before they are restored
         restored = self._restore_readable(self._backups() or [latest])
-        if (
-            restored != latest and self.restore_from == self.directory
-        ):  # its own backups: saves go on from it
+        # its own backups: saves go on from it
+        if restored != latest and self.restore_from == self.directory:
             self._forget_after(restored)
         self.step = self._saved_step = int(self._batches.numpy())
         return self.step

@@ -117,9 +117,8 @@ def _run_multitask(
     config.check_seq_length(options.max_seq_length)
     config.check_vocab_size(len(tokenizer.vocab), options.vocab_file)
     if options.export_dir:
-        from bert_tf.export.saved_model_writer import (
-            check_export_dir,
-        )  # the export stack loads only when asked
+        # the export stack loads only when asked
+        from bert_tf.export.saved_model_writer import check_export_dir
 
         for name in tasks:
             check_export_dir(os.path.join(options.export_dir, name))
@@ -213,9 +212,8 @@ def _mean_main_metric(
 def _train_step(task_model: keras.Model, losses: dict, optimizer, jit_compile: bool):
     """One step on a batch of one task: its loss, and the gradients of the encoder and its head."""
 
-    @tf.function(
-        jit_compile=jit_compile, autograph=False
-    )  # no tensor-dependent Python control flow
+    # no tensor-dependent Python control flow
+    @tf.function(jit_compile=jit_compile, autograph=False)
     def step(features, labels, sample_weight):
         with tf.GradientTape() as tape:
             outputs = task_model(features, training=True)
@@ -223,9 +221,8 @@ def _train_step(task_model: keras.Model, losses: dict, optimizer, jit_compile: b
                 [loss(labels[name], outputs[name], sample_weight) for name, loss in losses.items()]
             )
         variables = task_model.trainable_variables
-        gradients = tape.gradient(
-            loss, variables
-        )  # None for what the task does not use (a tagger's pooler)
+        # None for what the task does not use (a tagger's pooler)
+        gradients = tape.gradient(loss, variables)
         optimizer.apply_gradients([(g, v) for g, v in zip(gradients, variables) if g is not None])
         return loss
 
@@ -326,9 +323,8 @@ def train_tasks(
             f"Resuming the interrupted run saved in {backup.directory} at step {start} of "
             f"{total_steps}; delete that directory to start over instead"
         )
-        if (
-            evals and start % steps_per_epoch == 0
-        ):  # an epoch's end, whose evaluation a kill may have cut short
+        # an epoch's end, whose evaluation a kill may have cut short
+        if evals and start % steps_per_epoch == 0:
             best = _keep_best(
                 tasks, models, evals, options, start // steps_per_epoch, best, backup.run_id
             )
@@ -365,9 +361,8 @@ def _read_best(tasks: dict[str, FineTuningTask], run_id: str) -> float | None:
     """The best mean main metric this run recorded before it was killed, or None."""
     recorded = [read_best_metrics(task.options.output_dir) for task in tasks.values()]
     if all(r and r.get(RUN_ID) == run_id and MEAN_METRIC in r for r in recorded):
-        return min(
-            r[MEAN_METRIC] for r in recorded
-        )  # a kill between the tasks' saves: the lower is sure
+        # a kill between the tasks' saves: the lower is sure
+        return min(r[MEAN_METRIC] for r in recorded)
     return None
 
 

@@ -22,12 +22,10 @@ def _main(argv) -> None:
             )
         _run_demo()
         return
-    evaluates_only = (
-        FLAGS.do_eval and not FLAGS.do_train and FLAGS.eval_file is not None
-    )  # reads no --input_file
-    if (
-        FLAGS.input_file is None and not evaluates_only
-    ):  # a real run's --output_dir must not get the demo's data
+    # reads no --input_file
+    evaluates_only = FLAGS.do_eval and not FLAGS.do_train and FLAGS.eval_file is not None
+    # a real run's --output_dir must not get the demo's data
+    if FLAGS.input_file is None and not evaluates_only:
         raise flags.ValidationError(
             "--input_file is required with --output_dir (without both, "
             "run_pretraining.py runs the demo)"

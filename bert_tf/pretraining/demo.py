@@ -185,9 +185,8 @@ def accuracy_at_mask_inputs(
     which a model can copy, and half a random token."""
     right, counts = 0, collections.Counter()
     for features in _parsed_records(record_file, max_seq_length, max_predictions_per_seq, 64):
-        inputs = tf.gather(
-            features["input_ids"], features["masked_lm_positions"], batch_dims=1
-        )  # [batch, preds]
+        # [batch, preds]
+        inputs = tf.gather(features["input_ids"], features["masked_lm_positions"], batch_dims=1)
         at_mask = ((features["masked_lm_weights"] > 0) & (inputs == mask_id)).numpy()
         best = tf.argmax(
             model(features, training=False)["masked_lm_logits"], axis=-1, output_type=tf.int32
@@ -355,9 +354,8 @@ def _phase_line(phase: PretrainingOptions, number: int, count: int) -> str:
 def trained_steps(output_dir: str) -> int | None:
     """The step of the newest checkpoint in `output_dir`; None without one."""
     latest = tf.train.latest_checkpoint(output_dir)
-    return (
-        None if latest is None else int(latest.rsplit("-", 1)[1])
-    )  # runs number checkpoints by step
+    # runs number checkpoints by step
+    return None if latest is None else int(latest.rsplit("-", 1)[1])
 
 
 def resume_note(options: PretrainingOptions) -> str:
@@ -412,9 +410,8 @@ def prepare_data(
     train_text, heldout_text = split_corpus(corpus, data_dir, language.max_articles)
     # Beside the checkpoints, so that export_model.py and fine-tuning find everything in output_dir.
     copy = pathlib.Path(options.output_dir) / "vocab.txt"
-    if io_utils.canonical_path(copy) != io_utils.canonical_path(
-        vocab_file
-    ):  # --vocab_file may be on gs://
+    # --vocab_file may be on gs://
+    if io_utils.canonical_path(copy) != io_utils.canonical_path(vocab_file):
         with io_utils.atomic_output(copy) as tmp:
             tf.io.gfile.copy(vocab_file, tmp, overwrite=True)
     vocab_file = str(copy)
@@ -550,17 +547,14 @@ def _export_and_query(
         ) is not None:
             break
     ids, index, original = masked
-    text = " ".join(tokenizer.convert_ids_to_tokens(ids)).replace(
-        " ##", ""
-    )  # "[MASK]" stays one token
+    # "[MASK]" stays one token
+    text = " ".join(tokenizer.convert_ids_to_tokens(ids)).replace(" ##", "")
     inputs = preprocessing(tf.constant([text]))
     mask_id = preprocessing.tokenize.get_special_tokens_dict()["mask_id"]
-    positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[
-        None, :, 0
-    ]  # [1, 1]
-    logits = encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][
-        0, 0
-    ]  # [vocab]
+    # [1, 1]
+    positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[None, :, 0]
+    # [vocab]
+    logits = encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][0, 0]
     probabilities, best = tf.math.top_k(tf.nn.softmax(logits), k=5)
     print(
         f"  tf.saved_model.load('{paths['preprocessing']}') "
@@ -614,9 +608,8 @@ def _export_and_query_text(
     )
     inputs = preprocessing(tf.constant([text]))
     mask_id = preprocessing.tokenize.get_special_tokens_dict()["mask_id"]
-    positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[
-        None, :, 0
-    ]  # [1, masks]
+    # [1, masks]
+    positions = tf.cast(tf.where(inputs["input_word_ids"][0] == mask_id), tf.int32)[None, :, 0]
     probabilities = tf.nn.softmax(
         encoder.mlm({**inputs, "masked_lm_positions": positions})["mlm_logits"][0]
     )

@@ -29,9 +29,8 @@ from bert_tf.training.eval_results import write_eval_results
 class PretrainingOptions:
     """What run_pretraining.py's flags say, as one value (tests build it directly)."""
 
-    bert_config_file: (
-        str | None
-    )  # None: the resumed output_dir's, else init_checkpoint's (`resolve_config`)
+    # None: the resumed output_dir's, else init_checkpoint's (`resolve_config`)
+    bert_config_file: str | None
     input_file: str | None  # None: an eval-only run on eval_file
     output_dir: str
     eval_file: str | None = None
@@ -75,9 +74,8 @@ def _distributed_dataset(
     )
 
     def dataset_fn(context):
-        if (
-            options.dynamic_masking
-        ):  # `files` are text corpora; an endless stream. Both take the global batch.
+        # `files` are text corpora; an endless stream. Both take the global batch.
+        if options.dynamic_masking:
             dataset = dynamic_masking.dynamic_masking_dataset(
                 files,
                 options.vocab_file,
@@ -328,9 +326,8 @@ def _train_and_evaluate(
 ) -> dict[str, float]:
     """Every worker resumes from --output_dir; only the chief writes there (`_saving_manager`)."""
     chief = workers.is_chief(strategy)
-    if (
-        chief and options.do_train
-    ):  # not an eval-only run: it may share --output_dir with a training one
+    # not an eval-only run: it may share --output_dir with a training one
+    if chief and options.do_train:
         for leftover in io_utils.remove_interrupted_checkpoint_saves(options.output_dir):
             logging.info("Removed %s, left by an interrupted checkpoint save", leftover)
     model, optimizer = build_model(config, options, strategy)

@@ -75,8 +75,7 @@ def predictions_at(
         "segment_ids": tf.zeros([1, len(sequence)], tf.int32),
         "masked_lm_positions": tf.constant([[i + 1 for i in indices]], tf.int32),  # +1 for [CLS]
     }
-    probabilities = tf.nn.softmax(
-        model(features)["masked_lm_logits"][0]
-    ).numpy()  # [indices, vocab]
+    # [indices, vocab]
+    probabilities = tf.nn.softmax(model(features)["masked_lm_logits"][0]).numpy()
     best = np.argsort(-probabilities, axis=-1)[:, :k]
     return [[(vocab.tokens[i], float(p[i])) for i in row] for p, row in zip(probabilities, best)]

@@ -67,9 +67,8 @@ def create_strategy(
         num_gpus = len(tf.config.list_physical_devices("GPU"))
     try:
         return distribute_utils.get_distribution_strategy(distribution_strategy, num_gpus=num_gpus)
-    except (
-        RuntimeError
-    ) as e:  # TensorFlow's runtime refusing the strategy: one line, not a traceback
+    except RuntimeError as e:
+        # TensorFlow's runtime refusing the strategy: one line, not a traceback
         raise DistributionError(f"`distribution_strategy`={distribution_strategy}: {e}") from e
 
 

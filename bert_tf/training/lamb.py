@@ -52,9 +52,8 @@ class Lamb(KeepsNoDecayPatterns, keras.optimizers.Lamb):
                 ops.norm(ops.reshape(variable, [-1])),
                 ops.norm(ops.reshape(update, [-1])),
             )
-            ratio = ops.where(
-                (w_norm > 0) & (r_norm > 0), w_norm / r_norm, 1.0
-            )  # 1 for an all-zero variable
+            # 1 for an all-zero variable
+            ratio = ops.where((w_norm > 0) & (r_norm > 0), w_norm / r_norm, 1.0)
             update = ratio * update
         self.assign_sub(variable, lr * update)
 

@@ -18,10 +18,8 @@ from bert_tf.training.layerwise_adamw import LayerwiseAdamW
 NO_DECAY_PATTERNS = ("gamma", "beta", "bias")
 # Adam's epsilon: google-research/bert's, and PyTorch's (Hugging Face's) for fine-tuning.
 BERT_EPSILON, FINETUNING_EPSILON = 1e-6, 1e-8
-OPTIMIZER_CLASSES = {
-    "adamw": FusedAdamW,
-    "lamb": Lamb,
-}  # by --optimizer value (`pretraining.flags.OPTIMIZERS`)
+# by --optimizer value (`pretraining.flags.OPTIMIZERS`)
+OPTIMIZER_CLASSES = {"adamw": FusedAdamW, "lamb": Lamb}
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

@@ -79,11 +79,8 @@ def fit_across_workers(model: keras.Model, strategy: tf.distribute.Strategy) -> 
 
     def symbolic_build(iterator=None, data_batch=None):
         if iterator is not None:
-            for (
-                _,
-                _,
-                batches,
-            ) in iterator:  # Keras's epoch iterator: (first step, last step, an iterator)
+            # Keras's epoch iterator: (first step, last step, an iterator)
+            for _, _, batches in iterator:
                 data_batch = tf.nest.map_structure(
                     lambda v: strategy.experimental_local_results(v)[0], next(batches)
                 )
