@@ -218,6 +218,5 @@ def keras_file_config(path: str) -> BertConfig | None:
     if found is None:
         return None
     fields = {k: v for k, v in found.items() if k in BertConfig.field_names()}
-    return BertConfig.from_dict(
-        {**fields, **found.get("extra", {})}, source=source
-    )  # its extra keys back to extra
+    # its extra keys back to extra
+    return BertConfig.from_dict({**fields, **found.get("extra", {})}, source=source)

@@ -175,9 +175,8 @@ def _write_tf1(pretrainer: BertPretrainer, report: LoadReport, output_dir: str) 
     """Exactly what the input had, with its sentence-classifier or span head; warns that class names
     are not carried and that a token or multiple-choice head, which google-research/bert has no
     names for, is left out."""
-    heads = checkpoint_heads(
-        report
-    )  # by model type: a Hugging Face `classifier` may be a token head
+    # by model type: a Hugging Face `classifier` may be a token head
+    heads = checkpoint_heads(report)
     for model_type in heads.keys() - TF1_ROLES.keys():
         logging.warning(
             "%s: its %s head is left out: google-research/bert has no names for it; export the "

@@ -38,9 +38,8 @@ _SUFFIXES = {
     ".bin.index.json": CheckpointFormat.PYTORCH,
     ".keras": CheckpointFormat.KERAS,
 }
-_TF_FILE = re.compile(
-    r"\.(index|meta|data-\d{5}-of-\d{5})$"
-)  # a TF checkpoint's files, after its prefix
+# a TF checkpoint's files, after its prefix
+_TF_FILE = re.compile(r"\.(index|meta|data-\d{5}-of-\d{5})$")
 HUGGING_FACE_FORMATS = (CheckpointFormat.SAFETENSORS, CheckpointFormat.PYTORCH)
 SAVED_MODEL_FILE = "saved_model.pb"
 

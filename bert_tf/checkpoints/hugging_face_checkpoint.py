@@ -36,9 +36,8 @@ _TIED = {
     "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
     "cls.predictions.decoder.bias": "cls.predictions.bias",
 }
-_PLACEHOLDER_LABEL = re.compile(
-    r"LABEL_\d+"
-)  # Transformers' id2label when a model names no classes
+# Transformers' id2label when a model names no classes
+_PLACEHOLDER_LABEL = re.compile(r"LABEL_\d+")
 
 
 def _tf1_name(name: str) -> tuple[str, bool]:
@@ -96,9 +95,8 @@ def _load_state_dict(path: str, checkpoint_format: CheckpointFormat) -> dict[str
 def _load_shards(index: str, checkpoint_format: CheckpointFormat) -> dict[str, np.ndarray]:
     """The tensors of a sharded checkpoint, from the shard files its `*.index.json` names."""
     try:
-        weight_map = text_files.read_json(index, CheckpointError)[
-            "weight_map"
-        ]  # tensor name -> shard file name
+        # tensor name -> shard file name
+        weight_map = text_files.read_json(index, CheckpointError)["weight_map"]
         shards = sorted(set(weight_map.values()))
     except (KeyError, TypeError, AttributeError) as e:
         raise CheckpointError(

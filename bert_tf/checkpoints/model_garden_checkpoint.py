@@ -66,9 +66,8 @@ _MASKED_LM = {
 # The axis of Model Garden's attention variables that holds the heads, by TF1 name below
 # `bert/encoder/layer_N/`; TF1 merges it with the next one (head_size) into `[hidden, hidden]`.
 _HEAD_AXIS = {
-    **{
-        f"attention/self/{p}/kernel": 1 for p in ("query", "key", "value")
-    },  # [hidden, heads, head_size]
+    # [hidden, heads, head_size]
+    **{f"attention/self/{p}/kernel": 1 for p in ("query", "key", "value")},
     **{f"attention/self/{p}/bias": 0 for p in ("query", "key", "value")},  # [heads, head_size]
     "attention/output/dense/kernel": 0,  # [heads, head_size, hidden]
 }

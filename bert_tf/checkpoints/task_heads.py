@@ -65,9 +65,8 @@ def checkpoint_heads(report: LoadReport) -> dict[str, dict]:
     if "classifier" in report.heads:
         model_type = _hugging_face_head_type(report)
         head = report.heads["classifier"]
-        if (
-            model_type == "multiple_choice"
-        ):  # its bias adds the same to every choice: the softmax drops it
+        # its bias adds the same to every choice: the softmax drops it
+        if model_type == "multiple_choice":
             head = {"kernel": head["kernel"]}
         heads[model_type] = head
     return heads

@@ -135,5 +135,6 @@ class EncoderExport(tf.train.Checkpoint):
         return {
             "pooled_output": outputs["pooled_output"],  # [batch, hidden]
             "sequence_output": outputs["sequence_output"],  # [batch, seq, hidden]
+            # [batch, layers, seq, hidden]
             "encoder_outputs": tf.stack(outputs["encoder_outputs"], axis=1),
-        }  # [batch, layers, seq, hidden]
+        }

@@ -98,6 +98,5 @@ class PreprocessingExport(tf.Module):
 
     @tf.function(autograph=False, input_signature=[_TEXTS])
     def __call__(self, texts):
-        return self.bert_pack_inputs(
-            [self._tokenizer.tokenize(texts)]
-        )  # the fast path: no words needed
+        # the fast path: no words needed
+        return self.bert_pack_inputs([self._tokenizer.tokenize(texts)])

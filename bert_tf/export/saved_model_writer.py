@@ -78,12 +78,9 @@ def set_method_names(saved_model_dir: str, method_names: dict[str, str]) -> None
         if name not in signature_defs:
             raise KeyError(f"{saved_model_dir} has no signature {name!r}")
         signature_defs[name].method_name = method_name
-    with (
-        atomic_output(path) as tmp,
-        tf.io.gfile.GFile(tmp, "wb") as f,
-    ):  # a new file: ram:// "wb" appends
+    # a new file: ram:// "wb" appends
+    with atomic_output(path) as tmp, tf.io.gfile.GFile(tmp, "wb") as f:
         f.write(saved_model.SerializeToString())
     if tf.io.gfile.exists(os.path.join(saved_model_dir, "fingerprint.pb")):
-        fingerprinting_utils.write_fingerprint(
-            saved_model_dir
-        )  # what tf.saved_model.save calls to write it
+        # what tf.saved_model.save calls to write it
+        fingerprinting_utils.write_fingerprint(saved_model_dir)

@@ -118,9 +118,8 @@ class SpanExport(TaskExport):
         can_end = (tf.scatter_nd(at, tf.ones_like(window, tf.int32), shape) > 0) & self._in_top_n(
             end_logits
         )
-        length = (
-            tf.range(shape[1])[None, :] - tf.range(shape[1])[:, None] + 1
-        )  # [seq(start), seq(end)]
+        # [seq(start), seq(end)]
+        length = tf.range(shape[1])[None, :] - tf.range(shape[1])[:, None] + 1
         fits = (length >= 1) & (length <= self.max_answer_length)
         valid = can_start[:, :, None] & can_end[:, None, :] & fits[None]  # [windows, seq, seq]
         pair_scores = tf.where(
@@ -144,9 +143,8 @@ class SpanExport(TaskExport):
             start_logits[:, 0] + end_logits[:, 0], windows.example, batch
         )
         has_answer = score > -float("inf")
-        if (
-            self.version_2_with_negative
-        ):  # squad_metrics.postprocess: "" when null - best > threshold
+        # squad_metrics.postprocess: "" when null - best > threshold
+        if self.version_2_with_negative:
             has_answer &= null_score - score <= self.null_score_diff_threshold
         start_char = _offset_or_minus_one(starts, tf.gather(best_start, chosen), has_answer)
         end_char = _offset_or_minus_one(ends, tf.gather(best_end, chosen), has_answer)

@@ -61,9 +61,8 @@ def export_task_model(
         )
     model.encoder.bert_config.check_seq_length(seq_length)
     model.encoder.bert_config.check_vocab_size(len(tokenizer.vocab), tokenizer.vocab_file)
-    if (
-        not model.built
-    ):  # say, only its encoder filled by `load_checkpoint`: the head has no variables yet
+    # say, only its encoder filled by `load_checkpoint`: the head has no variables yet
+    if not model.built:
         model.build_with_dummy_inputs()
     if model_type == "classifier":
         module = ClassifierExport(model, tokenizer, seq_length, labels)

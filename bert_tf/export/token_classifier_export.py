@@ -56,11 +56,8 @@ class TokenClassifierExport(TaskExport):
         ids, starts, ends = self._tokenizer.tokenize_with_offsets(text, unit="UTF8_CHAR")
         keep = self.seq_length - 2  # tokens the model sees
         # One token more, which packing drops: it tells whether the window's last word is cut.
-        ids, starts, ends = (
-            ids[:, : keep + 1],
-            starts[:, : keep + 1],
-            ends[:, : keep + 1],
-        )  # [batch, (tokens)]
+        # [batch, (tokens)]
+        ids, starts, ends = ids[:, : keep + 1], starts[:, : keep + 1], ends[:, : keep + 1]
         predictions = self._shared.serve(self._pack([ids]))["predictions"]  # [batch, seq]
 
         position = tf.ragged.range(ids.row_lengths()).flat_values  # each token's index in its row
@@ -84,9 +81,8 @@ class TokenClassifierExport(TaskExport):
         num_words = tf.reduce_sum(tf.cast(is_word_start, tf.int64))
         # A word is reported only if all its pieces fit: a piece at `keep` means it is cut.
         fits = tf.math.unsorted_segment_max(position, word, num_words) < keep  # [words]
-        first = tf.where(is_word_start & tf.gather(fits, word))[
-            :, 0
-        ]  # each reported word's first token
+        # each reported word's first token
+        first = tf.where(is_word_start & tf.gather(fits, word))[:, 0]
         word_row = tf.gather(row, first)
         start_char = tf.gather(starts.flat_values, first)
         word_ends = tf.math.unsorted_segment_max(ends.flat_values, word, num_words)  # [words]

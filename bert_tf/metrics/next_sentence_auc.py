@@ -31,7 +31,6 @@ class NextSentenceAUC(keras.metrics.AUC):
         super().__init__(num_thresholds=num_thresholds, name=name, **kwargs)
 
     def update_state(self, next_sentence_labels, next_sentence_logits, sample_weight=None):
-        random_next = ops.softmax(ops.cast(next_sentence_logits, "float32"))[
-            :, 1
-        ]  # label 1: B is random
+        # label 1: B is random
+        random_next = ops.softmax(ops.cast(next_sentence_logits, "float32"))[:, 1]
         return super().update_state(next_sentence_labels, random_next, sample_weight=sample_weight)

@@ -37,9 +37,8 @@ class SquadPredictions:
     """Per question id: the answer text, the n best candidates, and (SQuAD 2.0) the null odds."""
 
     predictions: dict[str, str]
-    nbest: dict[
-        str, list[dict]
-    ]  # [{"text", "probability", "start_logit", "end_logit"}], best first
+    # [{"text", "probability", "start_logit", "end_logit"}], best first
+    nbest: dict[str, list[dict]]
     null_odds: dict[str, float]  # null score - best span score; empty for SQuAD 1.1
 
 
@@ -93,6 +92,7 @@ def postprocess(
                 n_best_size,
                 '""' if version_2_with_negative else "the placeholder 'empty'",
             )
+        # best first
         spans = [
             (
                 ex.context[features.token_char_start[f, s] : features.token_char_end[f, e]],
@@ -100,7 +100,7 @@ def postprocess(
                 end_logits[f, e],
             )
             for f, s, e in zip(window[rows], start[rows], end[rows])
-        ]  # best first
+        ]
         null = None
         if version_2_with_negative:
             null = ("", start_logits[null_window[i], 0], end_logits[null_window[i], 0])
@@ -122,13 +122,14 @@ def _candidate_spans(features, start_logits, end_logits, n_best_size, max_answer
     top_starts = np.argsort(-start_logits, axis=1, kind="stable")[:, :k, None]  # [n, k, 1]
     top_ends = np.argsort(-end_logits, axis=1, kind="stable")[:, None, :k]  # [n, 1, k]
     rows = np.arange(len(start_logits))[:, None, None]
+    # [n, k, k]
     valid = (
         (features.token_char_start[rows, top_starts] >= 0)
         & (features.token_char_start[rows, top_ends] >= 0)
         & features.token_is_max_context[rows, top_starts]
         & (top_ends >= top_starts)
         & (top_ends - top_starts < max_answer_length)
-    )  # [n, k, k]
+    )
     window, i, j = np.nonzero(valid)
     start, end = top_starts[window, i, 0], top_ends[window, 0, j]
     return window, start, end, start_logits[window, start] + end_logits[window, end]

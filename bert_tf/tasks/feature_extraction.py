@@ -142,9 +142,8 @@ class FeatureExtractor:
     def _forward(self, inputs):
         outputs = self.encoder(inputs, training=False)
         layers = tf.stack([outputs["encoder_outputs"][i] for i in self.layers], axis=1)
-        return layers, outputs["sequence_output"][
-            :, 0
-        ]  # [batch, layers, seq, hidden], [batch, hidden]
+        # [batch, layers, seq, hidden], [batch, hidden]
+        return layers, outputs["sequence_output"][:, 0]
 
     def extract(self, texts: list[tuple[str, str | None]], first_index: int) -> list[dict]:
         """One JSON-ready record per text; `linex_index` counts from `first_index`."""

@@ -93,10 +93,11 @@ class SquadTask(FineTuningTask):
             split: f"cmrc2018_{split}.json" if task == "cmrc2018" else f"{split}-{version}.json"
             for split in ("train", "dev")
         }
+        # None without --data_dir
         in_data_dir = {
             split: options.data_dir and os.path.join(options.data_dir, name)
             for split, name in names.items()
-        }  # None without --data_dir
+        }
         self.files = {
             "train": train_file or in_data_dir["train"],
             "dev": predict_file or in_data_dir["dev"],

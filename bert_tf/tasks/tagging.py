@@ -80,9 +80,8 @@ class TaggingTask(FineTuningTask):
         return BertTokenClassifier(encoder, len(self.label_list))
 
     def loss(self, label_smoothing: float = 0.0):
-        return {
-            LOGITS: SparseCrossEntropy(label_smoothing)
-        }  # mean over the weighted first sub-tokens
+        # mean over the weighted first sub-tokens
+        return {LOGITS: SparseCrossEntropy(label_smoothing)}
 
     def encode(self, split: str) -> EncodedSplit:
         """Windows of the split; a tag of dev/test outside the training tags is an error naming its
