@@ -289,9 +289,8 @@ def test_extra_config_keys_survive_the_encoder(tmp_path):
     ).to_json_file(source)
     encoder = BertEncoder.from_config_file(source)
     written = tmp_path / "written.json"
-    encoder.bert_config.to_json_file(
-        written
-    )  # as the fine-tuning driver writes it beside its checkpoints
+    # as the fine-tuning driver writes it beside its checkpoints
+    encoder.bert_config.to_json_file(written)
     assert written.read_text() == source.read_text()
     assert BertEncoder.from_config(encoder.get_config()).bert_config == encoder.bert_config
 

@@ -24,8 +24,8 @@ OUTPUTS = {
             [
                 [0.0, math.log(2)],  # p(1) = 2/3: right, ce = ln(3/2)
                 [math.log(3), 0.0],  # p(1) = 1/4: wrong, ce = ln 4
-                [10.0, -10.0],
-            ],  # weight 0
+                [10.0, -10.0],  # weight 0
+            ],
             [
                 [0.0, 0.0],  # p(0) = 1/2: right (ties go to the first), ce = ln 2
                 [5.0, 0.0],
@@ -37,8 +37,8 @@ OUTPUTS = {
     "next_sentence_logits": np.array(
         [
             [0.0, math.log(4)],  # p(1) = 4/5: right, ce = ln(5/4)
-            [math.log(4), 0.0],
-        ],  # p(1) = 1/5: wrong, ce = ln 5
+            [math.log(4), 0.0],  # p(1) = 1/5: wrong, ce = ln 5
+        ],
         "float32",
     ),
 }
@@ -175,9 +175,8 @@ def test_fit_uses_features_as_targets():
 
 def test_fit_clips_the_gradient_to_norm_1():
     keras.utils.set_random_seed(3)
-    model = BertPretrainer(
-        tiny_encoder(initializer_range=0.5)
-    )  # wide: a gradient norm well above 1
+    # wide: a gradient norm well above 1
+    model = BertPretrainer(tiny_encoder(initializer_range=0.5))
     model.build_with_dummy_inputs()
     batch = random_pretraining_batch(8, 16, 4, TINY["vocab_size"])
     with tf.GradientTape() as tape:

@@ -132,9 +132,8 @@ def test_a_fine_tuned_head_goes_to_tf1_under_googles_names(
     convert(str(save(model, tmp_path)), str(tmp_path / "tf1"))
     restored = read_all(tmp_path / "tf1" / "bert_model.ckpt")
     layer = getattr(model, head)
-    np.testing.assert_array_equal(
-        restored[names[0]], layer.kernel.numpy().T
-    )  # TF1: [outputs, hidden]
+    # TF1: [outputs, hidden]
+    np.testing.assert_array_equal(restored[names[0]], layer.kernel.numpy().T)
     np.testing.assert_array_equal(restored[names[1]], layer.bias.numpy())
     np.testing.assert_array_equal(
         restored["bert/pooler/dense/kernel"], model.encoder.pooler.kernel.numpy()
@@ -209,9 +208,8 @@ def test_tf1_output_refuses_an_activation_google_research_bert_cannot_compute(tm
 def test_tf1_output_warns_that_class_names_are_not_carried(tmp_path, caplog):
     model = BertClassifier(tiny_encoder(), num_classes=2)
     model.build_with_dummy_inputs()
-    save_model_checkpoint(
-        model, str(tmp_path / "best"), {}, labels=["neg", "pos"]
-    )  # best/labels.json
+    # best/labels.json
+    save_model_checkpoint(model, str(tmp_path / "best"), {}, labels=["neg", "pos"])
     with caplog.at_level(logging.WARNING, logger="absl"):
         convert(str(tmp_path / "best"), str(tmp_path / "tf1"))
     assert "the class names are not carried" in caplog.text and "--labels=neg,pos" in caplog.text
@@ -257,10 +255,8 @@ def test_the_output_replaces_an_earlier_conversion_whole(tmp_path):
         "bert_model.ckpt.index",
         "vocab.txt",
     ]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "out",
-        "source",
-    ]  # no temporary directory left
+    # no temporary directory left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "source"]
 
 
 def test_a_failed_conversion_writes_nothing(tmp_path):

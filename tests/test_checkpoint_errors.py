@@ -157,10 +157,8 @@ def test_a_directory_of_several_checkpoints_without_a_checkpoint_file(google_dir
 
 
 def test_a_directory_of_several_keras_files(tmp_path):
-    for name in (
-        "tagger.keras",
-        "classifier.keras",
-    ):  # named only: the error comes before reading either
+    # named only: the error comes before reading either
+    for name in ("tagger.keras", "classifier.keras"):
         (tmp_path / name).write_bytes(b"")
     assert error_of(tmp_path, tiny_encoder()) == (
         f"{tmp_path}: 2 .keras files (classifier.keras, tagger.keras): pass the one to read"

@@ -208,11 +208,8 @@ def test_pytorch_bin_never_unpickles_objects(tmp_path):
     )
 
 
-MNLI_ID2LABEL = {
-    "0": "ENTAILMENT",
-    "1": "NEUTRAL",
-    "2": "CONTRADICTION",
-}  # as some Hub MNLI models name them
+# as some Hub MNLI models name them
+MNLI_ID2LABEL = {"0": "ENTAILMENT", "1": "NEUTRAL", "2": "CONTRADICTION"}
 
 
 def write_named_classifier(directory, id2label):

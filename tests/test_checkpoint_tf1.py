@@ -142,9 +142,8 @@ def test_fine_tuned_heads_are_read_and_written_back(role, names, tmp_path):
     encoder = tiny_encoder()
     report = load_checkpoint(prefix, encoder)
     assert list(report.heads) == [role]
-    np.testing.assert_array_equal(
-        report.heads[role]["kernel"], tensors[names[0]].T
-    )  # [hidden, labels]
+    # [hidden, labels]
+    np.testing.assert_array_equal(report.heads[role]["kernel"], tensors[names[0]].T)
     np.testing.assert_array_equal(report.heads[role]["bias"], tensors[names[1]])
     assert all(name.startswith("cls/") for name in report.unused)
 

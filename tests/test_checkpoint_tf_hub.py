@@ -75,10 +75,8 @@ def _saved_model_outputs(path):
 
 def test_model_garden_export_loads_with_the_saved_models_outputs(model_garden_export, vocab):
     config = checkpoint_config(model_garden_export)
-    assert (config.num_attention_heads, config.hidden_act) == (
-        4,
-        "gelu_approximate",
-    )  # Model Garden's "gelu"
+    # Model Garden's "gelu"
+    assert (config.num_attention_heads, config.hidden_act) == (4, "gelu_approximate")
     encoder = BertEncoder.from_bert_config(config)
     report = load_checkpoint(model_garden_export, encoder)
     assert_encoder_outputs_close(encoder(INPUTS), _saved_model_outputs(model_garden_export))
@@ -134,9 +132,8 @@ def test_convert_turns_a_hub_export_into_a_checkpoint(model_garden_export, to, t
     prefix = convert(model_garden_export, str(tmp_path / to), to=to)
     source = BertEncoder.from_bert_config(checkpoint_config(model_garden_export))
     load_checkpoint(model_garden_export, source)
-    converted = BertEncoder.from_bert_config(
-        checkpoint_config(prefix)
-    )  # tf1: Google's "gelu", its tanh form
+    # tf1: Google's "gelu", its tanh form
+    converted = BertEncoder.from_bert_config(checkpoint_config(prefix))
     load_checkpoint(prefix, converted)
     for ours, theirs in zip(converted.weights, source.weights, strict=True):
         np.testing.assert_array_equal(ours, theirs)
@@ -167,9 +164,8 @@ def test_a_hub_init_checkpoint_gives_the_vocab_and_do_lower_case_not_given(
     flags.DEFINE_bool("do_lower_case", True, "", flag_values=flag_values)
     flag_values(["run_classifier.py", f"--init_checkpoint={model_garden_export}", *given])
     take_vocab_from_checkpoint(flag_values)
-    expected = (
-        ("mine.txt", True) if given else (hub_vocab_file(model_garden_export), False)
-    )  # it records False
+    # it records False
+    expected = ("mine.txt", True) if given else (hub_vocab_file(model_garden_export), False)
     assert (flag_values.vocab_file, flag_values.do_lower_case) == expected
 
 

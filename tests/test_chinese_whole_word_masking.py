@@ -14,10 +14,8 @@ from bert_tf.pretraining.driver import PretrainingOptions, run_pretraining
 from bert_tf.tokenization import BertTokenizer
 
 FIXTURES = REPO / "tests" / "fixtures" / "chinese"
-NEWS, VOCAB = (
-    FIXTURES / "news.txt",
-    str(FIXTURES / "vocab.txt"),
-)  # VOCAB: a subset of bert-base-chinese's
+# VOCAB: a subset of bert-base-chinese's
+NEWS, VOCAB = FIXTURES / "news.txt", str(FIXTURES / "vocab.txt")
 SEQ, PREDICTIONS = 64, 10
 
 
@@ -177,10 +175,8 @@ def test_dynamic_masking_masks_whole_words(tokenizer):
             predicted[positions] = True
             is_mask = batch["input_ids"][row] == vocab.mask_id
             separators = np.flatnonzero(original == vocab.sep_id)
-            for start, end in [
-                (1, separators[0]),
-                (separators[0] + 1, separators[1]),
-            ]:  # segments A and B
+            # segments A and B
+            for start, end in [(1, separators[0]), (separators[0] + 1, separators[1])]:
                 segment = original[start:end]
                 # A segment is a run of the corpus's tokens;
                 # theirs say which tokens continue a word.
@@ -189,9 +185,8 @@ def test_dynamic_masking_masks_whole_words(tokenizer):
                     for i in range(len(stream))
                     if np.array_equal(stream[i : i + len(segment)], segment)
                 )
-                within = (
-                    np.flatnonzero(continues[at + 1 : at + len(segment)]) + start + 1
-                )  # [continuations]
+                # [continuations]
+                within = np.flatnonzero(continues[at + 1 : at + len(segment)]) + start + 1
                 np.testing.assert_array_equal(predicted[within], predicted[within - 1])
                 np.testing.assert_array_equal(
                     is_mask[within][predicted[within]], is_mask[within - 1][predicted[within]]

@@ -13,9 +13,8 @@ PREDICTIONS = [1, 1, 1, 0, 0, 1, 0, 0]
 
 def test_matthews_correlation_on_a_2x2_table():
     tp, fn, fp, tn = 3, 2, 1, 2
-    mcc = (tp * tn - fp * fn) / math.sqrt(
-        (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
-    )  # 4 / sqrt(240)
+    # 4 / sqrt(240)
+    mcc = (tp * tn - fp * fn) / math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
     assert classification_metrics("cola", LABELS, PREDICTIONS) == {
         "matthews_corrcoef": pytest.approx(mcc)
     }

@@ -78,9 +78,8 @@ def test_a_user_error_words_the_settings_it_names_as_the_scripts_flags(capsys):
 @pytest.mark.parametrize(
     "error",
     [
-        ValueError(
-            "Attempt to convert a value ({'input_word_ids': PerReplica:{"
-        ),  # TensorFlow's, not about input
+        # TensorFlow's, not about input
+        ValueError("Attempt to convert a value ({'input_word_ids': PerReplica:{"),
         ZeroDivisionError("division by zero"),
     ],
 )
@@ -105,9 +104,8 @@ class Refusing(keras.layers.Layer):
 
 
 def test_an_error_in_a_layers_call_reports_its_own_message(capsys):
-    with pytest.raises(
-        SystemExit
-    ) as exit_:  # Keras re-raises it as "Exception encountered when calling ..."
+    # Keras re-raises it as "Exception encountered when calling ..."
+    with pytest.raises(SystemExit) as exit_:
         run_reporting_user_errors(lambda argv: Refusing()(keras.ops.ones((1, 2))), ["tool.py"])
     assert exit_.value.code == 1
     assert capsys.readouterr().err == "tool.py: error: x: bad\n"

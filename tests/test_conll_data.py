@@ -45,10 +45,8 @@ def test_reads_four_columns_skipping_docstart(tmp_path):
 
 
 def test_a_document_start_ends_the_sentence_before_it(tmp_path):
-    text = (
-        "EU B-ORG\nrejects O\n-DOCSTART- "
-        "-X- -X- O\nPeter B-PER\n"
-    )  # no blank line before -DOCSTART-
+    # no blank line before -DOCSTART-
+    text = "EU B-ORG\nrejects O\n-DOCSTART- -X- -X- O\nPeter B-PER\n"
     assert [s.words for s in conll.read_conll(write_file(tmp_path / "train.txt", text))] == [
         ("EU", "rejects"),
         ("Peter",),
@@ -155,9 +153,8 @@ def test_long_sentences_split_into_windows_and_every_word_decodes_once(tmp_path)
     long = max(range(len(sentences)), key=lambda i: len(sentences[i].words))
     rows = np.flatnonzero((windows.sentence_index == long).any(axis=1))
     pieces = len(tokenizer.tokenize([" ".join(sentences[long].words)]).flat_values)
-    assert (
-        len(rows) == -(-(pieces - (seq - 2)) // ((seq - 2) // 2)) + 1
-    )  # windows half a window apart
+    # windows half a window apart
+    assert len(rows) == -(-(pieces - (seq - 2)) // ((seq - 2) // 2)) + 1
     assert windows.features["input_word_ids"].shape[1] == seq
     # Each (sentence, word) is read from exactly one
     # position, and decoding gets every word back in order.

@@ -50,9 +50,8 @@ def test_a_long_line_is_split_after_a_space_or_between_characters_into_lines_und
 def test_long_lines_get_one_warning_naming_the_first_and_are_read_split(tmp_path, caplog):
     path = tmp_path / "corpus.txt"
     line = long_line(2 * CAP + 100)
-    path.write_text(
-        f"a short line\n\n{line}\nanother\n{line}", encoding="utf-8"
-    )  # the last one without \n
+    # the last one without \n
+    path.write_text(f"a short line\n\n{line}\nanother\n{line}", encoding="utf-8")
     chunks = corpus.plan_chunks([str(path)], 1 << 20)
     warnings = [r.getMessage() for r in caplog.records if "longer than" in r.getMessage()]
     assert warnings == [
@@ -100,9 +99,8 @@ def peak_rss_mb(tmp_path, *flags: str) -> tuple[int, str, float]:
             stderr=stderr,
             env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
         )
-        _, status, usage = os.wait4(
-            process.pid, 0
-        )  # this child's own peak, not that of any child before it
+        # this child's own peak, not that of any child before it
+        _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
         stderr.seek(0)
         return process.returncode, stderr.read(), usage.ru_maxrss / 1024

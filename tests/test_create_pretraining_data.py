@@ -184,9 +184,8 @@ def chunk_documents(chunk):
 
 
 def test_chunks_span_files_and_never_split_a_document(tmp_path):
-    a = str(
-        write_file(tmp_path / "a.txt", b"a one.\na two.\n\na three.\n")
-    )  # 24 bytes, two documents
+    # 24 bytes, two documents
+    a = str(write_file(tmp_path / "a.txt", b"a one.\na two.\n\na three.\n"))
     b = str(write_file(tmp_path / "b.txt", b"b one."))  # no final newline: the file's end ends it
     c = str(write_file(tmp_path / "c.txt", b"c one.\nc two.\n\nc three.\n"))
     every_document = [
@@ -241,9 +240,8 @@ def test_random_next_sentences_come_from_other_files_of_one_document_each(tmp_pa
     labels = {0: [], 1: []}
     for i, label in enumerate(features["next_sentence_labels"]):
         row, predicted = features["input_ids"][i].copy(), features["masked_lm_weights"][i] > 0
-        row[features["masked_lm_positions"][i][predicted]] = features["masked_lm_ids"][i][
-            predicted
-        ]  # unmasked
+        # unmasked
+        row[features["masked_lm_positions"][i][predicted]] = features["masked_lm_ids"][i][predicted]
         first_sep, second_sep = np.flatnonzero(row == vocab.sep_id)[:2]
         a_words, b_words = (
             (word_ids & set(row[1:first_sep])),
@@ -612,9 +610,8 @@ def finish(process, tmp_path):
 
 def test_a_killed_worker_ends_the_run_with_an_error(tmp_path, small_corpus, uncased_vocab_file):
     process = start_script(tmp_path, small_corpus, uncased_vocab_file)
-    poll(
-        process, lambda: list((tmp_path / "tmp").glob("*/chunk-*"))
-    )  # the workers are busy with chunks
+    # the workers are busy with chunks
+    poll(process, lambda: list((tmp_path / "tmp").glob("*/chunk-*")))
     with open(f"/proc/{process.pid}/task/{process.pid}/children") as children:
         worker = int(children.read().split()[0])
     os.kill(worker, signal.SIGKILL)  # as the out-of-memory killer does
@@ -627,9 +624,8 @@ def test_a_killed_worker_ends_the_run_with_an_error(tmp_path, small_corpus, unca
 
 def test_sigterm_cleans_up_as_ctrl_c_does(tmp_path, small_corpus, uncased_vocab_file):
     process = start_script(tmp_path, small_corpus, uncased_vocab_file)
-    poll(
-        process, lambda: list((tmp_path / "out").glob(".data.tfrecord.tmp-*"))
-    )  # the run has started
+    # the run has started
+    poll(process, lambda: list((tmp_path / "out").glob(".data.tfrecord.tmp-*")))
     process.send_signal(signal.SIGTERM)
     assert finish(process, tmp_path) == (143, "create_pretraining_data.py: terminated")
 
@@ -645,9 +641,8 @@ def running(pid):
 
 def test_workers_die_with_a_killed_main_process(tmp_path, small_corpus, uncased_vocab_file):
     process = start_script(tmp_path, small_corpus, uncased_vocab_file)
-    poll(
-        process, lambda: list((tmp_path / "tmp").glob("*/chunk-*"))
-    )  # the workers are busy with chunks
+    # the workers are busy with chunks
+    poll(process, lambda: list((tmp_path / "tmp").glob("*/chunk-*")))
     with open(f"/proc/{process.pid}/task/{process.pid}/children") as children:
         workers = [int(pid) for pid in children.read().split()]
     process.kill()  # as the out-of-memory killer does: no clean-up runs
@@ -667,9 +662,8 @@ def test_workers_die_with_a_killed_main_process(tmp_path, small_corpus, uncased_
 def test_a_rerun_removes_what_a_killed_run_left(tmp_path, small_corpus, uncased_vocab_file):
     """Its scratch directory and partial shard, which `tf.io.gfile.glob('out/*')` would match."""
     process = start_script(tmp_path, small_corpus, uncased_vocab_file)
-    poll(
-        process, lambda: list((tmp_path / "out").glob(".data.tfrecord.tmp-*"))
-    )  # the run has started
+    # the run has started
+    poll(process, lambda: list((tmp_path / "out").glob(".data.tfrecord.tmp-*")))
     process.kill()  # no clean-up runs
     process.communicate(timeout=60)
     assert list((tmp_path / "out").glob(".data.tfrecord.tmp-*")) and list(

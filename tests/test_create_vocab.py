@@ -67,9 +67,8 @@ def test_a_vocab_learned_over_the_size_is_cut_to_it(tmp_path):
     corpus = write_file(tmp_path / "corpus.txt", "\n".join([" ".join(words)] * 20) + "\n")
     tokens = vocab_learner.create_vocab(str(corpus), tmp_path / "vocab.txt", 60)
     assert len(tokens) == 60
-    assert set(list("abcdefghij") + [f"##{c}" for c in "abcdefghij"]) < set(
-        tokens
-    )  # every character kept
+    # every character kept
+    assert set(list("abcdefghij") + [f"##{c}" for c in "abcdefghij"]) < set(tokens)
     tokenizer = BertTokenizer(tmp_path / "vocab.txt")
     assert tokenizer.vocab.unk_id not in tokenizer.tokenize(words).flat_values.numpy()
 
@@ -139,9 +138,8 @@ def test_errors_are_one_line_and_write_nothing(corpus, tmp_path):
         int, re.search(r"has (\d+) tokens \(its (\d+)", str(error.value)).groups()
     )
     assert smallest == 2 * chars + 5
-    assert (
-        len(vocab_learner.learn_vocab([str(corpus)], smallest)) == smallest
-    )  # that size can be had
+    # that size can be had
+    assert len(vocab_learner.learn_vocab([str(corpus)], smallest)) == smallest
     with pytest.raises(ValueError, match=r"^`output_file`: no directory .*missing$"):
         vocab_learner.create_vocab(str(corpus), tmp_path / "missing" / "vocab.txt", 100)
     assert sorted(tmp_path.iterdir()) == sorted([empty, controls, latin1])

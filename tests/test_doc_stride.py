@@ -27,9 +27,8 @@ def tensorflow_windows(cases: list[tuple[int, int]], stride: int) -> list[list[t
     each window, tokens counted from the context's start."""
     context_lengths, max_doc_tokens = (tf.constant(column, tf.int64) for column in zip(*cases))
     windows = doc_stride_windows(context_lengths, max_doc_tokens, stride)
-    offset = (
-        np.cumsum(context_lengths.numpy()) - context_lengths.numpy()
-    )  # where each context starts
+    # where each context starts
+    offset = np.cumsum(context_lengths.numpy()) - context_lengths.numpy()
     got = [[] for _ in cases]
     for example, tokens, flags in zip(
         windows.example.numpy(), windows.doc_tokens.to_list(), windows.is_max_context.to_list()
@@ -39,9 +38,8 @@ def tensorflow_windows(cases: list[tuple[int, int]], stride: int) -> list[list[t
 
 
 def test_the_exported_windows_are_run_squads():
-    cases = list(
-        itertools.product(CONTEXT_LENGTHS, WINDOW_SIZES)
-    )  # [(context length, window size)]
+    # [(context length, window size)]
+    cases = list(itertools.product(CONTEXT_LENGTHS, WINDOW_SIZES))
     for stride in STRIDES:
         for (num_tokens, max_tokens), got in zip(cases, tensorflow_windows(cases, stride)):
             assert got == numpy_windows(num_tokens, max_tokens, stride), (

@@ -116,9 +116,8 @@ def python_script_commands(page) -> list[tuple[str, list[str]]]:
 def script_flags(script: str) -> dict[str, bool]:
     """`name -> is boolean` for every flag `script` accepts."""
     source = (REPO / script).read_text()
-    if (
-        "script.run(" in source
-    ):  # the flags are defined in bert_tf modules that import no TensorFlow
+    # the flags are defined in bert_tf modules that import no TensorFlow
+    if "script.run(" in source:
         result = subprocess.run(
             [sys.executable, "-c", FLAGS_OF_SCRIPT, script],
             cwd=REPO,

@@ -111,9 +111,8 @@ def test_docstring_examples(module_name, tmp_path, monkeypatch):
     )
 
     report = io.StringIO()
-    runner = doctest.DocTestRunner(
-        optionflags=doctest.ELLIPSIS
-    )  # `...` stands for untrained outputs
+    # `...` stands for untrained outputs
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     for test in tests:
         runner.run(test, out=report.write)
     skipped = [

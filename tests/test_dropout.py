@@ -20,9 +20,8 @@ def test_rate_is_exact_and_the_kept_are_scaled(dtype):
     )
     assert abs((outputs == 0).mean() - 0.1) < 1e-3
     kept = outputs[outputs != 0]
-    expected = float(
-        np.asarray(1 / 0.9, dtype=layer.compute_dtype)
-    )  # the scale in the compute dtype
+    # the scale in the compute dtype
+    expected = float(np.asarray(1 / 0.9, dtype=layer.compute_dtype))
     np.testing.assert_array_equal(kept, expected)
 
 

@@ -203,9 +203,8 @@ def test_documents_end_at_lines_blank_to_python_str_strip(vocab):
     from bert_tf.tokenization import BertTokenizer
 
     lines = ["one two .", "\u3000", "three .", "\u00a0\t", "four .", " ", "five .", "\x1c", "six ."]
-    assert [not line.strip() for line in lines] == [False, True] * 4 + [
-        False
-    ]  # create_pretraining_data's test
+    # create_pretraining_data's test
+    assert [not line.strip() for line in lines] == [False, True] * 4 + [False]
     _, documents = _segments(tf.constant(lines), BertTokenizer(vocab.path), segment_tokens=100)
     assert documents.numpy().tolist() == [0, 1, 2, 3, 4]
 
@@ -269,9 +268,8 @@ def test_a_share_without_tokens_is_refused_at_once(tmp_path, vocab):
         ):
             dataset(str(path), vocab)
     short = tmp_path / "short.txt"
-    short.write_text(
-        "a few words .\n" * 100, encoding="utf-8"
-    )  # one block: pipeline 1 of 2 gets none
+    # one block: pipeline 1 of 2 gets none
+    short.write_text("a few words .\n" * 100, encoding="utf-8")
     first, second = (
         tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=i) for i in (0, 1)
     )

@@ -106,9 +106,8 @@ def test_a_fine_tuned_span_or_choice_model_gives_its_head_and_no_classifier(
     assert_same_outputs(
         model_from_checkpoint(prefix, model_type, tiny_config()), model, leading_shape
     )
-    assert (
-        load_checkpoint(prefix, model_class(tiny_encoder())).unused == []
-    )  # the head is taken, not unused
+    # the head is taken, not unused
+    assert load_checkpoint(prefix, model_class(tiny_encoder())).unused == []
     looked_for = "output_weights, Hugging Face classifier or a bert_tf classifier"
     with pytest.raises(
         ValueError, match=no_head(prefix, "classifier", looked_for, holds=model_type)
@@ -131,9 +130,8 @@ def test_checkpoints_without_a_task_head_are_refused(tmp_path):
     tf1 = tmp_path / "tf1" / "bert_model.ckpt"  # google-research/bert's pretraining-only release
     write_tf1_checkpoint(encoder, tf1)
     converted = tf.train.Checkpoint(encoder=encoder).write(str(tmp_path / "converted" / "ckpt"))
-    pretrained = (
-        tmp_path / "pretrained" / "bert_model.ckpt"
-    )  # with the masked-LM head, as Google's releases
+    # with the masked-LM head, as Google's releases
+    pretrained = tmp_path / "pretrained" / "bert_model.ckpt"
     write_tf1_checkpoint(with_random_weights(BertPretrainer(tiny_encoder())), pretrained)
     for checkpoint, model_type, looked_for, holds in (
         (
@@ -243,9 +241,8 @@ def test_a_hugging_face_multiple_choice_head_is_a_multiple_choice_head(tmp_path)
         match=no_head(tmp_path / "swag", "classifier", looked_for, holds="multiple_choice"),
     ):
         model_from_checkpoint(str(tmp_path / "swag"), "classifier", tiny_config())
-    convert(
-        str(tmp_path / "swag"), str(tmp_path / "swag_tf1")
-    )  # no TF1 names: no head, not output_weights
+    # no TF1 names: no head, not output_weights
+    convert(str(tmp_path / "swag"), str(tmp_path / "swag_tf1"))
     assert not load_checkpoint(
         str(tmp_path / "swag_tf1"), BertEncoder.from_bert_config(tiny_config())
     ).heads
@@ -324,9 +321,8 @@ def test_seq_length_beyond_the_positions_is_refused_by_the_python_api(tmp_path, 
 def test_an_export_replaces_an_earlier_export_but_nothing_else(tmp_path, tokenizer):
     model = BertClassifier(tiny_encoder(), 2)
     export_task_model(model, tmp_path / "export", tokenizer=tokenizer, seq_length=16)
-    export_task_model(
-        model, tmp_path / "export", tokenizer=tokenizer, seq_length=16
-    )  # an export: replaced
+    # an export: replaced
+    export_task_model(model, tmp_path / "export", tokenizer=tokenizer, seq_length=16)
     run_dir = tmp_path / "run"  # say a fine-tuning --output_dir given as --export_dir too
     (run_dir / "best").mkdir(parents=True)
     (run_dir / "eval_results.txt").write_text("accuracy = 0.9\n")
@@ -395,9 +391,8 @@ def test_a_hub_export_refused_for_one_part_writes_neither(tmp_path, tokenizer):
     )
     with pytest.raises(ValueError, match=message):
         export_hub_pair(tiny_encoder(), tmp_path / "export", tokenizer=tokenizer, seq_length=16)
-    assert [p.name for p in (tmp_path / "export").iterdir()] == [
-        "encoder"
-    ]  # no preprocessing/ beside it
+    # no preprocessing/ beside it
+    assert [p.name for p in (tmp_path / "export").iterdir()] == ["encoder"]
 
 
 def test_a_hub_export_dir_holding_other_files_is_refused(tmp_path, tokenizer):
@@ -432,24 +427,19 @@ def test_a_hub_export_that_fails_midway_leaves_the_earlier_pair_whole(
     export_hub_pair(tiny_encoder(), export_dir, tokenizer=tokenizer, seq_length=16)
     earlier = files_under(export_dir)
     monkeypatch.setattr(hub_export, "EncoderExport", UnsaveableEncoderExport)
-    with pytest.raises(
-        ValueError, match="^this encoder cannot be saved$"
-    ):  # after its preprocessing/ is saved
+    # after its preprocessing/ is saved
+    with pytest.raises(ValueError, match="^this encoder cannot be saved$"):
         export_hub_pair(tiny_encoder(), export_dir, tokenizer=tokenizer, seq_length=8)
     assert files_under(export_dir) == earlier  # both parts from the earlier export, not a mix
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "export",
-        "vocab.txt",
-    ]  # no temporary left
+    # no temporary left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "vocab.txt"]
 
 
 @pytest.mark.parametrize(
     "model_type, make",
     [
-        (
-            "classifier",
-            lambda: BertClassifier(tiny_encoder(), 2),
-        ),  # its text_pair signature packs two texts
+        # its text_pair signature packs two texts
+        ("classifier", lambda: BertClassifier(tiny_encoder(), 2)),
         ("span", lambda: BertSpanLabeler(tiny_encoder())),
         ("multiple_choice", lambda: BertMultipleChoice(tiny_encoder())),
         ("hub", tiny_encoder),  # bert_pack_inputs takes two texts

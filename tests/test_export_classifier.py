@@ -363,9 +363,8 @@ def test_bad_ids_are_refused_by_name_with_xla_too(exported, tmp_path, jit_compil
     }
     with pytest.raises(tf.errors.InvalidArgumentError, match="at most max_position_embeddings"):
         serving(**too_long)
-    empty = {
-        name: tf.zeros([2, 0], tf.int32) for name in ids
-    }  # failed in a GatherV2, no input named
+    # failed in a GatherV2, no input named
+    empty = {name: tf.zeros([2, 0], tf.int32) for name in ids}
     with pytest.raises(
         tf.errors.InvalidArgumentError,
         match="input_word_ids must have a sequence length of at least 1",
@@ -501,9 +500,8 @@ def test_example_signatures_equal_the_ids_and_text_signatures(exported):
     expected = loaded.signatures["serving_default"](
         **{k: tf.constant(v) for k, v in inputs.items()}
     )["probabilities"]
-    outputs = loaded.signatures["serve_examples"](
-        inputs=id_examples(inputs)
-    )  # each example as long as its text
+    # each example as long as its text
+    outputs = loaded.signatures["serve_examples"](inputs=id_examples(inputs))
     np.testing.assert_allclose(outputs["scores"], expected, atol=1e-5)
     assert outputs["classes"].numpy().tolist() == [[label.encode() for label in LABELS]] * 5
 

@@ -18,9 +18,8 @@ TEXTS = ["the cat sat on the mat", "a dog ran in the park", "", "Ünïcode wörd
 def exported(tmp_path_factory):
     directory = tmp_path_factory.mktemp("hub")
     tokenizer = BertTokenizer(write_word_vocab(directory / "vocab.txt", TEXTS))
-    model = BertPretrainer(
-        tiny_encoder(vocab_size=tokenizer.vocab_size)
-    )  # never called: heads unbuilt
+    # never called: heads unbuilt
+    model = BertPretrainer(tiny_encoder(vocab_size=tokenizer.vocab_size))
     paths = export_hub_pair(model, directory / "export", tokenizer=tokenizer, seq_length=16)
     return model, tokenizer, paths
 
@@ -33,18 +32,13 @@ def test_preprocessing_equals_the_tokenizer(exported):
     for name in expected:
         np.testing.assert_array_equal(got[name], expected[name])
     a, b = pre.tokenize(tf.constant(TEXTS)), pre.tokenize(tf.constant(TEXTS[::-1]))
-    assert (
-        a.to_list() == tokenizer.tokenize_words(TEXTS).to_list()
-    )  # [batch, words, pieces], as TF Hub's
+    # [batch, words, pieces], as TF Hub's
+    assert a.to_list() == tokenizer.tokenize_words(TEXTS).to_list()
     flat_a, flat_b = tokenizer.tokenize(TEXTS), tokenizer.tokenize(TEXTS[::-1])
     assert a.merge_dims(1, 2).to_list() == flat_a.to_list()
     expected = tokenizer.pack_inputs([flat_a, flat_b], 8)
-    for segments in (
-        [a, b],
-        [flat_a, b],
-        [a, flat_b],
-        [flat_a, flat_b],
-    ):  # by word or flat, as given
+    # by word or flat, as given
+    for segments in ([a, b], [flat_a, b], [a, flat_b], [flat_a, flat_b]):
         packed = pre.bert_pack_inputs(segments, tf.constant(8))
         for name in expected:
             np.testing.assert_array_equal(packed[name], expected[name])

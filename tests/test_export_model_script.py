@@ -214,9 +214,8 @@ def test_bad_flags_and_checkpoints_are_one_line_errors(tmp_path):
     ]
     cases = [([*flags, *nothing], message) for flags, message in UNUSED_FLAGS]
     (tmp_path / "tf1").mkdir()
-    _, vocab = write_tf1_classifier(
-        tmp_path / "tf1"
-    )  # max_position_embeddings 64, a head of 2 classes
+    # max_position_embeddings 64, a head of 2 classes
+    _, vocab = write_tf1_classifier(tmp_path / "tf1")
     classifier = [
         f"--init_checkpoint={tmp_path / 'tf1' / 'bert_model.ckpt'}",
         f"--vocab_file={vocab}",

@@ -207,9 +207,8 @@ def test_version_2_null_answer(trained):
         question, context
     )
     assert (out["answer"].numpy()[0] == b"") == (null > float(span["score"][0]))
-    assert (
-        out["answer"].numpy()[0] == b""
-    )  # the model learned [CLS] for contexts without the answer
+    # the model learned [CLS] for contexts without the answer
+    assert out["answer"].numpy()[0] == b""
 
 
 def run_squad_predictions(model, tokenizer, question, context, **options):
@@ -221,10 +220,8 @@ def run_squad_predictions(model, tokenizer, question, context, **options):
         )
     )
     _, starts, ends = tokenizer.tokenize_with_offsets([context], unit="UTF8_CHAR")
-    char_start, char_end = (
-        np.full([1, SEQ_LENGTH], -1),
-        np.full([1, SEQ_LENGTH], -1),
-    )  # [windows, seq]
+    # [windows, seq]
+    char_start, char_end = np.full([1, SEQ_LENGTH], -1), np.full([1, SEQ_LENGTH], -1)
     char_start[0, q : q + pieces], char_end[0, q : q + pieces] = starts[0], ends[0]
     features = SimpleNamespace(
         example_index=np.array([0]),

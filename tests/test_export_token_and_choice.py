@@ -75,9 +75,8 @@ def test_tagger_text_gives_words_with_their_first_piece_label(tagger, tokenizer)
         # Words are whitespace-separated, as CoNLL's: the tokens after a gap start one.
         firsts = [i for i in range(len(tokens)) if i == 0 or starts[row][i] > ends[row][i - 1]]
         lasts = [i - 1 for i in firsts[1:]] + [len(tokens) - 1]
-        firsts = [
-            i for i, j in zip(firsts, lasts) if j < SEQ_LENGTH - 2
-        ]  # words with all their pieces kept
+        # words with all their pieces kept
+        firsts = [i for i, j in zip(firsts, lasts) if j < SEQ_LENGTH - 2]
         words = [text[starts[row][i] : ends[row][j]] for i, j in zip(firsts, lasts)]
         n = len(words)
         assert [w.decode() for w in out["tokens"][row].numpy()[:n]] == words
@@ -91,9 +90,8 @@ def test_tagger_text_gives_words_with_their_first_piece_label(tagger, tokenizer)
             out["start_char"][row].numpy()[n:]
         ) <= {-1}
     assert out["tokens"][0].numpy()[:4].tolist() == [b"John", b"lives", b"in", b"Paris"]
-    assert (
-        len(tokenizer.tokenize(TEXTS[1])) > SEQ_LENGTH - 2
-    )  # long input: words past it are dropped
+    # long input: words past it are dropped
+    assert len(tokenizer.tokenize(TEXTS[1])) > SEQ_LENGTH - 2
     # A word cut at the window's end is dropped, not reported as its first pieces.
     assert out["tokens"][1].numpy().tolist() == [b""] * out["tokens"].shape[1]
     assert out["tokens"][3].numpy().tolist() == [b"John"] * 8 + [b""] * 2

@@ -111,9 +111,8 @@ def test_learns_keeps_the_best_epoch_and_writes_results(tmp_path):
     results = run_finetuning(task, options)
     assert results["accuracy"] > 0.9
     best = json.load(open(tmp_path / "out" / "best" / "metrics.json"))
-    assert best["accuracy"] == pytest.approx(
-        results["accuracy"]
-    )  # eval used the best epoch's weights
+    # eval used the best epoch's weights
+    assert best["accuracy"] == pytest.approx(results["accuracy"])
     variables = [
         name for name, _ in tf.train.list_variables(str(tmp_path / "out" / "best" / "ckpt"))
     ]
@@ -201,9 +200,8 @@ def test_a_worse_later_epoch_leaves_the_best_epochs_weights(tmp_path):
     run_finetuning(task, options)
     epoch_1, epoch_2, final = task.logits
     assert not np.allclose(epoch_2, epoch_1, atol=1e-3)  # the second epoch changed the weights
-    np.testing.assert_allclose(
-        final, epoch_1, atol=1e-6
-    )  # the final evaluation has epoch 1's weights
+    # the final evaluation has epoch 1's weights
+    np.testing.assert_allclose(final, epoch_1, atol=1e-6)
     assert json.load(open(tmp_path / "out" / "best" / "metrics.json")) == {
         "accuracy": 1.0,
         "epoch": 1,
@@ -354,9 +352,8 @@ def test_evaluation_shows_progress_at_the_runs_verbosity(tmp_path, capsys):
             init_checkpoint=checkpoint,
         )
         run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
-        shown = re.search(
-            r"2/2\b.*/step", capsys.readouterr().out
-        )  # 64 dev examples in batches of 32
+        # 64 dev examples in batches of 32
+        shown = re.search(r"2/2\b.*/step", capsys.readouterr().out)
         assert bool(shown) == bool(verbose)
 
 
@@ -424,14 +421,13 @@ def test_an_eval_only_run_refuses_a_checkpoint_without_the_tasks_head(tmp_path, 
         options = _options(
             tmp_path,
             init_checkpoint=checkpoint,
-            num_train_epochs=1 / 16,
+            num_train_epochs=1 / 16,  # one step: the message comes before training
             do_eval=False,
             output_dir=str(tmp_path / "train"),
-        )  # one step: the message comes before training
+        )
         caplog.clear()
-        with caplog.at_level(
-            logging.INFO, logger="absl"
-        ):  # absl's own level may be WARNING after other tests
+        # absl's own level may be WARNING after other tests
+        with caplog.at_level(logging.INFO, logger="absl"):
             run_finetuning(KeywordTask(options, BertTokenizer(options.vocab_file)), options)
         (record,) = [
             r for r in caplog.records if r.getMessage().endswith("; the head starts fresh")
@@ -553,9 +549,8 @@ def test_masked_lm_auxiliary_loss_only_in_training_and_loads_the_pretrained_head
     # A pretrained-vocab-sized cross-entropy, scaled by
     # the weight: positive, finite, around 0.5 * ln(V).
     assert 0.1 < loss < 0.5 * np.log(len(tokenizer.vocab)) * 3
-    np.testing.assert_allclose(
-        outputs["logits"], model.task_model(inputs)["logits"], atol=1e-5
-    )  # task unchanged
+    # task unchanged
+    np.testing.assert_allclose(outputs["logits"], model.task_model(inputs)["logits"], atol=1e-5)
 
 
 class WatchedKeywordTask(KeywordTask):
@@ -628,9 +623,8 @@ def test_a_crashed_run_resumes_from_its_last_epoch(tmp_path, capsys):
     capsys.readouterr()
     run_finetuning(task, options)
     printed = capsys.readouterr().out
-    assert (
-        "Fine-tuning on 512 examples: 2 epoch(s) of 8 steps" in printed
-    )  # one row per example: no windows
+    # one row per example: no windows
+    assert "Fine-tuning on 512 examples: 2 epoch(s) of 8 steps" in printed
     # Epoch 1 is not trained again, but its evaluation, which the crash cut short, is run.
     assert "at step 8 of 16 (epoch 2)" in printed
     assert "Epoch 1 eval" in printed and "Epoch 2 eval" in printed
@@ -652,9 +646,8 @@ def test_sparse_cross_entropy_smooths_labels_and_averages_over_weighted_tokens()
     weighted = SparseCrossEntropy()(
         np.array([[0, 2]]), tokens, sample_weight=np.array([[1.0, 0.0]])
     )
-    assert float(weighted) == pytest.approx(
-        -log_softmax[0, 0], rel=1e-5
-    )  # the unweighted token is out
+    # the unweighted token is out
+    assert float(weighted) == pytest.approx(-log_softmax[0, 0], rel=1e-5)
     assert float(SparseCrossEntropy(scale=0.5)(np.array([0]), logits)) == pytest.approx(
         -0.5 * log_softmax[0, 0], rel=1e-5
     )
@@ -690,9 +683,8 @@ def test_mirrored_fine_tuning_clips_the_global_batch_like_one_device(tmp_path):
     assert (
         sum(not np.allclose(one[name], initial[name]) for name in one.files) > len(one.files) // 2
     )
-    assert (
-        results["mlm_aux_driver_accuracy"] > 0.9
-    )  # the driver takes --mlm_aux_weight on 2 replicas
+    # the driver takes --mlm_aux_weight on 2 replicas
+    assert results["mlm_aux_driver_accuracy"] > 0.9
     # Keras's fit fails with several steps per call on 2 mirrored replicas: refused before any work.
     assert results["iterations_per_loop_error"] == (
         "`iterations_per_loop`=2 needs one replica or "
@@ -785,9 +777,8 @@ def _fit_on_two_devices_and_one(
 if __name__ == "__main__":
     from bert_tf.script import import_out_of_the_collectors_way
 
-    import_out_of_the_collectors_way(
-        "tensorflow"
-    )  # imported above: this freezes what the imports built
+    # imported above: this freezes what the imports built
+    import_out_of_the_collectors_way("tensorflow")
     mode, workdir = sys.argv[1], pathlib.Path(sys.argv[2])
     if mode == "global_clipping":
         _fine_tune_on_two_devices_and_one(workdir)

@@ -90,8 +90,8 @@ def test_predicts_from_a_data_dir_without_a_training_file(csv_run, tmp_path, fro
     restore = (
         dict(init_checkpoint=str(out / "best"), output_dir=str(tmp_path / "out"))
         if from_init_checkpoint
-        else dict(output_dir=str(out))
-    )  # output_dir/best
+        else dict(output_dir=str(out))  # output_dir/best
+    )
     options = csv_options(tmp_path / "data", vocab, do_predict=True, **restore)
     run_finetuning(csv_task(options), options)
     header = (pathlib.Path(options.output_dir) / "test_results.tsv").read_text().splitlines()[0]
@@ -111,9 +111,8 @@ def test_a_training_file_with_other_labels_is_refused(csv_run, tmp_path):
     )
     assert set(run_finetuning(csv_task(options), options)) == {"accuracy", "macro_f1"}
 
-    write_csv(
-        tmp_path / "other" / "train.csv", labeled_reviews(names=("bad", "good"))
-    )  # two labels too
+    # two labels too
+    write_csv(tmp_path / "other" / "train.csv", labeled_reviews(names=("bad", "good")))
     write_csv(tmp_path / "other" / "dev.csv", labeled_reviews(names=("bad", "good"), n=8))
     options = csv_options(
         tmp_path / "other",
@@ -170,6 +169,7 @@ def test_a_ner_checkpoint_exports_and_predicts_with_its_tag_names(tmp_path):
     config = write_tiny_config(
         tmp_path, vocab_size=len(pathlib.Path(vocab).read_text().splitlines())
     )
+    # no --do_eval: the last epoch is saved
     options = FineTuningOptions(
         data_dir=str(CONLL),
         vocab_file=vocab,
@@ -180,7 +180,7 @@ def test_a_ner_checkpoint_exports_and_predicts_with_its_tag_names(tmp_path):
         train_batch_size=16,
         num_train_epochs=1,
         verbose=0,
-    )  # no --do_eval: the last epoch is saved
+    )
     tags = TaggingTask(options, BertTokenizer(vocab)).label_list
     run_finetuning(TaggingTask(options, BertTokenizer(vocab)), options)
     assert json.loads((tmp_path / "ner" / "best" / "labels.json").read_text()) == tags

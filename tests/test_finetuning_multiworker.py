@@ -98,6 +98,7 @@ def test_classifier_trains_on_two_workers_and_only_the_chief_writes(tmp_path):
     )
 
     chief, other = tmp_path / "out0", tmp_path / "out1"
+    # the backup is removed once the outputs are
     assert _tree(chief) == [
         "best/bert_config.json",
         "best/ckpt.data-00000-of-00001",
@@ -108,7 +109,7 @@ def test_classifier_trains_on_two_workers_and_only_the_chief_writes(tmp_path):
         "logs/eval/",
         "logs/train/",
         "test_results.tsv",
-    ]  # the backup is removed once the outputs are
+    ]
     assert (tmp_path / "export0" / "saved_model.pb").exists()
     assert not other.exists() and not (tmp_path / "export1").exists()
     _assert_same_weights(tmp_path / "weights0.npz", tmp_path / "weights1.npz")
@@ -127,9 +128,8 @@ def test_classifier_trains_on_two_workers_and_only_the_chief_writes(tmp_path):
     assert [row[0] for row in rows] == [str(i) for i in range(10)]
     logits = np.load(tmp_path / "logits0.npy")
     probabilities = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
-    assert (
-        np.ptp(probabilities[:, 0]) > 1e-4
-    )  # the rows' probabilities differ: rows out of order would show
+    # the rows' probabilities differ: rows out of order would show
+    assert np.ptp(probabilities[:, 0]) > 1e-4
     np.testing.assert_allclose(
         [[float(p) for p in row[2:]] for row in rows], probabilities, atol=1e-6
     )
@@ -144,9 +144,8 @@ def test_ner_squad_and_multiple_choice_train_on_two_workers(tmp_path):
         "squad": ["nbest_predictions.json", "predictions.json"],
         "multiple_choice": ["test_predictions.csv"],
     }
-    assert {task: other[task] for task in TASKS} == {
-        task: None for task in TASKS
-    }  # no --output_dir at all
+    # no --output_dir at all
+    assert {task: other[task] for task in TASKS} == {task: None for task in TASKS}
     # Workers that would resume from different steps (each
     # saw another directory) are refused, on every worker.
     for index, errors in enumerate([chief["errors"], other["errors"]]):

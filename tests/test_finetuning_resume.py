@@ -93,12 +93,13 @@ def _weights(prefix):
 def test_a_run_killed_mid_epoch_resumes_at_its_last_saved_step(tmp_path, capsys):
     vocab_size = len(open(_resume_options(tmp_path).vocab_file).read().split())
     (tmp_path / "dropout").mkdir()
+    # a resume must draw the same masks
     config = write_tiny_config(
         tmp_path / "dropout",
         vocab_size=vocab_size,
         hidden_dropout_prob=0.1,
         attention_probs_dropout_prob=0.1,
-    )  # a resume must draw the same masks
+    )
     uninterrupted = _resume_options(
         tmp_path, output_dir=str(tmp_path / "uninterrupted"), bert_config_file=config
     )
@@ -267,9 +268,8 @@ def test_corrupt_settings_and_best_metrics_are_one_line_errors_naming_them(tmp_p
     model.build_with_dummy_inputs()
     model.compile(optimizer="adam")
     directory = str(tmp_path / "backup")
-    TrainingBackup(model, directory, settings={"train_batch_size": 64}).on_epoch_end(
-        0
-    )  # its first backup
+    # its first backup
+    TrainingBackup(model, directory, settings={"train_batch_size": 64}).on_epoch_end(0)
     (tmp_path / "backup" / "settings.json").write_text('{"train_batch_size": 64,\n')
     with pytest.raises(
         ValueError,
@@ -327,24 +327,21 @@ def test_a_run_killed_after_training_resumes_with_its_own_best_and_trains_nothin
     with pytest.raises(RuntimeError, match="simulated kill in evaluate"):
         run_finetuning(KilledTask(options, tokenizer, killed_in="evaluate"), options)
     capsys.readouterr()
-    with pytest.raises(
-        RuntimeError, match="simulated kill in write_predictions"
-    ):  # crash_at=0: no training step
+    # crash_at=0: no training step
+    with pytest.raises(RuntimeError, match="simulated kill in write_predictions"):
         run_finetuning(
             KilledTask(options, tokenizer, crash_at=0, killed_in="write_predictions"), options
         )
     printed = capsys.readouterr().out
     assert resumed in printed and "Epoch 1 eval: accuracy 0.5000 (best)" in printed
-    assert (
-        read_best_metrics(str(tmp_path / "out"))["accuracy"] == 0.5
-    )  # its own, not the earlier run's 1.0
+    # its own, not the earlier run's 1.0
+    assert read_best_metrics(str(tmp_path / "out"))["accuracy"] == 0.5
     assert (backup / "checkpoint").exists()  # kept until the outputs are written
 
     run_finetuning(KilledTask(options, tokenizer, crash_at=0), options)
     printed = capsys.readouterr().out
-    assert (
-        resumed in printed and "Epoch 1 eval: accuracy 0.5000\n" in printed
-    )  # its best kept: no "(best)"
+    # its best kept: no "(best)"
+    assert resumed in printed and "Epoch 1 eval: accuracy 0.5000\n" in printed
     assert f"Wrote {tmp_path / 'out' / 'test_predictions.txt'}" in printed
     assert not backup.exists()
 
@@ -401,7 +398,6 @@ def _wait_for(condition, worker, timeout=300):
     raise AssertionError("timed out")
 
 
-if (
-    __name__ == "__main__"
-):  # the run that test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from kills
+# the run that test_a_kill_while_the_backup_is_written_leaves_one_to_resume_from kills
+if __name__ == "__main__":
     _run(_resume_options(pathlib.Path(sys.argv[1]), num_train_epochs=3))

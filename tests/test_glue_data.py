@@ -263,9 +263,8 @@ def test_score_labels_are_refused_by_the_classification_task(tmp_path):
         r"not classes: the csv task classifies",
     ):
         get_processor("csv").labels(str(tmp_path))
-    (tmp_path / "train.csv").write_text(
-        "text,label\na,1\nb,3\nc,5\n", encoding="utf-8"
-    )  # star ratings: classes
+    # star ratings: classes
+    (tmp_path / "train.csv").write_text("text,label\na,1\nb,3\nc,5\n", encoding="utf-8")
     assert get_processor("csv").labels(str(tmp_path)) == ("1", "3", "5")
 
 
@@ -366,9 +365,8 @@ def test_a_test_file_whose_label_column_is_empty_in_every_row_is_unlabelled(tmp_
     ]
     (tmp_path / "train.csv").write_text("text,label\na,pos\nb,neg\n", encoding="utf-8")
     (tmp_path / "test.csv").write_text("text,label\nlovely,pos\nawful,\n", encoding="utf-8")
-    with pytest.raises(
-        DataError
-    ) as caught:  # some labels and some not: a mistake, not unlabelled data
+    # some labels and some not: a mistake, not unlabelled data
+    with pytest.raises(DataError) as caught:
         get_processor("csv").read(str(tmp_path), "test")
     assert str(caught.value) == f"{tmp_path}/test.csv:3: label '' is not in the label set neg, pos"
 
@@ -543,11 +541,10 @@ def test_xnli_reads_one_language_of_its_files(tmp_path):
     write_xnli(tmp_path)
     assert processor.read(str(tmp_path), "train") == [
         InputExample("train-0", "Der Hund bellt .", "Ein Tier ist laut .", "entailment"),
-        InputExample(
-            "train-1", "Es regnet .", "Die Sonne scheint .", "contradiction"
-        ),  # "contradictory"
-        InputExample("train-2", 'Er sagt "ja .', "Er stimmt zu .", "neutral"),
-    ]  # read unquoted
+        # "contradictory"
+        InputExample("train-1", "Es regnet .", "Die Sonne scheint .", "contradiction"),
+        InputExample("train-2", 'Er sagt "ja .', "Er stimmt zu .", "neutral"),  # read unquoted
+    ]
     assert processor.read(str(tmp_path), "dev") == [  # the English row is skipped
         InputExample("dev-0", "Sie liest .", "Sie liest ein Buch .", "neutral"),
         InputExample("dev-1", "Es ist kalt .", "Es ist heiß .", "contradiction"),
@@ -558,9 +555,8 @@ def test_xnli_reads_one_language_of_its_files(tmp_path):
 
 
 def test_xnli_task_name_language_and_labels():
-    assert (
-        get_processor("XNLI") == get_processor("xnli") == XnliProcessor("zh")
-    )  # google's language
+    # google's language
+    assert get_processor("XNLI") == get_processor("xnli") == XnliProcessor("zh")
     processor = get_processor("XNLI", xnli_language="de")
     assert (
         processor.labels("") == ("contradiction", "entailment", "neutral")
@@ -632,20 +628,10 @@ CHINESE = FIXTURES.parent / "chinese"
 @pytest.mark.parametrize(
     "task, options, data, pairs, labels",
     [
-        (
-            "tsv",
-            dict(text_a_column="text_a"),
-            "chnsenticorp",
-            False,
-            ("0", "1"),
-        ),  # ChnSentiCorp's layout
-        (
-            "tsv",
-            dict(text_a_column="text_a", text_b_column="text_b"),
-            "lcqmc",
-            True,
-            ("0", "1"),
-        ),  # LCQMC's
+        # ChnSentiCorp's layout
+        ("tsv", dict(text_a_column="text_a"), "chnsenticorp", False, ("0", "1")),
+        # LCQMC's
+        ("tsv", dict(text_a_column="text_a", text_b_column="text_b"), "lcqmc", True, ("0", "1")),
         (
             "xnli",
             dict(xnli_language="zh"),
@@ -663,10 +649,8 @@ def test_chinese_classification_data(task, options, data, pairs, labels):
     assert tuple(processor.labels(data_dir)) == labels
     dev = processor.read(data_dir, "dev")
     if task == "xnli":
-        assert [e.text_a for e in dev] == [
-            "许多旅客选择乘坐高铁回家过年。",
-            "活动免费开放。",
-        ]  # the en row skipped
+        # the en row skipped
+        assert [e.text_a for e in dev] == ["许多旅客选择乘坐高铁回家过年。", "活动免费开放。"]
     inputs, label_ids = encode_examples(tokenizer, dev, labels, 32)
     first = dev[0]
     length = len(first.text_a) + (len(first.text_b) if pairs else 0)

@@ -29,9 +29,8 @@ def test_temporary_names_match_no_glob_of_the_output(tmp_path):
         open(tmp, "w").close()
         assert tf.io.gfile.glob(path + "*") == [] and glob.glob(path + "*") == []
         assert glob.glob(str(tmp_path / "*")) == []
-        assert {tmp, tmp_dir} <= set(
-            tf.io.gfile.glob(str(tmp_path / ".*"))
-        )  # beside it: one file system
+        # beside it: one file system
+        assert {tmp, tmp_dir} <= set(tf.io.gfile.glob(str(tmp_path / ".*")))
 
 
 def test_replace_directory_swaps_in_the_new_copy(tmp_path):
@@ -39,9 +38,8 @@ def test_replace_directory_swaps_in_the_new_copy(tmp_path):
     write_file(tmp_path / "new" / "new.txt", "new")
     io_utils.replace_directory(tmp_path / "new", tmp_path / "best")
     assert [p.name for p in (tmp_path / "best").iterdir()] == ["new.txt"]
-    assert [p.name for p in tmp_path.iterdir()] == [
-        "best"
-    ]  # neither the new nor the old copy is left
+    # neither the new nor the old copy is left
+    assert [p.name for p in tmp_path.iterdir()] == ["best"]
 
 
 def test_replace_directory_creates_a_missing_target(tmp_path):
@@ -152,9 +150,8 @@ def test_created_directories_names_the_flag_of_one_it_cannot_create(tmp_path):
             [tmp_path / "new", plain / "sub"], "output_file", error=RuntimeError
         ):
             pass
-    assert [p.name for p in tmp_path.iterdir()] == [
-        "plain.txt"
-    ]  # the one it created before is removed
+    # the one it created before is removed
+    assert [p.name for p in tmp_path.iterdir()] == ["plain.txt"]
 
 
 def test_remove_interrupted_checkpoint_saves_removes_only_tfs_temporaries(tmp_path):
@@ -162,9 +159,8 @@ def test_remove_interrupted_checkpoint_saves_removes_only_tfs_temporaries(tmp_pa
         tf.train.Checkpoint(v=tf.Variable(1.0)), tmp_path, max_to_keep=None
     )
     manager.save()
-    (
-        tmp_path / "ckpt-2.index"
-    ).mkdir()  # the merge of ckpt-2's shards fails: TF leaves `ckpt-2_temp/` behind
+    # the merge of ckpt-2's shards fails: TF leaves `ckpt-2_temp/` behind
+    (tmp_path / "ckpt-2.index").mkdir()
     with pytest.raises(tf.errors.FailedPreconditionError):
         manager.save()
     state = write_file(tmp_path / f"checkpoint.tmp{'0a1b2c3d' * 4}", "killed while written")

@@ -31,9 +31,8 @@ def _model() -> MaskedLMAuxiliary:
 
 def _assert_same_model(restored, model):
     assert type(restored) is MaskedLMAuxiliary
-    assert json.dumps(restored.get_config()) == json.dumps(
-        model.get_config()
-    )  # build shapes: lists, not tuples
+    # build shapes: lists, not tuples
+    assert json.dumps(restored.get_config()) == json.dumps(model.get_config())
     inputs = random_encoder_inputs(3, 12, TINY["vocab_size"])
     np.testing.assert_allclose(restored(inputs)["logits"], model(inputs)["logits"], atol=1e-6)
     assert len(restored.weights) == len(model.weights)

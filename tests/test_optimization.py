@@ -60,9 +60,10 @@ def _reference_steps(name, weights, gradients, steps):
 def test_steps_follow_the_paper_and_spare_layer_norm_and_biases(name):
     variables, gradients = _layers_and_gradients()
     expected = _reference_steps(name, [v.numpy() for v in variables], gradients, steps=3)
+    # decays by 3e-9 in 3 steps
     optimizer = optimization.create_optimizer(
         name, LEARNING_RATE, num_train_steps=10**9, num_warmup_steps=0, weight_decay=WEIGHT_DECAY
-    )  # decays by 3e-9 in 3 steps
+    )
     for _ in range(3):
         optimizer.apply(gradients, variables)
     for variable, want in zip(variables, expected):

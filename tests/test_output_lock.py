@@ -179,8 +179,8 @@ def test_on_an_object_store_a_live_runs_record_refuses_and_a_killed_runs_is_repl
     ended.wait()
     for killed in (
         {"heartbeat": time.time() - output_lock.STALE_AFTER_SECONDS - 1},  # silent too long
-        {"host": HOST, "pid": ended.pid},
-    ):  # this host's, and its pid is gone
+        {"host": HOST, "pid": ended.pid},  # this host's, and its pid is gone
+    ):
         write_record(directory, **killed)
         with output_lock.claimed(directory, "output_dir"):
             assert record(directory)["pid"] == os.getpid()

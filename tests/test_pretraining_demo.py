@@ -61,9 +61,8 @@ def test_accuracy_at_mask_inputs_counts_only_the_predictions_that_see_mask(tmp_p
     batch["input_ids"][rows, batch["masked_lm_positions"][:, :2]] = (
         mask_id  # 2 of the 3 real slots see [MASK],
     )
-    batch["input_ids"][rows[:, 0], batch["masked_lm_positions"][:, 2]] = (
-        mask_id + 1
-    )  # the third does not
+    # the third does not
+    batch["input_ids"][rows[:, 0], batch["masked_lm_positions"][:, 2]] = mask_id + 1
     model, _ = build_model(
         tiny_config(),
         PretrainingOptions(bert_config_file=None, input_file=None, output_dir=str(tmp_path)),
@@ -74,16 +73,14 @@ def test_accuracy_at_mask_inputs_counts_only_the_predictions_that_see_mask(tmp_p
         .numpy()
         .argmax(-1)
     )
-    batch["masked_lm_ids"][:, [0, 2]] = best[
-        :, [0, 2]
-    ]  # right in slots 0 and 2 (labels are no input)
+    # right in slots 0 and 2 (labels are no input)
+    batch["masked_lm_ids"][:, [0, 2]] = best[:, [0, 2]]
     records = write_pretraining_batch(tmp_path / "records.tfrecord", batch)
     labels = batch["masked_lm_ids"][:, :2]
     result = demo.accuracy_at_mask_inputs(model, records, 16, 4, mask_id)
     np.testing.assert_allclose(result["masked_lm_accuracy"], (best[:, :2] == labels).mean())
-    assert (
-        0.5 <= result["masked_lm_accuracy"] < 0.6
-    )  # slot 0 right, slot 1 mostly not, slot 2 not counted
+    # slot 0 right, slot 1 mostly not, slot 2 not counted
+    assert 0.5 <= result["masked_lm_accuracy"] < 0.6
     np.testing.assert_allclose(
         result["majority_accuracy"], np.bincount(labels.ravel()).max() / labels.size
     )
@@ -127,9 +124,8 @@ def test_demo_runs_the_whole_job(tmp_path):
         r"prediction: 0\.500\)",
         out,
     ), out
-    assert len(re.findall(r"answer: \S+ +top 5: ", out)) == 6, (
-        out
-    )  # 5 from the checkpoint, 1 from the export
+    # 5 from the checkpoint, 1 from the export
+    assert len(re.findall(r"answer: \S+ +top 5: ", out)) == 6, out
     assert "encoder.mlm" in out
     assert (
         "3/5 Pretraining tiny BERT for 4 steps on each of 32, 64 and 128-token sequences in turn, "
@@ -149,12 +145,10 @@ def test_demo_runs_the_whole_job(tmp_path):
         ) in out, out
     for length in (32, 64):
         assert tf.train.latest_checkpoint(str(output_dir / f"seq_{length}")).endswith("ckpt-4")
-    assert (
-        "global_step = 4\n" in (output_dir / "eval_results.txt").read_text()
-    )  # the last phase's steps
-    assert (
-        output_dir / "vocab.txt"
-    ).read_text() == demo.fetch_uncased_vocab().read_text()  # for export_model.py
+    # the last phase's steps
+    assert "global_step = 4\n" in (output_dir / "eval_results.txt").read_text()
+    # for export_model.py
+    assert (output_dir / "vocab.txt").read_text() == demo.fetch_uncased_vocab().read_text()
     for name in ("preprocessing", "encoder"):
         assert (output_dir / "export" / name / "saved_model.pb").is_file()
 
@@ -198,17 +192,15 @@ def test_the_short_phases_keep_the_tokens_and_predictions_of_a_batch(tmp_path):
     assert [short.output_dir for short in shorts] == [
         str(tmp_path / "out" / f"seq_{n}") for n in (32, 64)
     ]
-    assert [short.init_checkpoint for short in shorts] == [
-        "/pretrained",
-        shorts[0].output_dir,
-    ]  # a chain
+    # a chain
+    assert [short.init_checkpoint for short in shorts] == ["/pretrained", shorts[0].output_dir]
+    # 64 tokens is more than half of 127
     assert [
         short.max_seq_length
         for short in demo.short_phases(dataclasses.replace(options, max_seq_length=127))
-    ] == [32]  # 64 tokens is more than half of 127
-    assert (
-        demo.short_phases(dataclasses.replace(options, max_seq_length=63)) == []
-    )  # not twice 32 tokens
+    ] == [32]
+    # not twice 32 tokens
+    assert demo.short_phases(dataclasses.replace(options, max_seq_length=63)) == []
 
 
 def test_a_short_phase_is_skipped_once_done_or_once_a_later_phase_has_begun(tmp_path):

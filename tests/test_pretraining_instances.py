@@ -204,9 +204,8 @@ def test_masking_rows_shorter_than_the_predictions_at_any_sequence_length(seq):
     lengths that are not powers of two (a column decoded from a non-candidate's key once ran
     past the batch there)."""
     rng = np.random.default_rng(6)
-    lengths = np.array(
-        [seq, 5, seq, 4]
-    )  # [CLS] a [SEP] b [SEP]: 2 and 1 maskable tokens in the short rows
+    # [CLS] a [SEP] b [SEP]: 2 and 1 maskable tokens in the short rows
+    lengths = np.array([seq, 5, seq, 4])
     spans = PairSpans(
         np.zeros(4, np.int64), np.full(4, 1), np.full(4, 10), lengths - 4, np.zeros(4, np.int8)
     )

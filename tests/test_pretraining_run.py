@@ -268,9 +268,8 @@ def test_init_checkpoint_loads_weights(trained, tmp_path):
         ),
         tf.distribute.get_strategy(),
     )
-    evaluated = resumed(
-        trained, tmp_path, do_train=False, do_eval=True
-    )  # a copy: the fixture stays as it is
+    # a copy: the fixture stays as it is
+    evaluated = resumed(trained, tmp_path, do_train=False, do_eval=True)
     trained_results = run_pretraining(evaluated, tf.distribute.get_strategy())
     assert warm["loss"] == pytest.approx(trained_results["loss"], rel=1e-6)
     assert warm["global_step"] == 0  # weights only: the optimizer starts afresh
@@ -336,9 +335,8 @@ def test_config_defaults_to_the_resumed_output_dirs_then_the_init_checkpoints(tr
 
 
 def test_a_resumed_run_removes_what_an_interrupted_save_left(trained, tmp_path):
-    opts = dataclasses.replace(
-        resumed(trained, tmp_path), num_train_steps=trained.num_train_steps
-    )  # no new save
+    # no new save
+    opts = dataclasses.replace(resumed(trained, tmp_path), num_train_steps=trained.num_train_steps)
     out = pathlib.Path(opts.output_dir)
     # Killed while `CheckpointManager.save` wrote ckpt-9's shard (TF's names: functional_saver.py's
     # `<prefix>_temp/part-*`, tensor_bundle.cc's
@@ -349,9 +347,8 @@ def test_a_resumed_run_removes_what_an_interrupted_save_left(trained, tmp_path):
     write_file(shard, (out / "ckpt-6.data-00000-of-00001").read_bytes()[:100])
     state = write_file(out / f"checkpoint.tmp{'0a1b2c3d' * 4}", (out / "checkpoint").read_text())
     assert {str(shard.parent), str(state)} <= set(tf.io.gfile.glob(str(out / "*")))
-    assert (
-        run_pretraining(opts, tf.distribute.get_strategy()) == {}
-    )  # resumed at step 6: already trained
+    # resumed at step 6: already trained
+    assert run_pretraining(opts, tf.distribute.get_strategy()) == {}
     assert not shard.parent.exists() and not state.exists()
     assert tf.train.latest_checkpoint(opts.output_dir).endswith("ckpt-6")
 
@@ -414,9 +411,8 @@ def test_an_architecture_mismatch_names_where_the_config_came_from(trained, tmp_
     )
     run_pretraining(other, tf.distribute.get_strategy())
     opts = resumed(trained, tmp_path, bert_config_file=None, init_checkpoint=other.output_dir)
-    pathlib.Path(
-        opts.output_dir, "bert_config.json"
-    ).unlink()  # the config comes from --init_checkpoint
+    # the config comes from --init_checkpoint
+    pathlib.Path(opts.output_dir, "bert_config.json").unlink()
     with pytest.raises(
         ValueError,
         match=r"^`init_checkpoint`=\S+/other/out's config \(no "
@@ -474,9 +470,8 @@ def test_output_dir_of_another_tool_is_refused(tmp_path, do_train):
     pathlib.Path(opts.output_dir).mkdir()
     encoder = BertEncoder.from_bert_config(BertConfig.from_json_file(opts.bert_config_file))
     prefix = write_tf1_checkpoint(encoder, pathlib.Path(opts.output_dir) / "model.ckpt-100")
-    tf.compat.v1.train.update_checkpoint_state(
-        opts.output_dir, prefix
-    )  # as google-research/bert writes it
+    # as google-research/bert writes it
+    tf.compat.v1.train.update_checkpoint_state(opts.output_dir, prefix)
     with pytest.raises(
         ValueError,
         match=r"^`output_dir`=.*: .*model.ckpt-100 is not a bert_tf "
@@ -485,9 +480,8 @@ def test_output_dir_of_another_tool_is_refused(tmp_path, do_train):
         r"`output_dir`$",
     ):
         run_pretraining(opts, tf.distribute.get_strategy())
-    assert not pathlib.Path(
-        opts.output_dir, "bert_config.json"
-    ).exists()  # the directory is left as it was
+    # the directory is left as it was
+    assert not pathlib.Path(opts.output_dir, "bert_config.json").exists()
 
 
 def test_fewer_files_than_input_pipelines_share_the_records(tmp_path):
@@ -495,9 +489,8 @@ def test_fewer_files_than_input_pipelines_share_the_records(tmp_path):
         tmp_path / "one.tfrecord", 16, SEQ, PREDICTIONS, TINY["vocab_size"]
     )
 
-    def rows(
-        input_context=None,
-    ):  # the examples a pipeline reads (global batch 4), as tuples of input_ids
+    # the examples a pipeline reads (global batch 4), as tuples of input_ids
+    def rows(input_context=None):
         dataset = pretraining_dataset(
             [path], 4, SEQ, PREDICTIONS, is_training=False, input_context=input_context
         )
@@ -533,6 +526,7 @@ def test_log_every_below_iterations_per_loop_is_refused(tmp_path):
         r"read between loops; leave `log_every` out to log after each "
         r"loop, or lower `iterations_per_loop`$",
     )
+    # --iterations_per_loop's default: 1000
     result = run_script(
         "run_pretraining.py",
         f"--input_file={tmp_path}/x",
@@ -541,7 +535,7 @@ def test_log_every_below_iterations_per_loop_is_refused(tmp_path):
         "--do_train",
         "--log_every=100",
         timeout=120,
-    )  # --iterations_per_loop's default: 1000
+    )
     assert_fails_with_line(
         result,
         "run_pretraining.py: error: --log_every=100 is below --iterations_per_loop=1000: "

@@ -96,9 +96,8 @@ def test_learns_sst2_layout_and_writes_submission(tmp_path):
     assert {r[1] for r in rows[1:]} <= {"0", "1"}
     correct = np.mean([r[1] == str(label) for r, (_, label) in zip(rows[1:], test)])
     assert correct >= 0.8, rows
-    results = list(
-        csv.reader((out / "test_results.tsv").open(), delimiter="\t")
-    )  # as the csv/tsv tasks
+    # as the csv/tsv tasks
+    results = list(csv.reader((out / "test_results.tsv").open(), delimiter="\t"))
     assert results[0] == ["index", "prediction", "probability_0", "probability_1"]
     assert [r[:2] for r in results[1:]] == [[str(i), r[1]] for i, r in enumerate(rows[1:])]
 

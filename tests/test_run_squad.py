@@ -91,6 +91,7 @@ def test_squad_v2_writes_null_odds_and_official_scores(tmp_path, model_files, mo
     )
     shutil.copy(FIXTURES / "train-v2.0.json", tmp_path / "train-v2.0.json")
     shutil.copy(FIXTURES / "train-v2.0.json", tmp_path / "dev-v2.0.json")  # the default file names
+    # one short epoch: the files matter
     options = FineTuningOptions(
         data_dir=str(tmp_path),
         vocab_file=vocab,
@@ -104,7 +105,7 @@ def test_squad_v2_writes_null_odds_and_official_scores(tmp_path, model_files, mo
         num_train_epochs=1,
         verbose=0,
         export_dir=str(tmp_path / "export"),
-    )  # one short epoch: the files matter
+    )
     task = SquadTask(
         options,
         BertTokenizer(vocab),

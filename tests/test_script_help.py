@@ -120,7 +120,6 @@ def test_tensorflows_cpp_info_lines_are_off_unless_the_variable_asks(tmp_path, l
         env=env,
     )
     assert result.returncode == 1
-    assert (
-        "/nonexistent/*.tfrecord" in result.stderr.strip().splitlines()[-1]
-    )  # the error still shows
+    # the error still shows
+    assert "/nonexistent/*.tfrecord" in result.stderr.strip().splitlines()[-1]
     assert bool(CPP_INFO_LINE.search(result.stderr)) == info_shown, result.stderr

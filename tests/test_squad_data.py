@@ -204,9 +204,8 @@ def test_answers_are_checked_only_as_far_as_they_are_used(tmp_path):
         max_seq_length=16,
         max_query_length=4,
     )
-    assert features.start_positions.tolist() == [
-        0
-    ]  # no usable answer_start: [CLS], as for no answer
+    # no usable answer_start: [CLS], as for no answer
+    assert features.start_positions.tolist() == [0]
 
 
 def test_training_answers_are_located_in_the_context_or_their_question_skipped(tmp_path, caplog):

@@ -167,8 +167,8 @@ def test_official_evaluator_v1_on_hand_checked_predictions():
         "a": "marguerite Oléron.",  # normalized: case and punctuation -> EM 1, F1 1
         "b": "Hallam",  # vs "hallam hills": P 1, R 1/2 -> F1 2/3
         "c": "212 kilometres west",  # P 2/3, R 1 -> F1 0.8
-        "d": "1874",
-    }  # 0, 0
+        "d": "1874",  # 0, 0
+    }
     scores = squad_metrics.evaluate(examples, predictions)
     assert scores == pytest.approx(
         {"exact_match": 100 * 1 / 4, "f1": 100 * (1 + 2 / 3 + 0.8 + 0) / 4}
@@ -244,7 +244,6 @@ def test_cmrc2018_evaluate_averages_over_questions():
         SquadExample("b", "", "三位作家", [("三位", 0)]),
         SquadExample("c", "", "三位作家", [("三位", 0)]),
     ]
-    scores = squad_metrics.evaluate_cmrc2018(
-        examples, {"a": "北京的大学", "b": "三位"}
-    )  # c: no prediction
+    # c: no prediction
+    scores = squad_metrics.evaluate_cmrc2018(examples, {"a": "北京的大学", "b": "三位"})
     assert scores == pytest.approx({"exact_match": 100 / 3, "f1": 100 * (4 / 9 + 1) / 3})

@@ -169,9 +169,8 @@ def test_text_to_records_to_pretraining_to_finetuning_to_a_served_export(root, i
     outputs = served.signatures["text"](text_a=tf.constant(["a warm , funny film", "dull"]))
     assert set(outputs["label"].numpy()) <= {b"0", b"1"}
     np.testing.assert_allclose(outputs["probabilities"].numpy().sum(axis=1), 1.0, rtol=1e-5)
-    assert not [
-        name for name in tf.io.gfile.listdir(f"{root}/export") if name.startswith(".")
-    ]  # no temporary
+    # no temporary
+    assert not [name for name in tf.io.gfile.listdir(f"{root}/export") if name.startswith(".")]
 
 
 def _copy_tree(local: pathlib.Path, remote: str) -> None:
@@ -298,9 +297,8 @@ def test_paths_on_any_file_system_are_compared_without_mangling(tmp_path):
     )
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")
-    assert io_utils.is_within(
-        tmp_path / "link" / "ckpt", tmp_path / "real"
-    )  # local links are resolved
+    # local links are resolved
+    assert io_utils.is_within(tmp_path / "link" / "ckpt", tmp_path / "real")
     assert [
         io_utils.is_local(p) for p in ("out", "/out", "file:///out", "gs://b/out", "ram://out")
     ] == [True, True, True, False, False]

@@ -82,9 +82,8 @@ def test_encodes_context_choice_pairs(tmp_path, tokenizer):
     ],
 )
 def test_bad_rows_name_file_and_line(tmp_path, row, message):
-    path = write_file(
-        tmp_path / "train.csv", HEADER + ROWS + "\n" + row
-    )  # a blank line, then line 6
+    # a blank line, then line 6
+    path = write_file(tmp_path / "train.csv", HEADER + ROWS + "\n" + row)
     with pytest.raises(swag.SwagError) as error:
         swag.read_swag(path)
     assert str(error.value) == f"{path}:6: {message}"

@@ -15,9 +15,8 @@ def conlleval(perl_script, path) -> dict[str, float]:
         output = subprocess.run(
             ["perl", str(perl_script)], stdin=f, capture_output=True, text=True, check=True
         ).stdout
-    line = output.splitlines()[
-        1
-    ]  # accuracy:  84.08%; precision:  68.83%; recall:  80.83%; FB1:  74.35
+    # accuracy:  84.08%; precision:  68.83%; recall:  80.83%; FB1:  74.35
+    line = output.splitlines()[1]
     values = dict(re.findall(r"(\w+):\s+([\d.]+)", line))
     names = {"accuracy": "accuracy", "precision": "precision", "recall": "recall", "f1": "FB1"}
     return {name: round(float(values[key]) / 100, 4) for name, key in names.items()}
@@ -115,8 +114,7 @@ def test_typed_bmes_tags_are_scored_as_strict_bioes():
     gold = [["B-ORG", "M-ORG", "E-ORG", "O", "S-PER"]]
     assert tagging_metrics.entity_scheme(gold[0]) == "BMES"
     assert tagging_metrics.entity_scheme(["B-ORG", "M-ORG", "I-ORG", "E-ORG"]) is None
-    wrong_end = [
-        ["B-ORG", "M-ORG", "M-ORG", "O", "S-PER"]
-    ]  # strict: the ORG without its E- is no entity
+    # strict: the ORG without its E- is no entity
+    wrong_end = [["B-ORG", "M-ORG", "M-ORG", "O", "S-PER"]]
     scores = tagging_metrics.tagging_scores(gold, wrong_end, "BMES")
     assert scores == pytest.approx({"accuracy": 0.8, "precision": 1.0, "recall": 0.5, "f1": 2 / 3})

@@ -51,9 +51,8 @@ def test_outputs_and_keras_file_round_trip(kind, tmp_path):
 def test_multiple_choice_scores_each_pair_like_the_encoder():
     model = BertMultipleChoice(tiny_encoder())
     choices = [random_encoder_inputs(BATCH, SEQ, TINY["vocab_size"], seed=i) for i in range(4)]
-    stacked = {
-        name: np.stack([c[name] for c in choices], axis=1) for name in choices[0]
-    }  # [batch, 4, seq]
+    # [batch, 4, seq]
+    stacked = {name: np.stack([c[name] for c in choices], axis=1) for name in choices[0]}
     logits = model(stacked)["logits"]
     assert tuple(logits.shape) == (BATCH, 4)
     # Choice i's score is V . pooled_output of pair i, encoded on its own.

