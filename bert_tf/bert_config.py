@@ -43,6 +43,19 @@ class BertConfig:
     config file carries beyond these (some released multilingual configs have
     `directionality` or `pooler_*`) are kept in `extra` and written back.
 
+    Attributes:
+        vocab_size, hidden_size: the WordPiece vocab's size and the hidden width.
+        num_hidden_layers, num_attention_heads: the Transformer blocks and their heads.
+        intermediate_size, hidden_act: the feed-forward width and activation (`HIDDEN_ACTS`).
+        hidden_dropout_prob, attention_probs_dropout_prob: the dropout rates.
+        max_position_embeddings, type_vocab_size: the position and segment tables' sizes.
+        initializer_range: the standard deviation of the truncated-normal initializer.
+        extra: the file's other keys.
+        source: what errors name, such as the file read (constructor only).
+
+    Raises:
+        ConfigError: a field out of range, naming `source` and the field.
+
     Example:
     >>> config = BertConfig.from_json_file("bert_config.json")
     >>> config.hidden_size, config.num_hidden_layers
@@ -69,7 +82,11 @@ class BertConfig:
     # -- validation -----------------------------------------------------------------
 
     def validate(self, source: str = "bert_config") -> None:
-        """Raises `ConfigError` naming `source` and the first bad field."""
+        """Raises `ConfigError` naming `source` and the first bad field.
+
+        Args:
+            source: what the error names, such as the file read.
+        """
 
         def fail(field: str, problem: str):
             raise ConfigError(f"{source}: field '{field}' {problem}")
@@ -105,7 +122,12 @@ class BertConfig:
             )
 
     def check_seq_length(self, seq_length: int, setting: str = "max_seq_length") -> None:
-        """Raises `ConfigError` naming `setting` if the model cannot take `seq_length` tokens."""
+        """Raises `ConfigError` naming `setting` if the model cannot take `seq_length` tokens.
+
+        Args:
+            seq_length: the tokens per sequence asked for.
+            setting: the setting that asked, for the error.
+        """
         if seq_length > self.max_position_embeddings:
             raise ConfigError(
                 f"`{setting}`={seq_length} exceeds the model's "
@@ -114,8 +136,12 @@ class BertConfig:
 
     def check_vocab_size(self, num_tokens: int, vocab_file: str) -> None:
         """Raises `ConfigError` if `vocab_file` has ids the model has no embedding for; warns if it
-        has fewer tokens than `vocab_size` (another model's
-        vocab, unless the model pads its table)."""
+        has fewer tokens than `vocab_size` (another model's vocab, unless the model pads its table).
+
+        Args:
+            num_tokens: the vocab's size.
+            vocab_file: the vocab's file, for the message.
+        """
         if num_tokens > self.vocab_size:
             raise ConfigError(
                 f"`vocab_file`={vocab_file} has {num_tokens} tokens, more than the "
@@ -135,12 +161,27 @@ class BertConfig:
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
-        """The bert_config.json keys, in declaration order."""
+        """The bert_config.json keys this class has fields for.
+
+        Returns:
+            The field names, in declaration order, without `extra`.
+        """
         return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
 
     @classmethod
     def from_dict(cls, values: dict[str, Any], source: str = "bert_config") -> "BertConfig":
-        """Builds a config from bert_config.json keys; unknown keys go to `extra`."""
+        """Builds a config from bert_config.json keys; unknown keys go to `extra`.
+
+        Args:
+            values: the keys and values, as read from the JSON object.
+            source: what errors name, such as the file read.
+
+        Returns:
+            The config.
+
+        Raises:
+            ConfigError: `values` is not a dict, lacks `vocab_size` or has a bad field.
+        """
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: must be a JSON object, got {type(values).__name__}")
         if "vocab_size" not in values:
@@ -151,25 +192,52 @@ class BertConfig:
 
     @classmethod
     def from_json_file(cls, path: str | os.PathLike) -> "BertConfig":
-        """Reads a google-research/bert `bert_config.json`."""
+        """Reads a google-research/bert `bert_config.json`.
+
+        Args:
+            path: the file.
+
+        Returns:
+            The config; its errors name `path`.
+
+        Raises:
+            ConfigError: the file is unreadable, not JSON, or has a bad field.
+        """
         path = os.fspath(path)
         return cls.from_dict(
             text_files.read_json(path, ConfigError, what="config file"), source=path
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The bert_config.json keys and values, `extra` included."""
+        """The config as a dict.
+
+        Returns:
+            The bert_config.json keys and values, `extra` included.
+        """
         values = {name: getattr(self, name) for name in self.field_names()}
         values.update(self.extra)
         return values
 
     def to_json_string(self) -> str:
+        """The config as JSON.
+
+        Returns:
+            The bert_config.json text: indented, keys sorted, `extra` included.
+        """
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     def to_json_file(self, path: str | os.PathLike) -> None:
-        """Writes the config atomically (temporary name, then rename)."""
+        """Writes the config atomically (temporary name, then rename).
+
+        Args:
+            path: the `bert_config.json` to write.
+        """
         io_utils.atomic_write_text(path, self.to_json_string())
 
     def encoder_kwargs(self) -> dict[str, Any]:
-        """The arguments of `bert_tf.BertEncoder`: every field, `extra` included."""
+        """The arguments of `bert_tf.BertEncoder` for this config.
+
+        Returns:
+            Every field by name, `extra` included.
+        """
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}

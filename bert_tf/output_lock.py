@@ -70,19 +70,16 @@ _claims: dict[str, _LocalClaim | _ObjectStoreClaim] = {}
 def claimed(
     directory: str, flag: str, beside: bool = False, keep: Callable[[], bool] | None = None
 ):
-    """Holds the lock of `directory` for the block; refuses at once (`OutputDirInUse`) while another
-    run holds it.
+    """Holds the lock of `directory` for the block; raises `OutputDirInUse` while another holds it.
 
     The directory that holds the lock file (`directory`, or its parent with `beside`) is created if
-    missing, and removed again if the block fails and `keep()` is false (by default: if the run left
-    it empty).
+    missing, and removed again if the block fails and `keep()` is false.
 
     Args:
         directory: the output directory, local or on an object store.
         flag: the flag that names it, for errors (`output_dir`).
         beside: lock a file beside `directory` instead of one inside it.
-        keep: after a failure, whether what the run created is
-            worth keeping; None: whether it holds anything.
+        keep: after a failure, whether to keep what the run created; None: if it holds anything.
 
     Yields:
         The claim: `check()` raises `OutputDirTakenOver` once another run replaced it.

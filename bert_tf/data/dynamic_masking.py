@@ -349,21 +349,16 @@ def dynamic_masking_dataset(
     """An endless stream of masked-LM + NSP batches from raw corpus text (see the module docstring).
 
     Args:
-      files: the corpus files (`corpus.expand_input_files` expands a flag's globs).
-        Check them first with `corpus.check_corpus`: here, lines that are not
-        UTF-8 are read with replacement characters, and a file that is not
-        text (NUL bytes, no newline) is read on. Lines longer than
-        `corpus.MAX_LINE_BYTES` are split (`corpus.split_long_lines`).
-      batch_size: the global batch size; with `input_context`, each pipeline
-        yields its per-replica share and reads its own shard of the input.
+      files: the corpus files. Run `corpus.check_corpus` first: here, bytes that are not UTF-8
+        become U+FFFD, a binary file is read on, and long lines are split.
+      batch_size: the global batch size; with `input_context`, each pipeline yields its
+        per-replica share and reads its own shard of the input.
       do_whole_word_mask: mask whole words (a token and its `##` pieces).
-      word_segmenter: with `do_whole_word_mask`, "jieba" or "rjieba" also makes
-        the characters of a segmented Chinese word one word.
+      word_segmenter: "jieba" or "rjieba" (with `do_whole_word_mask`): mask Chinese words whole.
       next_sentence_prediction: False: windows of packed text, without next-sentence labels.
 
     Raises:
-      corpus.CorpusError: this pipeline's share of the corpus yields no token
-        (the stream would never yield).
+      corpus.CorpusError: this pipeline's share of the corpus yields no token.
       word_segmentation.SegmenterError: `word_segmenter` is unknown or not installed.
       ValueError: a `word_segmenter` without `do_whole_word_mask`.
     """

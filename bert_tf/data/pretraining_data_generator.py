@@ -480,16 +480,11 @@ def create_pretraining_data(
 ) -> Statistics:
     """Writes the pretraining examples of `input_files` to `output_files` (TFRecord shards).
 
-    Every check runs before any output is opened; an error during the run
-    leaves no output file behind (each shard is written under a temporary name),
-    nor the scratch directory, nor an output directory it created; a rerun with
-    the same outputs removes what a killed run left (`io_utils.atomic_output`,
-    `_scratch_directory`). A worker
-    process that dies (killed by the system when out of memory) ends the run
-    with a `PretrainingDataError`. An input of one chunk, or one on ram:// (which
-    other processes cannot see), is processed in this process, whatever `num_workers`.
-    Shards that get no example (more shards than examples) are written empty,
-    with a warning.
+    Every check runs before any output is opened. A failed run leaves no output file (each
+    shard is written under a temporary name), scratch directory or output directory it
+    created; a rerun removes what a killed run left. A worker process that dies (out of
+    memory) ends the run with `PretrainingDataError`. An input of one chunk, or on ram://,
+    is processed in this process; shards that get no example are written empty, with a warning.
 
     Returns:
       The statistics of what was written.

@@ -1,4 +1,24 @@
-"""A task model or a pretrainer, with its head, from a checkpoint in any format, for export."""
+"""A task model or a pretrainer, with its head, from a checkpoint in any format, for export.
+
+The head comes from the checkpoint: google-research/bert's `output_weights` or `cls/squad/...`
+(any format `load_checkpoint` reads), or the head layer of a bert_tf task model
+(`tf.train.Checkpoint(model=...)`, `.keras`). A head that names its classes (Hugging Face
+`id2label`, the `labels.json` of a bert_tf fine-tuning run) is reordered to the `labels` asked
+for where they are the same names; other names are an error for a Hugging Face head and a
+renaming of a bert_tf one. The checkpoint is read once (a `.keras` file twice).
+
+Example (a google-research/bert classifier checkpoint with 3 classes):
+>>> import numpy as np
+>>> from bert_tf.checkpoints import write_tf1_checkpoint
+>>> config = BertConfig.from_json_file("bert_config.json")
+>>> head = {"kernel": np.zeros((config.hidden_size, 3), "float32"),
+...         "bias": np.zeros(3, "float32")}
+>>> prefix = write_tf1_checkpoint(BertEncoder.from_bert_config(config), "tf1/bert_model.ckpt",
+...                               heads={"classifier": head})
+>>> model = model_from_checkpoint(prefix, "classifier", config)
+>>> type(model).__name__, model.num_classes
+('BertClassifier', 3)
+"""
 
 from __future__ import annotations
 
@@ -32,33 +52,21 @@ def model_from_checkpoint(
     num_classes: int | None = None,
     labels: list[str] | None = None,
 ):
-    """A model of `model_type` (one of `MODEL_TYPES`) filled from `checkpoint` (a path, or the
-    checkpoint as `resolve_starting_checkpoint` found it).
+    """A model of `model_type` filled from `checkpoint`, its head included (module docstring).
 
-    "hub" is a `BertPretrainer`, or its `BertEncoder` alone when the checkpoint has no
-    masked-LM weights (a classifier, an encoder-only release): the export then has no `mlm`.
+    Args:
+        checkpoint: a path, or the checkpoint as `resolve_starting_checkpoint` found it.
+        model_type: one of `MODEL_TYPES`; "hub" is a `BertPretrainer`, or its `BertEncoder`
+            alone when the checkpoint has no masked-LM weights (the export then has no `mlm`).
+        config: the encoder's config.
+        num_classes: the head's width; None: the checkpoint's head's.
+        labels: the class names in id order, for a head that names its classes.
 
-    The head comes from the checkpoint: google-research/bert's `output_weights` or
-    `cls/squad/...` (any format `load_checkpoint` reads), or the head layer of a
-    bert_tf task model (`tf.train.Checkpoint(model=...)`, `.keras`); a checkpoint
-    without the head of `model_type` is an error. `num_classes` defaults to the head's
-    width; a head of another width is an error. A head that names its classes (Hugging Face
-    `id2label`, the `labels.json` of a bert_tf fine-tuning run) is reordered to `labels`
-    (class names in id order) where they are the same names; other names are an error for a
-    Hugging Face head and a renaming of a bert_tf one.
-    The checkpoint is read once (a `.keras` file twice).
+    Returns:
+        The model, built, with the checkpoint's weights.
 
-    Example (a google-research/bert classifier checkpoint with 3 classes):
-    >>> import numpy as np
-    >>> from bert_tf.checkpoints import write_tf1_checkpoint
-    >>> config = BertConfig.from_json_file("bert_config.json")
-    >>> head = {"kernel": np.zeros((config.hidden_size, 3), "float32"),
-    ...         "bias": np.zeros(3, "float32")}
-    >>> prefix = write_tf1_checkpoint(BertEncoder.from_bert_config(config), "tf1/bert_model.ckpt",
-    ...                               heads={"classifier": head})
-    >>> model = model_from_checkpoint(prefix, "classifier", config)
-    >>> type(model).__name__, model.num_classes
-    ('BertClassifier', 3)
+    Raises:
+        UserInputError: no head of `model_type`, a head of another width, or other labels.
     """
     if model_type not in MODEL_TYPES:
         raise UserInputError(

@@ -1,4 +1,13 @@
-"""`export_hub_pair`: preprocessing and encoder SavedModels side by side, as TF Hub has BERT."""
+"""`export_hub_pair`: preprocessing and encoder SavedModels side by side, as TF Hub has BERT.
+
+The pair is one unit: both are saved in a temporary directory that then replaces `export_dir`
+(`io_utils.atomic_directory`), so a failed or killed export leaves the earlier pair whole.
+
+Example:
+>>> pretrainer = BertPretrainer(BertEncoder.from_config_file("bert_config.json"))
+>>> export_hub_pair(pretrainer, "export", tokenizer=BertTokenizer("vocab.txt"), seq_length=16)
+{'preprocessing': 'export/preprocessing', 'encoder': 'export/encoder'}
+"""
 
 from __future__ import annotations
 
@@ -28,18 +37,19 @@ def export_hub_pair(
 ) -> dict[str, str]:
     """Writes `export_dir/preprocessing` and `export_dir/encoder` (with `mlm` for a pretrainer).
 
-    Returns their paths by name. Both carry the vocab file as an asset. The pair is
-    one unit: both are saved in a temporary directory that then replaces `export_dir`
-    (`io_utils.atomic_directory`), so a failed or killed export leaves the earlier pair
-    whole. `seq_length` beyond the model's `max_position_embeddings` or below 4
-    (`bert_pack_inputs` packs two texts), a vocab beyond its `vocab_size`, or an
-    `export_dir` that holds anything but an earlier pair is an error, raised before
-    anything is written.
+    Both carry the vocab file as an asset; a failed export leaves the earlier pair whole.
 
-    Example:
-    >>> pretrainer = BertPretrainer(BertEncoder.from_config_file("bert_config.json"))
-    >>> export_hub_pair(pretrainer, "export", tokenizer=BertTokenizer("vocab.txt"), seq_length=16)
-    {'preprocessing': 'export/preprocessing', 'encoder': 'export/encoder'}
+    Args:
+        model: a `BertEncoder`, or a `BertPretrainer` for an encoder with `mlm`.
+        export_dir: absent, empty, or an earlier pair, which is replaced.
+        tokenizer: the preprocessing's tokenizer; its vocab must fit the model's `vocab_size`.
+        seq_length: the packed length: from 4 (two texts) to `max_position_embeddings`.
+
+    Returns:
+        The two SavedModels' paths, by name.
+
+    Raises:
+        UserInputError: one of the above is not so; raised before anything is written.
     """
     config = (model if isinstance(model, BertEncoder) else model.encoder).bert_config
     config.check_seq_length(seq_length)
@@ -64,7 +74,7 @@ def export_hub_pair(
 
 
 def _check_targets(export_dir: str) -> None:
-    """Raises ValueError naming `--export_dir` unless it is absent, empty or
+    """Raises `UserInputError` naming `export_dir` unless it is absent, empty or
     an earlier pair: it is a file, one of its `_PARTS` may not take an
     export, or it holds anything else (which the new pair would replace)."""
     if not tf.io.gfile.exists(export_dir):

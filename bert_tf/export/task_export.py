@@ -1,4 +1,23 @@
-"""`export_task_model`: a fine-tuned task model as a SavedModel with id and text signatures."""
+"""`export_task_model`: a fine-tuned task model as a SavedModel with id and text signatures.
+
+`serving_default` takes the three int32 id tensors (stock TF Serving); the text signatures
+tokenize in-graph with tensorflow-text (see each head's export class): `BertClassifier` ->
+`text`, `text_pair`; `BertSpanLabeler`, `BertTokenClassifier`, `BertMultipleChoice` -> `text`.
+A `BertClassifier` also gets `serve_examples` and `serve_text_examples`, on serialized
+`tf.Example`s, for TF Serving's Classify API (its Regress API for one class; `ClassifierExport`).
+The span options are run_squad.py's; `null_score_diff_threshold` is stored in the export and
+applies with `version_2_with_negative`. `jit_compile` compiles `serving_default` with XLA
+(faster on CPU; TF Serving needs `--xla_cpu_compilation_enabled` for it).
+A model not built yet is built first.
+
+Example:
+>>> from bert_tf.models import BertEncoder, BertTokenClassifier
+>>> encoder = BertEncoder.from_config_file("bert_config.json")
+>>> tagger = BertTokenClassifier(encoder, num_classes=3)
+>>> export_task_model(tagger, "export/ner", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
+...                   labels=["O", "B-PER", "I-PER"])
+'export/ner'
+"""
 
 from __future__ import annotations
 
@@ -30,27 +49,20 @@ def export_task_model(
     n_best_size: int = 20,
     jit_compile: bool = False,
 ) -> str:
-    """Writes `model` to `export_dir` as a SavedModel; returns the directory.
+    """Writes `model` to `export_dir` as a SavedModel, with the signatures the module names.
 
-    `serving_default` takes the three int32 id tensors (stock TF Serving); the text
-    signatures tokenize in-graph with tensorflow-text (see each head's export class):
-    `BertClassifier` -> `text`, `text_pair`; `BertSpanLabeler`, `BertTokenClassifier`,
-    `BertMultipleChoice` -> `text`. A `BertClassifier` also gets `serve_examples` and
-    `serve_text_examples`, on serialized `tf.Example`s, for TF Serving's Classify API
-    (its Regress API for one class; `ClassifierExport`). `labels` names the classes (classifier,
-    tagger); the span options are run_squad.py's (`null_score_diff_threshold`, stored in the export,
-    applies with `version_2_with_negative`). The vocab file is stored as an asset. `jit_compile`
-    compiles `serving_default` with XLA (faster on CPU; TF Serving needs
-    `--xla_cpu_compilation_enabled` for it). A model not built yet is built first; `seq_length`
-    beyond its `max_position_embeddings`, or a vocab beyond its `vocab_size`, is an error.
+    Args:
+        model: a `BertClassifier`, `BertSpanLabeler`, `BertTokenClassifier` or `BertMultipleChoice`.
+        export_dir: the SavedModel's directory.
+        tokenizer: the text signatures' tokenizer; its vocab (an asset) must fit `vocab_size`.
+        seq_length: the signatures' sequence length; ConfigError past `max_position_embeddings`.
+        labels: the class names in id order (classifier, tagger).
+        max_answer_length, doc_stride, max_query_length, n_best_size: run_squad.py's options.
+        version_2_with_negative, null_score_diff_threshold: SQuAD 2.0's no-answer rule.
+        jit_compile: compile `serving_default` with XLA.
 
-    Example:
-    >>> from bert_tf.models import BertEncoder, BertTokenClassifier
-    >>> encoder = BertEncoder.from_config_file("bert_config.json")
-    >>> tagger = BertTokenClassifier(encoder, num_classes=3)
-    >>> export_task_model(tagger, "export/ner", tokenizer=BertTokenizer("vocab.txt"), seq_length=16,
-    ...                   labels=["O", "B-PER", "I-PER"])
-    'export/ner'
+    Returns:
+        `export_dir`.
     """
     model_type = task_model_type(model)
     if model_type is None:

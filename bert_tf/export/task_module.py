@@ -81,8 +81,9 @@ def label_names(labels, num_classes: int, head: str) -> tf.Tensor:
 
 
 def check_packable(seq_length: int, texts: int, model_type: str) -> None:
-    """Raises ValueError naming --max_seq_length if `seq_length` cannot pack `texts` texts (1 or 2)
-    into one sequence: `BertTokenizer.pack_inputs` needs [CLS], a [SEP] per text and one token."""
+    """Raises `UserInputError` naming `max_seq_length` if `seq_length` cannot pack `texts` texts
+    (1 or 2) into one sequence: `BertTokenizer.pack_inputs` needs [CLS], a [SEP] per text and one
+    token."""
     shortest = texts + 2
     if seq_length < shortest:
         raise UserInputError(

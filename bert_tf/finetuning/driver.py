@@ -1,4 +1,23 @@
-"""`run_finetuning`: the training, evaluation, prediction and export all task scripts share."""
+"""`run_finetuning`: the training, evaluation, prediction and export all task scripts share.
+
+Training: `model.fit` over the shuffled training split in static batches,
+`iterations_per_loop` of them per `tf.function` call, AdamW with warmup and linear
+decay (google-research/bert's), evaluation of `task.eval_splits` after each epoch,
+and the best weights by `task.main_metric` kept in `output_dir/best`. A run killed
+before its outputs are written and started again with the same options resumes from its
+last backup (`output_dir/backup`, written at each epoch's end and every
+`save_checkpoints_steps`, removed once the outputs are), at the step where it was
+written: after training, it trains nothing.
+Without `do_train`, the weights come from `init_checkpoint` or else from
+`output_dir/best`; with neither, it refuses to evaluate an untrained model.
+`do_eval` writes `eval_results.txt` for the best weights, `do_predict` the
+task's prediction files, `export_dir` a SavedModel.
+
+The chief claims `output_dir` for the run: a second run, or a directory of another kind,
+is refused (`output_kinds.claimed`). Under MultiWorkerMirroredStrategy every worker runs
+`run_finetuning` and resumes from `output_dir`, but only the chief writes there and to
+`export_dir` (`workers.writing_directory`).
+"""
 
 from __future__ import annotations
 
@@ -56,27 +75,19 @@ RESUME_FLAGS = (
 def run_finetuning(
     task: FineTuningTask, options: FineTuningOptions, strategy: tf.distribute.Strategy | None = None
 ) -> dict[str, float]:
-    """Fine-tunes, evaluates, predicts and exports, as `options` asks.
+    """Fine-tunes, evaluates, predicts and exports, as `options` asks (module docstring).
 
-    Training: `model.fit` over the shuffled training split in static batches,
-    `--iterations_per_loop` of them per `tf.function` call, AdamW with warmup and linear
-    decay (google-research/bert's), evaluation of `task.eval_splits` after each epoch,
-    and the best weights by `task.main_metric` kept in `output_dir/best`. A run killed
-    before its outputs are written and started again with the same flags resumes from its
-    last backup (`output_dir/backup`, written at each epoch's end and every
-    `--save_checkpoints_steps`, removed once the outputs are), at the step where it was
-    written: after training, it trains nothing.
-    Without `--do_train`, the weights come from `--init_checkpoint` or else from
-    `output_dir/best`; with neither, it refuses to evaluate an untrained model.
-    `--do_eval` writes `eval_results.txt` for the best weights, `--do_predict` the
-    task's prediction files, `--export_dir` a SavedModel.
+    Args:
+        task: the task: how to read and encode its data, its head and its metrics.
+        options: the settings, one per fine-tuning flag.
+        strategy: the distribution strategy; None: the current one.
 
-    The chief claims `output_dir` for the run: a second run, or a directory of another kind,
-    is refused (`output_kinds.claimed`). Under MultiWorkerMirroredStrategy every worker runs
-    this and resumes from `output_dir`, but only the chief writes there and to `--export_dir`
-    (`workers.writing_directory`).
+    Returns:
+        The eval metrics by name (empty without `do_eval`).
 
-    Returns the eval metrics (empty without `--do_eval`).
+    Raises:
+        UserInputError: bad options or data, an `output_dir` another run holds or of another
+            kind, or nothing to evaluate but an untrained model.
     """
     strategy = strategy or tf.distribute.get_strategy()
     with (

@@ -43,7 +43,11 @@ class EncodedSplit:
         return len(next(iter(self.features.values())))
 
     def digest(self) -> str:
-        """A short hash of the rows, labels and loss weights: equal only for equal encoded data."""
+        """A short hash of the rows, labels and loss weights.
+
+        Returns:
+            16 hex digits, equal only for equal encoded data.
+        """
         digest = hashlib.sha256()
         for name, array in sorted(_named_arrays(self.features, self.labels, self.sample_weight)):
             array = np.ascontiguousarray(array)
@@ -52,7 +56,11 @@ class EncodedSplit:
         return digest.hexdigest()[:16]
 
     def size_text(self) -> str:
-        """What the rows are, for messages: `"160 examples"` or `"38 windows from 22 examples"`."""
+        """What the rows are, for messages.
+
+        Returns:
+            `"160 examples"`, or `"38 windows from 22 examples"` where rows are windows.
+        """
         if self.num_examples is None:
             return f"{len(self):,} examples"
         return f"{len(self):,} windows from {self.num_examples:,} examples"
@@ -73,6 +81,10 @@ class FineTuningTask(abc.ABC):
 
     Subclasses set `main_metric` (the eval metric that picks the best checkpoint,
     higher is better) and the split names, and implement the abstract methods.
+
+    Args:
+        options: the run's settings.
+        tokenizer: the tokenizer of `options.vocab_file`.
     """
 
     main_metric: str
@@ -91,39 +103,88 @@ class FineTuningTask(abc.ABC):
 
     @abc.abstractmethod
     def build_model(self, encoder) -> keras.Model:
-        """The task model (a `bert_tf.models.BertTaskModel`) on `encoder`."""
+        """Builds the task model.
+
+        Args:
+            encoder: the `BertEncoder` the model is built on.
+
+        Returns:
+            The task model, a `bert_tf.models.BertTaskModel`.
+        """
 
     @abc.abstractmethod
     def loss(self, label_smoothing: float = 0.0):
-        """A Keras loss for `model.compile`, or a dict of them keyed by output name."""
+        """The training loss.
+
+        Args:
+            label_smoothing: the classification losses' label smoothing.
+
+        Returns:
+            A Keras loss for `model.compile`, or a dict of them keyed by output name.
+        """
 
     @abc.abstractmethod
     def encode(self, split: str) -> EncodedSplit:
-        """Reads and encodes one split of `options.data_dir`."""
+        """Reads and encodes one split of `options.data_dir`.
+
+        Args:
+            split: the split's name, such as "train" or one of `eval_splits`.
+
+        Returns:
+            The encoded split.
+        """
 
     @abc.abstractmethod
     def evaluate(
         self, split: str, encoded: EncodedSplit, outputs: dict[str, np.ndarray]
     ) -> dict[str, float]:
-        """The task's metrics for the model's `outputs` on `encoded`."""
+        """Scores the model on a split.
+
+        Args:
+            split: the split's name.
+            encoded: the split, as `encode` returned it.
+            outputs: the model's outputs on `encoded.features`, by output name.
+
+        Returns:
+            The task's metrics by name; `main_metric` among them.
+        """
 
     @abc.abstractmethod
     def write_predictions(
         self, split: str, encoded: EncodedSplit, outputs: dict[str, np.ndarray], output_dir: str
     ) -> list[str]:
-        """Writes the predictions for a split; returns the paths written."""
+        """Writes the predictions for a split.
+
+        Args:
+            split: the split's name.
+            encoded: the split, as `encode` returned it.
+            outputs: the model's outputs on `encoded.features`, by output name.
+            output_dir: the directory to write them in.
+
+        Returns:
+            The paths written.
+        """
 
     def load_head(self, model, heads: dict) -> str | None:
-        """Sets the task model's head from a checkpoint's fine-tuned heads (`checkpoint_heads`).
+        """Sets the task model's head from a checkpoint's fine-tuned heads.
 
-        The head of `model`'s type (`bert_tf.checkpoints.task_heads.TASK_MODELS`)
-        is taken if its shapes fit and, where it names its classes (Hugging Face,
-        bert_tf), they are the task's (`export_options`' labels; its outputs are
-        then reordered to the task's ids, names compared ignoring case). Returns
-        None if it was taken, else why not: the head is missing or does not fit.
+        The head of `model`'s type is taken if its shapes fit and, where it names its classes
+        (Hugging Face, bert_tf), they are the task's (`export_options`' labels; its outputs are
+        then reordered to the task's ids, names compared ignoring case).
+
+        Args:
+            model: the task model, built.
+            heads: the checkpoint's heads by model type (`checkpoint_heads`).
+
+        Returns:
+            None if the head was taken, else why not: it is missing or does not fit.
         """
         return load_task_head(model, heads, self.export_options().get("labels"))
 
     def export_options(self) -> dict:
-        """Keyword arguments for `bert_tf.export.export_task_model` (labels, span settings)."""
+        """The task's export settings.
+
+        Returns:
+            Keyword arguments for `bert_tf.export.export_task_model` (labels, span settings).
+        """
         return {}

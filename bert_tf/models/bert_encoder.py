@@ -47,6 +47,20 @@ class BertEncoder(keras.Model):
     `call_at_positions` and `pooled_output` run the last block only where the caller
     reads it (pretraining's masked positions, a classifier's `[CLS]`).
 
+    Args:
+        vocab_size, hidden_size: the WordPiece vocab's size and the hidden width.
+        num_hidden_layers, num_attention_heads: the Transformer blocks and their heads.
+        intermediate_size, hidden_act: the feed-forward width and activation.
+        hidden_dropout_prob, attention_probs_dropout_prob: the dropout rates.
+        max_position_embeddings, type_vocab_size: the position and segment tables' sizes.
+        initializer_range: the standard deviation of the truncated-normal initializer.
+        extra: the config file's other keys, kept for `bert_config`.
+        dtype: a Keras dtype policy, such as "mixed_bfloat16"; None: Keras's global policy.
+        **kwargs: `keras.Model` arguments, such as `name`.
+
+    Raises:
+        ConfigError: an argument a `bert_config.json` could not have.
+
     Example:
     >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=2,
     ...                       num_attention_heads=2, intermediate_size=32)
@@ -55,6 +69,10 @@ class BertEncoder(keras.Model):
     ...                    "input_type_ids": keras.ops.zeros((2, 8), "int32")})
     >>> tuple(outputs["pooled_output"].shape), len(outputs["encoder_outputs"])
     ((2, 16), 2)
+    >>> inputs = {"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids}
+    >>> positions = keras.ops.convert_to_tensor([[3, 5], [1, 2]])
+    >>> tuple(encoder.call_at_positions(inputs, positions)["sequence_output"].shape)
+    (2, 2, 16)
     """
 
     def __init__(
@@ -168,40 +186,60 @@ class BertEncoder(keras.Model):
     def call_at_positions(self, inputs, output_positions, training=False):
         """Runs the encoder for a caller that reads only some positions of the last layer.
 
-        The last block computes its queries, feed-forward network and output only at
-        `[CLS]` and `output_positions` (int `[batch, n]`), attending over every token, so
-        the vectors equal `call`'s at those positions. For pretraining's 20 masked
-        positions of 128 this skips about 70% of the last block's work.
+        The last block computes its queries, feed-forward network and output only at `[CLS]`
+        and `output_positions`, attending over every token: `call`'s vectors at those positions.
 
-        Returns a dict: `sequence_output` `[batch, n, hidden]`, the last block's output at
-        `output_positions`, and `pooled_output` `[batch, hidden]`.
+        Args:
+            inputs: the encoder's input dict.
+            output_positions: int `[batch, n]`, the positions to compute.
+            training: whether dropout applies.
 
-        Example:
-        >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=2,
-        ...                       num_attention_heads=2, intermediate_size=32)
-        >>> ids = keras.ops.ones((2, 8), "int32")
-        >>> inputs = {"input_word_ids": ids, "input_mask": ids, "input_type_ids": 0 * ids}
-        >>> positions = keras.ops.convert_to_tensor([[3, 5], [1, 2]])
-        >>> outputs = encoder.call_at_positions(inputs, positions)
-        >>> tuple(outputs["sequence_output"].shape)
-        (2, 2, 16)
+        Returns:
+            A dict: `sequence_output` `[batch, n, hidden]`, the last block's output at
+            `output_positions`, and `pooled_output` `[batch, hidden]`.
         """
         return self._encode(inputs, output_positions, training=training)
 
     def pooled_output(self, inputs, training=False):
-        """`pooled_output` `[batch, hidden]` alone: the last block runs at `[CLS]` only
-        (`call_at_positions` with no positions), as a classifier needs."""
+        """`pooled_output` alone: the last block runs at `[CLS]` only, as a classifier needs.
+
+        Args:
+            inputs: the encoder's input dict.
+            training: whether dropout applies.
+
+        Returns:
+            `pooled_output` `[batch, hidden]`, equal to `call`'s.
+        """
         no_positions = ops.zeros((ops.shape(inputs["input_word_ids"])[0], 0), "int32")  # [batch, 0]
         return self._encode(inputs, no_positions, training=training)["pooled_output"]
 
     @classmethod
     def from_bert_config(cls, config: BertConfig, **kwargs) -> "BertEncoder":
-        """Builds an encoder with freshly initialised weights from a `BertConfig`."""
+        """Builds an encoder with freshly initialised weights from a `BertConfig`.
+
+        Args:
+            config: the sizes.
+            **kwargs: other constructor arguments, such as `dtype` or `name`.
+
+        Returns:
+            The encoder.
+        """
         return cls(**config.encoder_kwargs(), **kwargs)
 
     @classmethod
     def from_config_file(cls, path, **kwargs) -> "BertEncoder":
-        """Builds an encoder from a google-research/bert `bert_config.json`."""
+        """Builds an encoder from a google-research/bert `bert_config.json`.
+
+        Args:
+            path: the config file.
+            **kwargs: other constructor arguments, such as `dtype` or `name`.
+
+        Returns:
+            The encoder, freshly initialised.
+
+        Raises:
+            ConfigError: the file is unreadable or has a bad field.
+        """
         return cls.from_bert_config(BertConfig.from_json_file(path), **kwargs)
 
     @property

@@ -45,6 +45,12 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
     `next_sentence_auc` (`NextSentenceAUC`: a ranking, which shows next-sentence learning
     before the accuracy passes the majority label).
 
+    Args:
+        encoder: the `BertEncoder`; the heads take its dtype policy.
+        masked_lm_samples: sampled-softmax draws per training step; 0: the whole vocab.
+        next_sentence_prediction: False: masked LM alone.
+        **kwargs: `keras.Model` arguments, such as `name`.
+
     Example:
     >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=1,
     ...                       num_attention_heads=2, intermediate_size=32)
@@ -156,9 +162,11 @@ class BertPretrainer(GlobalClippingTrainStep, keras.Model):
     def update_pretraining_metrics(self, features, outputs, losses=None):
         """Accumulates the pretraining metrics over a batch.
 
-        `losses` is `pretraining_losses(features, outputs)` where the caller (a
-        train step) has it already: its per-example cross-entropies are reused, so
-        the vocab-wide softmax is not computed a second time.
+        Args:
+            features: the batch's pretraining features (the targets).
+            outputs: the model's outputs on them.
+            losses: `pretraining_losses(features, outputs)` where the caller has it already:
+                its cross-entropies are reused rather than computed again; None: computed here.
         """
         losses = losses or pretraining_losses(features, outputs)
         weights = features["masked_lm_weights"]

@@ -17,27 +17,19 @@ def cross_entropy(labels, logits):
 def pretraining_losses(features, outputs, masked_lm_weight_sum=None, num_examples=None):
     """The two losses and their sum, as in google-research/bert's run_pretraining.py.
 
-    masked_lm_loss = sum(weights * ce) / sum(weights)
-    next_sentence_loss = mean(ce)
-    loss = masked_lm_loss + next_sentence_loss
-
-    Without `next_sentence_logits` in `outputs` (no next-sentence head), `loss` is the
-    masked-LM loss alone and there is no next-sentence entry.
+    `loss` is sum(weights * ce) / sum(weights) over the masked-LM predictions plus the mean
+    next-sentence ce; without `next_sentence_logits` in `outputs`, the masked-LM loss alone.
 
     Args:
-        features: the pretraining feature dict (`masked_lm_ids`, `masked_lm_weights`,
-            `next_sentence_labels`).
-        outputs: `BertPretrainer` outputs: `next_sentence_logits` (if any), and
-            `masked_lm_logits` or, from a sampled softmax, `masked_lm_log_partition` and
-            `masked_lm_label_logits`.
-        masked_lm_weight_sum, num_examples: the denominators. They default to
-            this batch's; a distributed step passes the global batch's, so that the
-            replicas' losses sum to the loss of the whole batch.
+        features: the batch's `masked_lm_ids`, `masked_lm_weights` and `next_sentence_labels`.
+        outputs: `BertPretrainer`'s: `masked_lm_logits`, or `sampled_masked_lm_scores`'s dict.
+        masked_lm_weight_sum, num_examples: the denominators; None: this batch's. A distributed
+            step passes the global batch's, so that the replicas' losses sum to its loss.
 
-    Returns a dict of float32 tensors: the scalars `loss`, `masked_lm_loss` and
-    `next_sentence_loss`, and the per-prediction `masked_lm_cross_entropy`
-    `[batch, predictions]` and per-example `next_sentence_cross_entropy` `[batch]`
-    they come from (the metrics reuse them rather than recompute the vocab softmax).
+    Returns:
+        A dict of float32 tensors: the scalars `loss`, `masked_lm_loss`, `next_sentence_loss`,
+        and the `masked_lm_cross_entropy` `[batch, predictions]` and `next_sentence_cross_entropy`
+        `[batch]` they come from (the metrics reuse them); no next-sentence entries without NSP.
     """
     weights = ops.cast(features["masked_lm_weights"], "float32")
     if "masked_lm_logits" in outputs:

@@ -1,4 +1,21 @@
-"""A sampled masked-LM softmax: each prediction against the batch's labels plus random vocab ids."""
+"""A sampled masked-LM softmax: each prediction against the batch's labels plus random vocab ids.
+
+Every prediction of the batch is scored against one shared candidate set: the batch's label
+ids, each once, and `num_samples` ids drawn uniformly from the vocab (with replacement), those
+already among the labels left out. The frequent tokens, which carry much of the softmax's mass,
+are nearly always among the labels; each draw stands for `vocab_size / num_samples` of the
+other tokens, so the weighted sum of `exp(logit)` over the candidates estimates the full
+softmax's denominator without bias.
+
+Example:
+>>> from bert_tf.layers.masked_lm_head import MaskedLMHead
+>>> head = MaskedLMHead(vocab_size=100, hidden_size=16)
+>>> scores = sampled_masked_lm_scores(
+...     head, keras.ops.ones((2, 3, 16)), keras.ops.ones((100, 16)),
+...     keras.ops.ones((2, 3), "int32"), 10, keras.random.SeedGenerator(1))
+>>> sorted((name, tuple(value.shape)) for name, value in scores.items())[0]
+('masked_lm_best_logits', (2, 3))
+"""
 
 from __future__ import annotations
 
@@ -11,16 +28,7 @@ from keras import ops
 def sampled_masked_lm_scores(
     head, masked_states, word_embeddings, masked_lm_ids, num_samples: int, seed
 ):
-    """The masked-LM scores of a training step that does not score the whole vocab.
-
-    Every prediction of the batch is scored against one shared candidate set: the batch's
-    label ids, each once, and `num_samples` ids drawn uniformly from the vocab (with
-    replacement), those already among the labels left out. The frequent tokens, which
-    carry much of the softmax's mass, are nearly always among the labels; each draw stands for
-    `vocab_size / num_samples` of the other tokens, so the weighted sum of `exp(logit)`
-    over the candidates estimates the full softmax's denominator without bias. With
-    the 640 predictions of a batch of 32, 4,096 draws score 4,736 candidates instead of
-    30,522 tokens.
+    """The masked-LM scores of a step that does not score the whole vocab (module docstring).
 
     Args:
         head: the pretrainer's `MaskedLMHead`.
@@ -30,19 +38,10 @@ def sampled_masked_lm_scores(
         num_samples: how many vocab ids to draw.
         seed: a `keras.random.SeedGenerator`.
 
-    Returns a dict of float32 `[batch, predictions]` tensors, what `pretraining_losses` and the
-    pretrainer's accuracy read in place of `masked_lm_logits`: `masked_lm_label_logits`, the label's
-    logit; `masked_lm_log_partition`, the log of the estimated softmax denominator; and
-    `masked_lm_best_logits`, the largest logit among the candidates.
-
-    Example:
-    >>> from bert_tf.layers.masked_lm_head import MaskedLMHead
-    >>> head = MaskedLMHead(vocab_size=100, hidden_size=16)
-    >>> scores = sampled_masked_lm_scores(
-    ...     head, keras.ops.ones((2, 3, 16)), keras.ops.ones((100, 16)),
-    ...     keras.ops.ones((2, 3), "int32"), 10, keras.random.SeedGenerator(1))
-    >>> sorted((name, tuple(value.shape)) for name, value in scores.items())[0]
-    ('masked_lm_best_logits', (2, 3))
+    Returns:
+        A dict of float32 `[batch, predictions]` tensors, read in place of `masked_lm_logits`:
+        `masked_lm_label_logits`, the label's logit; `masked_lm_log_partition`, the log of the
+        estimated softmax denominator; `masked_lm_best_logits`, the largest candidate logit.
     """
     batch, predictions = ops.shape(masked_lm_ids)[0], ops.shape(masked_lm_ids)[1]
     labels = ops.reshape(ops.cast(masked_lm_ids, "int32"), (-1,))  # [n]

@@ -20,23 +20,14 @@ def apply_global_gradients(
 ) -> tf.Tensor:
     """Sums the replicas' gradients once, clips them by their global norm, then applies them.
 
-    Keras optimizers clip each replica's gradients before summing them across
-    replicas, so a run on N devices would clip differently from a run on one. Here
-    the replicas' gradients are summed first (the losses are already divided by
-    the global batch's denominators) and clipped once, and the optimizer applies
-    the sum as it is, without its own all-reduce: one all-reduce a step. On one
-    replica there is no communication.
-
-    Loss scaling (float16) is respected: the norm is measured on unscaled
-    gradients, and a non-finite norm leaves the gradients non-finite so that
-    `LossScaleOptimizer` skips the step and lowers its scale.
-
-    Variables without a gradient (a pooler that the task head does not read) are
-    left out. Must run in a replica context (inside `strategy.run`).
+    Keras optimizers clip each replica's gradients before summing them, so N devices would clip
+    differently from one. Under loss scaling the norm is of unscaled gradients, and a non-finite
+    one makes `LossScaleOptimizer` skip the step. Runs in a replica context (`strategy.run`).
 
     Args:
         optimizer: a Keras optimizer (or `LossScaleOptimizer`), built under the strategy's scope.
-        grads: this replica's gradients, one per variable (or None).
+        grads: this replica's gradients, one per variable or None (left out), of a loss
+            already divided by the global batch's denominators.
         variables: the trainable variables.
         clip_norm: the global norm to clip to; None: no clipping.
 

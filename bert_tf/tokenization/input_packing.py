@@ -1,4 +1,10 @@
-"""`pack_segments`: `[CLS] A [SEP] (B [SEP])` rows from ragged token ids, in dense ops."""
+"""`pack_segments`: `[CLS] A [SEP] (B [SEP])` rows from ragged token ids, in dense ops.
+
+The same result as tensorflow-text's `RoundRobinTrimmer` + `combine_segments` +
+`pad_model_inputs`, but every output position is gathered from the segments' flat values in
+one pass: no ragged concatenation, so none of its validation ops (asserts and control flow),
+which were most of a serving request's overhead.
+"""
 
 from __future__ import annotations
 
@@ -18,11 +24,6 @@ def pack_segments(
     `RoundRobinTrimmer` and google-research/bert's `_truncate_seq_pair` keep. `width`
     is `seq_length`, or, with `pad_to_seq_length=False`, the batch's longest packed row
     (`[CLS] [SEP]`, or `[CLS] [SEP] [SEP]`, for a batch of 0 rows).
-
-    The same result as `RoundRobinTrimmer` + `combine_segments` + `pad_model_inputs`,
-    but every output position is gathered from the segments' flat values in one
-    pass: no ragged concatenation, so none of its validation ops (asserts and
-    control flow), which were most of a serving request's overhead.
 
     Example:
     >>> ids = pack_segments([tf.ragged.constant([[7, 8, 9]])], 4, cls_id=1, sep_id=2, pad_id=0)

@@ -28,18 +28,14 @@ def create_strategy(
 ) -> tf.distribute.Strategy:
     """Builds the strategy that `--distribution_strategy` / `--tpu` name.
 
-    `tpu` implies the TPU strategy (see `tpu_cluster_resolver` for its forms). Connecting
-    to a TPU that does not answer fails with `DistributionError` after `tpu_timeout_s`
-    seconds rather than hanging; its message names `--<tpu_flag>`. `num_gpus` defaults to
-    the GPUs TensorFlow sees (0: the CPU). A strategy the runtime refuses (`RuntimeError`)
-    raises `DistributionError`.
+    A TPU that does not answer within `tpu_timeout_s`, or a strategy the runtime refuses,
+    raises `DistributionError` rather than hanging.
 
     Args:
         distribution_strategy: one of `STRATEGIES`.
-        tpu: the TPU, or None.
-        tpu_zone: the Cloud TPU's zone, for a TPU name.
-        gcp_project: the Cloud TPU's project, for a TPU name.
-        num_gpus: the GPUs of the mirrored strategies; None: all.
+        tpu: the TPU (forms: `tpu_cluster_resolver`), or None; a TPU implies the TPU strategy.
+        tpu_zone, gcp_project: the Cloud TPU's zone and project, for a TPU name.
+        num_gpus: the GPUs of the mirrored strategies; None: those TensorFlow sees (none: CPU).
         tpu_timeout_s: how long to wait for the TPU.
         tpu_flag: the flag that named the TPU, for errors.
 
