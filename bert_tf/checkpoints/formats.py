@@ -45,13 +45,20 @@ SAVED_MODEL_FILE = "saved_model.pb"
 
 
 def detect_format(path: str | os.PathLike) -> tuple[CheckpointFormat, str]:
-    """`(format, location)`: the file or checkpoint prefix to read at `path`.
+    """The format of the checkpoint at `path`, and the file or checkpoint prefix to read.
 
-    `path` is a checkpoint prefix (`.../bert_model.ckpt`), one of its files (`.index`,
-    `.data-*`, `.meta`), a `.safetensors`, `.bin` or `.keras` file, a sharded Hugging Face
-    checkpoint's `*.index.json`, or a directory holding one of these (a `checkpoint` state
-    file picks the latest TF checkpoint) or a TF Hub
-    encoder SavedModel (the directory is its location).
+    Args:
+        path: a checkpoint prefix (`.../bert_model.ckpt`), one of its files (`.index`,
+            `.data-*`, `.meta`), a `.safetensors`, `.bin` or `.keras` file, a sharded Hugging
+            Face checkpoint's `*.index.json`, or a directory holding one of these (a
+            `checkpoint` state file picks the latest TF checkpoint) or a TF Hub encoder
+            SavedModel (the directory is its location).
+
+    Returns:
+        `(format, location)`.
+
+    Raises:
+        CheckpointError: none at `path`, several, no index file, or no BERT encoder.
     """
     path = os.fspath(path)
     # A prefix first: ram:// calls any prefix of a file's name a directory.
@@ -87,8 +94,18 @@ def hugging_face_config_file(checkpoint_format: CheckpointFormat, location: str)
 
 
 def checkpoint_files(path: str | os.PathLike) -> list[str]:
-    """The files that reading the checkpoint at `path` may read: its tensor and index files (a TF
-    checkpoint's `checkpoint` state file included) and its stored config, those that exist."""
+    """The files that reading the checkpoint at `path` may read.
+
+    Args:
+        path: the checkpoint, in any form `detect_format` takes.
+
+    Returns:
+        Its tensor and index files (a TF checkpoint's `checkpoint` state file included) and its
+        stored config, those that exist, sorted.
+
+    Raises:
+        CheckpointError: none at `path`, several, no index file, or no BERT encoder.
+    """
     checkpoint_format, location = detect_format(path)
     directory = os.path.dirname(location)
     if checkpoint_format is CheckpointFormat.TF_HUB:

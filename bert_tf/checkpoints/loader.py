@@ -1,4 +1,15 @@
-"""`load_checkpoint`: fill a bert_tf model from a checkpoint of any format, with a report."""
+"""`load_checkpoint`: fill a bert_tf model from a checkpoint of any format, with a report.
+
+Formats (see `CheckpointFormat`): google-research/bert TF1 (`bert_model.ckpt`), Model
+Garden TF2 encoder checkpoints, Hugging Face `model.safetensors` / `pytorch_model.bin`,
+bert_tf `tf.train.Checkpoint`s holding `encoder=` or `model=`, and `.keras` files.
+
+A run reaches it through its `init_checkpoint` option:
+
+    config = resolve_bert_config(options.bert_config_file, options.init_checkpoint)
+    model = BertPretrainer(BertEncoder.from_bert_config(config))
+    report = load_init_checkpoint(options.init_checkpoint, model)  # errors name the option
+"""
 
 from __future__ import annotations
 
@@ -206,34 +217,21 @@ def _assign(weights: CheckpointWeights, model, checkpoint: StartingCheckpoint) -
 
 
 def load_checkpoint(path: str | os.PathLike | StartingCheckpoint, model) -> LoadReport:
-    """Fills `model` from the checkpoint at `path`, recognising its format by itself.
-
-    A run reaches it through its `init_checkpoint` option:
-
-        config = resolve_bert_config(options.bert_config_file, options.init_checkpoint)
-        model = BertPretrainer(BertEncoder.from_bert_config(config))
-        report = load_init_checkpoint(options.init_checkpoint, model)  # errors name the option
-
-    Formats (see `CheckpointFormat`): google-research/bert TF1 (`bert_model.ckpt`), Model
-    Garden TF2 encoder checkpoints, Hugging Face `model.safetensors` / `pytorch_model.bin`,
-    bert_tf `tf.train.Checkpoint`s holding `encoder=` or `model=`, and `.keras` files.
-    `path` may be the checkpoint prefix, one of its files, or the directory holding it.
+    """Fills `model` from the checkpoint at `path`, recognising its format (module docstring).
 
     Args:
-        path: where the checkpoint is, or the checkpoint as `resolve_starting_checkpoint` found it.
-        model: a `BertEncoder`, a `BertPretrainer` (its masked-LM and next-sentence heads
-            are filled when the checkpoint has them) or a task model with an `encoder`
-            attribute (fill its head from `report.heads`).
+        path: a checkpoint prefix, one of its files, or the directory holding it; or the
+            checkpoint as `resolve_starting_checkpoint` found it.
+        model: a `BertEncoder`, a `BertPretrainer` (its heads are filled when the checkpoint
+            has them) or a task model with an `encoder` (fill its head from `report.heads`).
 
-    Returns a `LoadReport`. Missing and unused variables are also logged as warnings.
+    Returns:
+        A `LoadReport`; missing and unused variables are also logged as warnings.
 
     Raises:
-        CheckpointError: one line naming the file or variables: unreadable, truncated or
-            index-less checkpoints; a config stored with the checkpoint that disagrees with
-            the model's; shape mismatches, encoder variables missing from the checkpoint or
-            absent from the model (vocab size, hidden size or layer count disagreeing); a
-            Model Garden checkpoint with another head count.
-            Nothing is assigned then.
+        CheckpointError: one line naming the file or variables, and nothing assigned: an
+            unreadable checkpoint; a stored config, shapes or encoder variables disagreeing
+            with the model's; a Model Garden checkpoint with another head count.
     """
     checkpoint = path if isinstance(path, StartingCheckpoint) else resolve_starting_checkpoint(path)
     if checkpoint.config is not None:
@@ -246,8 +244,18 @@ def load_checkpoint(path: str | os.PathLike | StartingCheckpoint, model) -> Load
 
 
 def load_init_checkpoint(checkpoint: str | StartingCheckpoint, model) -> LoadReport:
-    """`load_checkpoint(checkpoint, model)`, its errors naming `init_checkpoint`
-    ("`init_checkpoint`=path: problem"), and the load logged."""
+    """`load_checkpoint(checkpoint, model)`, its errors naming `init_checkpoint`, the load logged.
+
+    Args:
+        checkpoint: the `init_checkpoint` path, or the checkpoint as resolved.
+        model: the model to fill, as for `load_checkpoint`.
+
+    Returns:
+        The `LoadReport`.
+
+    Raises:
+        CheckpointError: as `load_checkpoint`'s, worded "`init_checkpoint`=path: problem".
+    """
     with named_setting("init_checkpoint"):
         report = load_checkpoint(checkpoint, model)
     logging.info(

@@ -74,8 +74,18 @@ def resolve_starting_checkpoint(path: str | os.PathLike) -> StartingCheckpoint:
 def resolve_init_checkpoint(
     checkpoint: str | None, setting: str = "init_checkpoint"
 ) -> StartingCheckpoint | None:
-    """`resolve_starting_checkpoint(checkpoint)`, its errors naming `setting` (the option that
-    gave the path: "`init_checkpoint`=path: problem"); None without a checkpoint."""
+    """`resolve_starting_checkpoint(checkpoint)`, its errors naming the option that gave the path.
+
+    Args:
+        checkpoint: a checkpoint prefix, one of its files, or the directory holding it; or None.
+        setting: the option, which errors name: "`init_checkpoint`=path: problem".
+
+    Returns:
+        Its `StartingCheckpoint`; None without a checkpoint.
+
+    Raises:
+        CheckpointError: no checkpoint there, or an unreadable one.
+    """
     if not checkpoint:
         return None
     with named_setting(setting):
@@ -143,20 +153,39 @@ def stored_labels(checkpoint_format: CheckpointFormat, location: str) -> tuple[s
 
 
 def checkpoint_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
-    """The class names of the checkpoint's fine-tuned head, in output order, or None.
+    """The class names of the checkpoint's fine-tuned head.
 
     A bert_tf fine-tuning run saves them beside its checkpoint (`labels.json`); a Hugging
     Face checkpoint has them as `id2label` in `config.json` (unless it holds Transformers'
     placeholders `LABEL_0`, ...). TF1, Model Garden and `.keras` heads are bare weights.
+
+    Args:
+        path: the checkpoint, in any form `detect_format` takes.
+
+    Returns:
+        The names in output order, or None.
+
+    Raises:
+        CheckpointError: no checkpoint at `path`.
+        ValueError: a `labels.json` that is not a list of class names.
     """
     return stored_labels(*detect_format(path))
 
 
 def checkpoint_config(path: str | os.PathLike) -> BertConfig | None:
-    """The `BertConfig` stored with a checkpoint, or None.
+    """The `BertConfig` stored with a checkpoint: what scripts use without `bert_config_file`.
 
     That is `bert_config.json` beside a TF checkpoint, Hugging Face's `config.json`
     (translated) beside `model.safetensors` / `pytorch_model.bin`, or the encoder config
-    inside a `.keras` file. Scripts use it when no `--bert_config_file` is given.
+    inside a `.keras` file.
+
+    Args:
+        path: the checkpoint, in any form `detect_format` takes.
+
+    Returns:
+        The config, or None without one.
+
+    Raises:
+        UserInputError: no checkpoint at `path` (`CheckpointError`), or an unreadable config file.
     """
     return stored_config(*detect_format(path))[0]

@@ -37,16 +37,16 @@ def write_tf1_checkpoint(
     Args:
         model: a `BertEncoder`, a `BertPretrainer` (adds `cls/predictions/...` and
             `cls/seq_relationship/...`) or a model with an `encoder`.
-        prefix: the checkpoint prefix, e.g. `out/bert_model.ckpt`; writes `prefix.index`
-            and `prefix.data-00000-of-00001`.
+        prefix: the checkpoint prefix, e.g. `out/bert_model.ckpt`, for `prefix.index` and
+            `prefix.data-00000-of-00001` (each written under a temporary name, then renamed).
         heads: fine-tuning heads by role (`LoadReport.heads`): `{"classifier": {"kernel":
             [hidden, labels], "bias": [labels]}, "squad": ...}`, written as `output_weights`
             / `output_bias` and `cls/squad/...`.
         names: write only these TF1 names of the model (e.g. `LoadReport.loaded`, so that
             a conversion writes what its input had); all of them by default.
 
-    Returns the prefix, ready for google-research/bert's `--init_checkpoint`. TensorFlow's
-    bundle writer writes each file under a temporary name and renames it when complete.
+    Returns:
+        The prefix, ready for google-research/bert's `--init_checkpoint`.
     """
     prefix = os.fspath(prefix)
     table = tf1_names.tf1_variables(model)
