@@ -82,10 +82,13 @@ class BertConfig:
     # -- validation -----------------------------------------------------------------
 
     def validate(self, source: str = "bert_config") -> None:
-        """Raises `ConfigError` naming `source` and the first bad field.
+        """Checks every field's type and range, and that the heads divide `hidden_size`.
 
         Args:
             source: what the error names, such as the file read.
+
+        Raises:
+            ConfigError: naming `source` and the first bad field.
         """
 
         def fail(field: str, problem: str):
@@ -122,11 +125,14 @@ class BertConfig:
             )
 
     def check_seq_length(self, seq_length: int, setting: str = "max_seq_length") -> None:
-        """Raises `ConfigError` naming `setting` if the model cannot take `seq_length` tokens.
+        """Checks that the model can take `seq_length` tokens.
 
         Args:
             seq_length: the tokens per sequence asked for.
             setting: the setting that asked, for the error.
+
+        Raises:
+            ConfigError: naming `setting`, if `seq_length` exceeds `max_position_embeddings`.
         """
         if seq_length > self.max_position_embeddings:
             raise ConfigError(
@@ -135,12 +141,17 @@ class BertConfig:
             )
 
     def check_vocab_size(self, num_tokens: int, vocab_file: str) -> None:
-        """Raises `ConfigError` if `vocab_file` has ids the model has no embedding for; warns if it
-        has fewer tokens than `vocab_size` (another model's vocab, unless the model pads its table).
+        """Checks that the model has an embedding for every id of `vocab_file`.
+
+        Warns if it has fewer tokens than `vocab_size` (another model's vocab, unless the model
+        pads its table).
 
         Args:
             num_tokens: the vocab's size.
             vocab_file: the vocab's file, for the message.
+
+        Raises:
+            ConfigError: `num_tokens` exceeds `vocab_size`.
         """
         if num_tokens > self.vocab_size:
             raise ConfigError(
