@@ -74,7 +74,7 @@ class BertConfig:
     type_vocab_size: int = 16
     initializer_range: float = 0.02
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
-    source: dataclasses.InitVar[str] = "bert_config"  # what errors name: the file read, say
+    source: dataclasses.InitVar[str] = "bert_config"
 
     def __post_init__(self, source: str):
         self.validate(source)

@@ -15,7 +15,8 @@ class FineTuningOptions:
     field but `verbose` is the flag of the same name.
 
     Attributes:
-        data_dir: the task's data directory; None where the task names its files otherwise.
+        data_dir: the task's data directory; None where the task names its files otherwise
+            (run_squad.py's `train_file`).
         vocab_file: the WordPiece vocab.txt the model was pretrained with.
         output_dir: the run's checkpoints, eval results and predictions.
         bert_config_file: the model's bert_config.json; None: the one stored with the checkpoint.
@@ -41,11 +42,10 @@ class FineTuningOptions:
         verbose: Keras's `fit`/`predict` verbosity: a bar on a terminal, else a line an epoch.
     """
 
-    # None where the task's files are named otherwise (run_squad.py's --train_file)
     data_dir: str | None
     vocab_file: str
     output_dir: str
-    bert_config_file: str | None = None  # default: the config stored with --init_checkpoint
+    bert_config_file: str | None = None
     init_checkpoint: str | None = None
     do_lower_case: bool = True
     do_train: bool = False
@@ -58,18 +58,15 @@ class FineTuningOptions:
     learning_rate: float = 5e-5
     num_train_epochs: float = 3.0
     warmup_proportion: float = 0.1
-    google_bert_optimizer: bool = False  # google-research/bert's epsilon and learning-rate decay
+    google_bert_optimizer: bool = False
     layerwise_lr_decay: float = 1.0
     label_smoothing: float = 0.0
     gradual_unfreezing: bool = False
     mlm_aux_weight: float = 0.0
-    save_checkpoints_steps: int | None = (
-        None  # also back up every N steps (default: each epoch's end)
-    )
-    iterations_per_loop: int = 1  # training steps per tf.function call (steps_per_execution)
+    save_checkpoints_steps: int | None = None
+    iterations_per_loop: int = 1
     export_dir: str | None = None
     dtype: str = "float32"
     jit_compile: bool = False
     random_seed: int | None = 12345
-    # Keras's fit and predict
     verbose: int = dataclasses.field(default_factory=console.keras_verbose)
