@@ -37,7 +37,17 @@ HIDDEN_ACTIVATIONS = {name: _ACTIVATIONS[activation] for name, activation in HID
 
 
 def get_activation(name: str):
-    """Returns the activation for a `hidden_act` name, e.g. `get_activation("gelu")`."""
+    """The activation function for a `hidden_act` name, e.g. `get_activation("gelu")`.
+
+    Args:
+        name: a `hidden_act` of bert_config.json (`bert_config.HIDDEN_ACTS`).
+
+    Returns:
+        The function, tensor to tensor.
+
+    Raises:
+        UserInputError: an unknown `name`.
+    """
     try:
         return HIDDEN_ACTIVATIONS[name]
     except KeyError:

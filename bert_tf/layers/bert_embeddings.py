@@ -17,6 +17,24 @@ class BertEmbeddings(keras.layers.Layer):
     TF1 names: `bert/embeddings/{word,position,token_type}_embeddings` and
     `bert/embeddings/LayerNorm`. LayerNorm runs in float32 under mixed precision.
 
+    Call arguments:
+        input_word_ids: int `[batch, seq]` WordPiece ids, `seq` up to `max_position_embeddings`.
+        input_type_ids: int `[batch, seq]` segment ids.
+
+    Returns the embeddings `[batch, seq, hidden]`, in the compute dtype.
+
+    Args:
+        vocab_size: the number of WordPiece ids.
+        hidden_size: the embedding width.
+        max_position_embeddings: the position table's size, the longest sequence.
+        type_vocab_size: the segment table's size.
+        hidden_dropout_prob: the dropout rate after the LayerNorm.
+        initializer_range: the standard deviation of the truncated-normal initializer.
+        **kwargs: `keras.layers.Layer` arguments, such as `name` and `dtype`.
+
+    Raises:
+        UserInputError: when called, a static `seq` over `max_position_embeddings`.
+
     Example:
     >>> layer = BertEmbeddings(vocab_size=100, hidden_size=16,
     ...                        max_position_embeddings=32, type_vocab_size=2)

@@ -28,6 +28,15 @@ class Dropout(keras.layers.Dropout):
     Keras's seed state is mirrored, so the replicas would otherwise drop the same
     elements of their different examples.
 
+    Args:
+        rate: the fraction of the inputs to drop, in [0, 1).
+        seed: the seed of the layer's random draws; None: Keras's default.
+        **kwargs: `keras.layers.Layer` arguments, such as `name` and `dtype`; `noise_shape`
+            is refused.
+
+    Raises:
+        UserInputError: a `rate` outside [0, 1).
+
     Example:
     >>> layer = Dropout(0.5, seed=1)
     >>> x = keras.ops.ones((2, 4))

@@ -30,6 +30,16 @@ class MaskedLMHead(keras.layers.Layer):
     Returns float32 logits `[batch, num_predictions, vocab_size]`, or
     `[batch, num_predictions, candidates]` with `candidate_ids`.
 
+    Args:
+        vocab_size: the number of WordPiece ids, the output bias's size.
+        hidden_size: the encoder's hidden width.
+        hidden_act: the transform's activation, a `hidden_act` name of bert_config.json.
+        initializer_range: the standard deviation of the truncated-normal initializer.
+        **kwargs: `keras.layers.Layer` arguments, such as `name` and `dtype`.
+
+    Raises:
+        UserInputError: an unknown `hidden_act`.
+
     Example:
     >>> head = MaskedLMHead(vocab_size=100, hidden_size=16, hidden_act="gelu")
     >>> logits = head(keras.ops.ones((2, 3, 16)), keras.ops.ones((100, 16)))
@@ -60,8 +70,14 @@ class MaskedLMHead(keras.layers.Layer):
     @classmethod
     def for_encoder(cls, encoder) -> "MaskedLMHead":
         """The head of a `BertEncoder`: its sizes, activation, initializer range and dtype policy,
-        named `masked_lm_head` (where checkpoints put `cls/predictions/...`). Call it with the
-        encoder's `word_embedding_matrix`."""
+        named `masked_lm_head` (where checkpoints put `cls/predictions/...`).
+
+        Args:
+            encoder: the `BertEncoder` the head scores for.
+
+        Returns:
+            A new, unbuilt head; call it with the encoder's `word_embedding_matrix`.
+        """
         return cls(
             encoder.vocab_size,
             encoder.hidden_size,

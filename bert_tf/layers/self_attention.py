@@ -31,6 +31,16 @@ class SelfAttention(keras.layers.Layer):
 
     Returns the per-head context vectors, concatenated: `[batch, queries, hidden]`.
 
+    Args:
+        hidden_size: the hidden width, a multiple of `num_attention_heads`.
+        num_attention_heads: the number of heads.
+        attention_probs_dropout_prob: the dropout rate on the attention probabilities.
+        initializer_range: the standard deviation of the truncated-normal initializer.
+        **kwargs: `keras.layers.Layer` arguments, such as `name` and `dtype`.
+
+    Raises:
+        UserInputError: a `hidden_size` that is not a multiple of `num_attention_heads`.
+
     Example:
     >>> layer = SelfAttention(hidden_size=16, num_attention_heads=2)
     >>> x = keras.ops.ones((2, 5, 16))

@@ -32,6 +32,22 @@ class TransformerBlock(keras.layers.Layer):
             equals the full output gathered there; the queries, the feed-forward network
             and the residuals then run on `n` rows instead of `seq`.
 
+    Returns `[batch, seq, hidden]`, or `[batch, n, hidden]` with `output_positions`.
+
+    Args:
+        hidden_size: the hidden width, a multiple of `num_attention_heads`.
+        num_attention_heads: the number of attention heads.
+        intermediate_size: the feed-forward network's inner width.
+        hidden_act: the feed-forward activation, a `hidden_act` name of bert_config.json.
+        hidden_dropout_prob: the dropout rate on the attention and feed-forward outputs.
+        attention_probs_dropout_prob: the dropout rate on the attention probabilities.
+        initializer_range: the standard deviation of the truncated-normal initializer.
+        **kwargs: `keras.layers.Layer` arguments, such as `name` and `dtype`.
+
+    Raises:
+        UserInputError: an unknown `hidden_act`, or a `hidden_size` that is not a multiple of
+            `num_attention_heads`.
+
     Example:
     >>> block = TransformerBlock(hidden_size=16, num_attention_heads=2, intermediate_size=64)
     >>> x = keras.ops.ones((2, 5, 16))
