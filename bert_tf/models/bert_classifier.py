@@ -15,6 +15,15 @@ class BertClassifier(BertTaskModel):
     `num_classes=1` is regression (STS-B): the single logit is the score.
     Outputs `{"logits": [batch, num_classes]}` in float32.
 
+    Args:
+        encoder: the `BertEncoder`; the model takes its dtype policy.
+        num_classes: the number of labels; 1 for regression.
+        dropout_rate: the dropout rate on the pooled vector.
+        **kwargs: `keras.Model` arguments, such as `name`.
+
+    Raises:
+        UserInputError: a `dropout_rate` outside [0, 1).
+
     Example:
     >>> from bert_tf.models.bert_encoder import BertEncoder
     >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=1,

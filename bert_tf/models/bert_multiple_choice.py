@@ -16,6 +16,14 @@ class BertMultipleChoice(BertTaskModel):
     Inputs are the encoder's, with a choices axis: int32 `[batch, num_choices, seq]`.
     Outputs `{"logits": [batch, num_choices]}` in float32, for a softmax over the choices.
 
+    Args:
+        encoder: the `BertEncoder`; the model takes its dtype policy.
+        dropout_rate: the dropout rate on each pooled vector.
+        **kwargs: `keras.Model` arguments, such as `name`.
+
+    Raises:
+        UserInputError: a `dropout_rate` outside [0, 1).
+
     Example:
     >>> from bert_tf.models.bert_encoder import BertEncoder
     >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=1,

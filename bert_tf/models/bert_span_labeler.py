@@ -16,6 +16,14 @@ class BertSpanLabeler(BertTaskModel):
     `cls/squad/output_weights`, `[2, hidden]` in TF1). No dropout, as in the paper.
     Outputs float32 `{"start_logits": [batch, seq], "end_logits": [batch, seq]}`.
 
+    Args:
+        encoder: the `BertEncoder`; the model takes its dtype policy.
+        dropout_rate: the dropout rate on `sequence_output`; 0 by default, as in the paper.
+        **kwargs: `keras.Model` arguments, such as `name`.
+
+    Raises:
+        UserInputError: a `dropout_rate` outside [0, 1).
+
     Example:
     >>> from bert_tf.models.bert_encoder import BertEncoder
     >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=1,

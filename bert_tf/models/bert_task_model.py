@@ -21,6 +21,14 @@ class BertTaskModel(GlobalClippingTrainStep, keras.Model):
     serializes the encoder inside `get_config`. Callers run
     `build_with_dummy_inputs` before loading a checkpoint, so that every weight exists.
     `fit` clips the gradients of the whole global batch (`GlobalClippingTrainStep`).
+
+    Args:
+        encoder: the `BertEncoder`; the model and its head take its dtype policy.
+        dropout_rate: the dropout rate before the head.
+        **kwargs: `keras.Model` arguments, such as `name`.
+
+    Raises:
+        UserInputError: a `dropout_rate` outside [0, 1).
     """
 
     def __init__(self, encoder: BertEncoder, dropout_rate: float = 0.1, **kwargs):
@@ -31,7 +39,16 @@ class BertTaskModel(GlobalClippingTrainStep, keras.Model):
         self.dropout = Dropout(dropout_rate, name="dropout")
 
     def output_layer(self, units: int, name: str, use_bias: bool = True) -> keras.layers.Dense:
-        """A task head's dense layer, initialised and typed like the encoder's layers."""
+        """A task head's dense layer, initialised and typed like the encoder's layers.
+
+        Args:
+            units: the number of outputs.
+            name: the layer's name, which checkpoints use.
+            use_bias: whether the layer adds a bias.
+
+        Returns:
+            A new, unbuilt `keras.layers.Dense`.
+        """
         return keras.layers.Dense(
             units,
             use_bias=use_bias,

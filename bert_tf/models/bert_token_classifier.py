@@ -16,6 +16,15 @@ class BertTokenClassifier(BertTaskModel):
     loss weights (not this model) say which positions count.
     Outputs `{"logits": [batch, seq, num_classes]}` in float32.
 
+    Args:
+        encoder: the `BertEncoder`; the model takes its dtype policy.
+        num_classes: the number of tags.
+        dropout_rate: the dropout rate on `sequence_output`.
+        **kwargs: `keras.Model` arguments, such as `name`.
+
+    Raises:
+        UserInputError: a `dropout_rate` outside [0, 1).
+
     Example:
     >>> from bert_tf.models.bert_encoder import BertEncoder
     >>> encoder = BertEncoder(vocab_size=100, hidden_size=16, num_hidden_layers=1,
