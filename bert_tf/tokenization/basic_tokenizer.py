@@ -28,6 +28,11 @@ class BasicTokenizer(tf.Module):
     `split_special_tokens`) on its code points instead of with a regex: several
     times faster on Chinese, where most characters are words of their own.
 
+    Args:
+        lower_case: lower-case and strip accents (`BertNormalizer`), as `do_lower_case`.
+        split_special_tokens: split the special tokens at the brackets, as the reference does.
+        name: the `tf.Module`'s name.
+
     Example:
     >>> BasicTokenizer(lower_case=True).tokenize(["Héllo, [MASK] wörld!"]).to_list()
     [[b'hello', b',', b'[MASK]', b'world', b'!']]
@@ -50,7 +55,14 @@ class BasicTokenizer(tf.Module):
         self._isolated = ranges_tensors(unicode_tables.isolated_ranges())
 
     def tokenize(self, texts) -> tf.RaggedTensor:
-        """UTF-8 strings `[batch]` -> words, ragged `[batch, (words)]`."""
+        """Splits UTF-8 strings into words.
+
+        Args:
+            texts: UTF-8 strings `[batch]`, Python or `tf.string`.
+
+        Returns:
+            The words, strings ragged `[batch, (words)]`.
+        """
         texts = tf.convert_to_tensor(texts, tf.string)
         if self.split_special_tokens:
             return self._split_codepoints(texts)
@@ -104,11 +116,15 @@ class BasicTokenizer(tf.Module):
         )
 
     def tokenize_with_offsets_map(self, texts):
-        """UTF-8 strings `[batch]` -> (words, starts, ends, offsets map).
+        """Splits UTF-8 strings into words, with the words' offsets.
 
-        `starts`/`ends` are the words' byte offsets into the normalized text; the
-        offsets map takes them back to `texts` with
-        `self.normalizer.find_source_offsets`.
+        Args:
+            texts: UTF-8 strings `[batch]`, Python or `tf.string`.
+
+        Returns:
+            `(words, starts, ends, offsets_map)`: the words and their byte offsets into the
+            normalized text, each ragged `[batch, (words)]`, and the map that takes those
+            offsets back to `texts` (`self.normalizer.find_source_offsets`).
         """
         normalized, offsets_map = self.normalizer.normalize_with_offsets_map(texts)
         words, starts, ends = tf_text.regex_split_with_offsets(

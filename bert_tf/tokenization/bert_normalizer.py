@@ -68,6 +68,10 @@ class BertNormalizer(tf.Module):
     which only matters here for two spacing combining marks (Mc, e.g. musical
     symbols or Javanese viramas) out of canonical order.
 
+    Args:
+        lower_case: also lower-case (all but ASCII A-Z) and strip accents, as `do_lower_case`.
+        name: the `tf.Module`'s name.
+
     Example:
     >>> normalizer = BertNormalizer(lower_case=True)
     >>> text, offsets_map = normalizer.normalize_with_offsets_map(["Ça\\u00a0Va"])
@@ -91,12 +95,26 @@ class BertNormalizer(tf.Module):
             self._case_ignorable = ranges_tensors(ignorable)
 
     def normalize(self, texts) -> tf.Tensor:
-        """UTF-8 strings `[batch]` -> normalized strings `[batch]`."""
+        """Normalizes UTF-8 strings.
+
+        Args:
+            texts: UTF-8 strings `[batch]`.
+
+        Returns:
+            The normalized strings `[batch]`.
+        """
         codepoints = self.normalize_to_codepoints(texts)
         return _encode(codepoints.flat_values, codepoints.row_splits)
 
     def normalize_to_codepoints(self, texts) -> tf.RaggedTensor:
-        """UTF-8 strings `[batch]` -> normalized code points, int32 `[batch, (code points)]`."""
+        """Normalizes UTF-8 strings into code points.
+
+        Args:
+            texts: UTF-8 strings `[batch]`.
+
+        Returns:
+            The normalized code points, int32 ragged `[batch, (code points)]`.
+        """
         chars = tf.strings.unicode_decode(texts, "UTF-8", errors="replace")
         values, lengths = self._replace(chars)
         return tf.RaggedTensor.from_row_splits(
@@ -104,7 +122,15 @@ class BertNormalizer(tf.Module):
         )
 
     def normalize_with_offsets_map(self, texts):
-        """UTF-8 strings `[batch]` -> (normalized strings `[batch]`, offsets map)."""
+        """Normalizes UTF-8 strings, and maps the result's offsets back to them.
+
+        Args:
+            texts: UTF-8 strings `[batch]`.
+
+        Returns:
+            `(normalized, offsets_map)`: the normalized strings `[batch]`, and the map
+            `find_source_offsets` takes.
+        """
         # n input characters over the batch, flat; m normalized code points.
         # [batch, (chars)]
         chars, starts = tf.strings.unicode_decode_with_offsets(texts, "UTF-8", errors="replace")
@@ -183,8 +209,16 @@ class BertNormalizer(tf.Module):
 
         A span starts where the input character of its first byte starts, and
         ends where the next input character that normalization kept starts (or at
-        the end of the input). `unit` is `"BYTE"` (UTF-8 byte offsets) or
-        `"UTF8_CHAR"` (code point offsets, as Python `str` indexes).
+        the end of the input).
+
+        Args:
+            offsets_map: `normalize_with_offsets_map`'s map of the texts.
+            starts: the spans' first bytes in the normalized texts, int64 ragged `[batch, (n)]`.
+            ends: the spans' ends (exclusive) in the normalized texts, likewise.
+            unit: "BYTE" (UTF-8 byte offsets) or "UTF8_CHAR" (code point offsets, as `str` indexes).
+
+        Returns:
+            `(starts, ends)`, the spans' offsets in the input texts, in `unit`.
         """
         shift = tf.gather(offsets_map.target_row_starts, starts.value_rowids())
         first = (

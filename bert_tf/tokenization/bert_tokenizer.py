@@ -40,6 +40,17 @@ class BertTokenizer(tf.Module):
     TFText>FastWordpieceDetokenize for `detokenize`. The rest, `pack_inputs`
     included, are core TF ops.
 
+    Args:
+        vocab_file: the `vocab.txt`, local or remote (`tf.io.gfile`).
+        do_lower_case: lower-case and strip accents first, for an uncased vocab.
+        max_chars_per_word: longer words (after normalization) become `[UNK]`.
+        split_special_tokens: split the special tokens at the brackets, as in corpus text.
+        name: the `tf.Module`'s name.
+
+    Raises:
+        VocabError: a vocab file that cannot be used, or whose case disagrees with
+            `do_lower_case` (`Vocab.check_casing`).
+
     Example:
     >>> tokenizer = BertTokenizer("vocab.txt", do_lower_case=True)
     >>> tokenizer.tokenize(["Hello world!"]).to_list()
@@ -84,18 +95,27 @@ class BertTokenizer(tf.Module):
         return len(self.vocab)
 
     def tokenize(self, texts) -> tf.RaggedTensor:
-        """Strings `[batch]` -> WordPiece ids, int32 ragged `[batch, (tokens)]`.
+        """Tokenizes text into WordPiece ids.
 
-        A single string (rank 0) gives a 1-D tensor of ids.
+        Args:
+            texts: UTF-8 strings `[batch]`, Python or `tf.string`, or a single string.
+
+        Returns:
+            The ids, int32 ragged `[batch, (tokens)]`; 1-D for a single string.
         """
         return self._tokenize(texts, unit=None)[0]
 
     def tokenize_words(self, texts) -> tf.RaggedTensor:
-        """Strings `[batch]` -> WordPiece ids by word, int32 ragged `[batch, (words), (pieces)]`.
+        """WordPiece ids by word: the shape TF Hub's BERT preprocessors' `tokenize` returns.
 
-        The shape TF Hub's BERT preprocessors' `tokenize` returns; merging the last
-        two dimensions gives `tokenize(texts)`. Every row goes through `BasicTokenizer`,
-        so this is slower than `tokenize` on ASCII text.
+        Merging the last two dimensions gives `tokenize(texts)`. Every row goes through
+        `BasicTokenizer`, so this is slower than `tokenize` on ASCII text.
+
+        Args:
+            texts: UTF-8 strings `[batch]`, Python or `tf.string`.
+
+        Returns:
+            The ids, int32 ragged `[batch, (words), (pieces)]`.
 
         Example:
         >>> tokenizer = BertTokenizer("vocab.txt")
@@ -111,37 +131,53 @@ class BertTokenizer(tf.Module):
         )
 
     def tokenize_with_offsets(self, texts, unit: str = "BYTE"):
-        """Strings `[batch]` -> (ids, starts, ends), each ragged `[batch, (tokens)]`.
+        """Tokenizes text into WordPiece ids, with each token's span in the text.
 
-        With `unit="BYTE"`, `starts`/`ends` are byte offsets into each UTF-8 input:
-        token i covers `text.encode("utf-8")[starts[i]:ends[i]]`. With
-        `unit="UTF8_CHAR"` they are code point offsets: `text[starts[i]:ends[i]]`.
-        Offsets are int64. A token covers the input characters it came from and
-        the ones normalization removed right after them (accents, format
-        characters), as tensorflow-text's tokenizers do. A single string gives 1-D tensors.
+        A token covers the input characters it came from and the ones normalization removed
+        right after them (accents, format characters), as tensorflow-text's tokenizers do.
+
+        Args:
+            texts: UTF-8 strings `[batch]`, Python or `tf.string`, or a single string.
+            unit: "BYTE": token i covers `text.encode("utf-8")[starts[i]:ends[i]]`;
+                "UTF8_CHAR": it covers `text[starts[i]:ends[i]]` (code point offsets).
+
+        Returns:
+            `(ids, starts, ends)`: int32 ids and int64 offsets, each ragged
+            `[batch, (tokens)]`; 1-D for a single string.
         """
         if unit not in ("BYTE", "UTF8_CHAR"):
             raise ValueError(f"unit must be 'BYTE' or 'UTF8_CHAR', got {unit!r}")
         return self._tokenize(texts, unit=unit)
 
     def detokenize(self, ids) -> tf.Tensor:
-        """Ids `[batch, (tokens)]` -> text `[batch]`, with `##` pieces joined."""
+        """Turns ids back into text, with the `##` pieces joined to their words.
+
+        Args:
+            ids: int ids `[batch, (tokens)]`, as `tokenize` gives them.
+
+        Returns:
+            The texts, strings `[batch]`.
+        """
         return self._wordpiece.detokenize(ids)
 
     def pack_inputs(
         self, segments, seq_length, pad_to_seq_length: bool = True
     ) -> dict[str, tf.Tensor]:
-        """One or two ragged id batches `[batch, (tokens)]` -> the encoder's inputs.
+        """The encoder's inputs, `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, from 1 or 2 segments.
 
-        A segment may also be `[batch, (words), (pieces)]`, as `tokenize_words` gives.
+        Segments that do not fit are cut at their ends, round robin, as `_truncate_seq_pair`.
 
-        Builds `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, at most `seq_length` tokens
-        (an int, or a scalar tensor in a graph). Segments that do not fit are cut at
-        their ends, round robin: for a pair, the lengths that google-research/bert's
-        `_truncate_seq_pair` keeps (`input_packing.pack_segments`). Returns int32
-        `input_word_ids`, `input_mask`, `input_type_ids`, each `[batch, seq_length]`,
-        or, with `pad_to_seq_length=False`, padded only to the batch's longest packed
-        row (`[batch, <= seq_length]`), as a serving signature wants.
+        Args:
+            segments: one or two ragged id batches, `[batch, (tokens)]` or `tokenize_words`'s.
+            seq_length: the most tokens a row keeps; an int, or a scalar tensor in a graph.
+            pad_to_seq_length: False: pad only to the batch's longest row, as serving wants.
+
+        Returns:
+            int32 `input_word_ids`, `input_mask`, `input_type_ids`, each `[batch, seq_length]`
+            or, without `pad_to_seq_length`, `[batch, <= seq_length]`.
+
+        Raises:
+            UserInputError: an int `seq_length` with no room for a token besides `[CLS]`/`[SEP]`.
         """
         if isinstance(segments, (tf.Tensor, tf.RaggedTensor)):
             segments = [segments]
@@ -161,9 +197,25 @@ class BertTokenizer(tf.Module):
         )
 
     def convert_ids_to_tokens(self, ids) -> list[str]:
+        """The vocab's tokens for `ids`.
+
+        Args:
+            ids: ids of the vocab.
+
+        Returns:
+            The tokens, in the order of `ids`.
+        """
         return [self.vocab.tokens[i] for i in ids]
 
     def convert_tokens_to_ids(self, tokens) -> list[int]:
+        """The vocab's ids for `tokens`.
+
+        Args:
+            tokens: WordPiece tokens; one the vocab lacks gets `[UNK]`'s id.
+
+        Returns:
+            The ids, in the order of `tokens`.
+        """
         return [self.vocab.token_to_id.get(t, self.vocab.unk_id) for t in tokens]
 
     def _tokenize(self, texts, unit):

@@ -28,6 +28,11 @@ class VocabError(UserInputError):
 class Vocab:
     """The tokens of a `vocab.txt` (one per line, id = line number) and the special ids.
 
+    Attributes:
+        path: the file read, as a string.
+        tokens: the tokens, in id order.
+        token_to_id: each token's id.
+
     Example:
     >>> vocab = Vocab.from_file("vocab.txt")
     >>> len(vocab), vocab.cls_id, vocab.sep_id
@@ -40,7 +45,18 @@ class Vocab:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Vocab":
-        """Reads `path` (local or remote); raises `VocabError` naming it if it cannot be used."""
+        """Reads a `vocab.txt`.
+
+        Args:
+            path: the file, local or remote (`tf.io.gfile`).
+
+        Returns:
+            The `Vocab`, its special tokens checked.
+
+        Raises:
+            VocabError: no such file, not UTF-8, empty, a token twice or a special token
+                missing; the message names the file (and line).
+        """
         path = io_utils.require_file(path, VocabError, "vocab file")
         with tf.io.gfile.GFile(path, "rb") as f:
             data = f.read()
@@ -92,14 +108,21 @@ class Vocab:
         return self._share_changed_by(_strip_accents)
 
     def check_casing(self, do_lower_case: bool) -> None:
-        """Raises `VocabError` where the vocab's case and `do_lower_case` disagree: a cased vocab
-        with `do_lower_case` (lower-cased words would never reach its capitalised tokens), or an
-        uncased one without it (capitalised words would be `[UNK]` or split into pieces).
-        google-research/bert's `validate_case_matches_checkpoint` catches the mismatch only by
-        name, for the released checkpoints whose directory `--init_checkpoint` names; this looks
-        at the vocab's tokens. A vocab without cased letters (Chinese, say) takes either, and so
-        does an uncased vocab that keeps accents: lower-casing would strip them, so such a vocab is
-        for text lower-cased beforehand."""
+        """Checks, by its tokens, that the vocab's case agrees with `do_lower_case`.
+
+        google-research/bert's `validate_case_matches_checkpoint` knows only the released
+        checkpoints' names. A vocab without cased letters (Chinese, say) takes either, and so
+        does an uncased vocab that keeps accents: lower-casing would strip them, so such a
+        vocab is for text lower-cased beforehand.
+
+        Args:
+            do_lower_case: whether the text is lower-cased before WordPiece.
+
+        Raises:
+            VocabError: a cased vocab with `do_lower_case` (lower-cased words would never reach
+                its capitalised tokens), or an uncased one without it (capitalised words would
+                be `[UNK]` or split into pieces).
+        """
         capitalized = self.capitalized_share
         if do_lower_case and capitalized > CASED_VOCAB_SHARE:
             raise VocabError(
