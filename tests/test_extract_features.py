@@ -16,9 +16,14 @@ from bert_test_utils import REPO, write_tiny_config, write_word_vocab
 from bert_tf.cli_errors import flag_wording
 from bert_tf.models import BertEncoder
 from bert_tf.tasks import feature_extraction
-from bert_tf.tasks.feature_extraction import FeatureExtractor, parse_layers
+from bert_tf.tasks.feature_extraction import (
+    FeatureExtractionOptions,
+    FeatureExtractor,
+    parse_layers,
+)
 from bert_tf.tasks.flags import define_feature_extraction_flags
 from bert_tf.tokenization import BertTokenizer
+from bert_tf.training.runtime_flags import options_from_flags
 
 LINES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -147,6 +152,11 @@ def parsed_flags(*argv):
     return flag_values
 
 
+def options_of(flag_values):
+    """The options that extract_features.py's main reads from `flag_values`."""
+    return options_from_flags(FeatureExtractionOptions, flag_values)
+
+
 @pytest.mark.parametrize(
     "case",
     [
@@ -235,7 +245,7 @@ def test_bad_flags_are_one_line_errors(model, tmp_path, case):
         *(f"--{name}={value}" for name, value in argv.items() if value is not None)
     )
     with pytest.raises((ValueError, FileNotFoundError)) as error:
-        feature_extraction.run(flag_values)
+        feature_extraction.run(options_of(flag_values))
     assert flag_wording(error.value, flag_values) == message  # as the script words it
     assert not (tmp_path / "out.jsonl").exists()
     assert all(path.read_bytes() == content for path, content in inputs.items())
@@ -256,7 +266,7 @@ def test_no_file_of_the_checkpoint_is_an_output(model, tmp_path):
             f"--init_checkpoint={prefix}",
         )
         with pytest.raises(ValueError) as error:
-            feature_extraction.run(flag_values)
+            feature_extraction.run(options_of(flag_values))
         message = f"--output_file: {target} is also a file of the --init_checkpoint"
         assert flag_wording(error.value, flag_values) == message  # as the script words it
     assert {path: path.read_bytes() for path in directory.iterdir()} == files
@@ -293,7 +303,7 @@ def test_google_research_bert_tpu_flags_are_accepted(model, tmp_path):
         "--num_tpu_cores=8",
         "--use_one_hot_embeddings=true",
     )
-    assert feature_extraction.run(flag_values) == len(LINES)
+    assert feature_extraction.run(options_of(flag_values)) == len(LINES)
 
 
 def test_empty_input_gives_an_empty_output(model, tmp_path):
@@ -308,6 +318,6 @@ def test_empty_input_gives_an_empty_output(model, tmp_path):
         "--layers=-1",
         "--max_seq_length=32",
     )
-    assert feature_extraction.run(flag_values) == 0
+    assert feature_extraction.run(options_of(flag_values)) == 0
     assert (tmp_path / "out.jsonl").read_bytes() == b""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt", "out.jsonl"]

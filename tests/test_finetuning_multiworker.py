@@ -187,7 +187,7 @@ def _classifier(workdir: pathlib.Path, index: int, argv: list[str]):
 
     from bert_tf.finetuning.cli import finetuning_main
     from bert_tf.finetuning.flags import define_finetuning_flags
-    from bert_tf.tasks import sentence_prediction
+    from bert_tf.tasks.cli import build_classifier_task
     from bert_tf.tasks.flags import define_classifier_flags
 
     define_finetuning_flags()
@@ -202,7 +202,7 @@ def _classifier(workdir: pathlib.Path, index: int, argv: list[str]):
         ]
     )
     kept = {}
-    finetuning_main(lambda *args: _keeping(sentence_prediction.build_task(*args), kept))(
+    finetuning_main(lambda *args: _keeping(build_classifier_task(*args), kept))(
         ["run_classifier.py"]
     )
     np.savez(workdir / f"weights{index}.npz", **_weights(kept["model"]))

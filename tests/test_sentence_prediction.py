@@ -16,8 +16,9 @@ from bert_tf.data import glue
 from bert_tf.finetuning.best_checkpoint import save_model_checkpoint
 from bert_tf.finetuning.driver import run_finetuning
 from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.tasks.cli import build_classifier_task
 from bert_tf.tasks.flags import define_classifier_flags
-from bert_tf.tasks.sentence_prediction import SentencePredictionTask, build_task
+from bert_tf.tasks.sentence_prediction import SentencePredictionTask
 from bert_tf.tokenization import BertTokenizer
 from test_glue_data import write_xnli
 from test_run_classifier import FILLER, NEGATIVE, POSITIVE, sentiment_examples
@@ -208,7 +209,7 @@ def test_xnli_task_builds_from_flags_and_predicts_on_its_test_file(tmp_path, voc
     options = FineTuningOptions(
         data_dir=str(write_xnli(tmp_path)), vocab_file=vocab, output_dir="unused", max_seq_length=16
     )
-    task = build_task(options, BertTokenizer(vocab), flag_values)
+    task = build_classifier_task(options, BertTokenizer(vocab), flag_values)
     assert task.processor == glue.XnliProcessor("de") and task.main_metric == "accuracy"
     assert task.label_list == ("contradiction", "entailment", "neutral") and task.num_classes == 3
     np.testing.assert_array_equal(task.encode("train").labels["logits"], [1, 0, 2])

@@ -17,14 +17,16 @@ from bert_tf.training import runtime_flags
 from bert_tf.training.cli import strategy_from_flags
 
 FLAGS = flags.FLAGS
+# The script's task, from the common options, the tokenizer and the script's own flags.
 TaskBuilder = Callable[[FineTuningOptions, BertTokenizer, flags.FlagValues], FineTuningTask]
 
 
 def finetuning_main(build_task: TaskBuilder):
     """An absl main: checks the common flags, builds the strategy, tokenizer and task, and runs.
 
-    Example (a task's builder, its main in `my_tasks/cli.py`, and its script):
-        main = finetuning_main(review_stars.build_task)      # in my_tasks/cli.py
+    Example (a task's builder, which reads its own flags, its main in `my_tasks/cli.py`, and
+    its script):
+        main = finetuning_main(build_review_stars_task)      # in my_tasks/cli.py
         define_finetuning_flags()                            # in the script
         script.run("my_tasks.cli:main")
     """

@@ -23,13 +23,14 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
 
 import numpy as np
 import tensorflow as tf
-from absl import flags, logging
+from absl import logging
 from tqdm import tqdm
 
 from bert_tf import io_utils, text_files
@@ -43,6 +44,22 @@ from bert_tf.tokenization import BertTokenizer
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")  # google-research/bert's `text_a ||| text_b`
 _DECIMALS = 6
 _SHORTEST_PAIR = 4  # [CLS] a [SEP] [SEP]: the packer's shortest row for a pair
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureExtractionOptions:
+    """What extract_features.py's flags say, as one value (see `run`)."""
+
+    input_file: str  # text, one `text_a` or `text_a ||| text_b` a line
+    output_file: str
+    vocab_file: str
+    bert_config_file: str | None  # None: the config stored with init_checkpoint
+    init_checkpoint: str
+    max_seq_length: int
+    do_lower_case: bool
+    layers: str  # "-1,-2": block indexes (`parse_layers`)
+    batch_size: int
+    pooling: str  # one of `POOLINGS`
 
 
 def parse_layers(spec: str, num_layers: int) -> list[int]:
@@ -199,54 +216,52 @@ def extract_features(
     return len(texts)
 
 
-def _flag_file(flag_values: flags.FlagValues, flag: str) -> str:
-    """The file `--flag` names; FileNotFoundError `--flag=<path>: ...` if missing or a directory."""
+def _required_file(path: str, setting: str) -> str:
+    """`path`, if it names a file; else `UserInputError` "`setting`=path: no such file" (or "a
+    directory, not a file")."""
     try:
-        return io_utils.require_file(flag_values[flag].value)
+        return io_utils.require_file(path)
     except FileNotFoundError as e:
-        raise FileNotFoundError(f"--{flag}={e}") from None
+        raise UserInputError(f"`{setting}`={e}") from None
 
 
-def _warn_about_tpu_flags(flag_values: flags.FlagValues) -> None:
-    """Logs that google-research/bert's TPU flags, given, are not followed."""
-    if flag_values.use_tpu or flag_values.master:
-        logging.warning(
-            "--use_tpu/--master: extract_features.py runs on this machine's CPU or GPU, not a TPU"
-        )
+def run(options: FeatureExtractionOptions) -> int:
+    """Checks the options, loads the model and writes `output_file`; returns the lines written.
 
-
-def run(flag_values: flags.FlagValues = flags.FLAGS) -> int:
-    """Checks the flags, loads the model and writes `--output_file`; returns the lines written.
-
-    Raises FileNotFoundError or ValueError, one line naming the flag, for a missing input,
+    Raises `UserInputError`, one line naming the setting, for a missing input,
     vocab or config file (or a directory), an input that is not UTF-8 (naming `file:line`),
-    an `--output_file` that is one of those inputs or a file of the checkpoint (its config
+    an `output_file` that is one of those inputs or a file of the checkpoint (its config
     included), a directory or in no directory,
-    a checkpoint that stores no config without `--bert_config_file`, a bad `--layers`
-    value or a `--max_seq_length` the model or a text pair (naming `file:line`) cannot take.
+    a checkpoint that stores no config without `bert_config_file`, a bad `layers`
+    value or a `max_seq_length` the model or a text pair (naming `file:line`) cannot take.
     """
-    fv = flag_values
-    input_file, vocab_file = _flag_file(fv, "input_file"), _flag_file(fv, "vocab_file")
-    config_file = _flag_file(fv, "bert_config_file") if fv.bert_config_file else None
-    corpus.check_output_directory(fv.output_file)
+    input_file = _required_file(options.input_file, "input_file")
+    vocab_file = _required_file(options.vocab_file, "vocab_file")
+    config_file = (
+        _required_file(options.bert_config_file, "bert_config_file")
+        if options.bert_config_file
+        else None
+    )
+    corpus.check_output_directory(options.output_file)
     corpus.check_output_files(
-        [fv.output_file],
+        [options.output_file],
         [input_file],
         vocab_file=vocab_file,
         bert_config_file=config_file,
-        init_checkpoint=checkpoint_files(fv.init_checkpoint),
+        init_checkpoint=checkpoint_files(options.init_checkpoint),
     )
     texts = read_texts(input_file)
-    check_pairs_fit(texts, fv.max_seq_length, input_file)
-    _warn_about_tpu_flags(fv)
-    config = resolve_bert_config(config_file, fv.init_checkpoint)
-    layers = parse_layers(fv.layers, config.num_hidden_layers)
-    config.check_seq_length(fv.max_seq_length)
-    tokenizer = BertTokenizer(vocab_file, fv.do_lower_case)
+    check_pairs_fit(texts, options.max_seq_length, input_file)
+    config = resolve_bert_config(config_file, options.init_checkpoint)
+    layers = parse_layers(options.layers, config.num_hidden_layers)
+    config.check_seq_length(options.max_seq_length)
+    tokenizer = BertTokenizer(vocab_file, options.do_lower_case)
     config.check_vocab_size(len(tokenizer.vocab), vocab_file)
     encoder = BertEncoder.from_bert_config(config)
-    load_init_checkpoint(fv.init_checkpoint, encoder)
-    extractor = FeatureExtractor(encoder, tokenizer, layers, fv.max_seq_length, fv.pooling)
-    count = extract_features(extractor, texts, fv.output_file, fv.batch_size)
-    logging.info("Wrote %d lines to %s", count, fv.output_file)
+    load_init_checkpoint(options.init_checkpoint, encoder)
+    extractor = FeatureExtractor(
+        encoder, tokenizer, layers, options.max_seq_length, options.pooling
+    )
+    count = extract_features(extractor, texts, options.output_file, options.batch_size)
+    logging.info("Wrote %d lines to %s", count, options.output_file)
     return count

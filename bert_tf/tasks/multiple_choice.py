@@ -32,11 +32,6 @@ from bert_tf.models import BertMultipleChoice
 from bert_tf.models.bert_task_model import LOGITS
 
 
-def build_task(options, tokenizer, flag_values) -> "MultipleChoiceTask":
-    """The `MultipleChoiceTask` of run_multiple_choice.py (it has no flags of its own)."""
-    return MultipleChoiceTask(options, tokenizer)
-
-
 class MultipleChoiceTask(FineTuningTask):
     """SWAG: `[CLS] sent1 [SEP] sent2 ending_i [SEP]` for i in 0..3 -> the right ending."""
 

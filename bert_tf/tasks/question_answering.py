@@ -40,23 +40,6 @@ from bert_tf.models import BertSpanLabeler
 OUTPUTS = ("start_logits", "end_logits")
 
 
-def build_task(options, tokenizer, flag_values) -> "SquadTask":
-    """The `SquadTask` that run_squad.py's flags describe."""
-    names = (
-        "train_file",
-        "predict_file",
-        "version_2_with_negative",
-        "doc_stride",
-        "max_query_length",
-        "n_best_size",
-        "max_answer_length",
-        "null_score_diff_threshold",
-        "verbose_logging",
-        "task",
-    )
-    return SquadTask(options, tokenizer, **{name: flag_values[name].value for name in names})
-
-
 class SquadTask(FineTuningTask):
     """SQuAD fine-tuning: windows of `[CLS] question [SEP] context [SEP]`, span logits, EM/F1."""
 

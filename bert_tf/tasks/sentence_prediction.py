@@ -34,17 +34,6 @@ from bert_tf.models import BertClassifier
 from bert_tf.models.bert_task_model import LOGITS
 
 
-def build_task(options, tokenizer, flag_values) -> "SentencePredictionTask":
-    """The `SentencePredictionTask` that run_classifier.py's flags describe."""
-    names = ("text_a_column", "text_b_column", "label_column", "xnli_language")
-    return SentencePredictionTask(
-        options,
-        tokenizer,
-        flag_values.task_name,
-        **{name: flag_values[name].value for name in names},
-    )
-
-
 class SentencePredictionTask(FineTuningTask):
     """`[CLS] A [SEP] (B [SEP])` -> one label (or a score); `task_name` picks the data and metric.
 

@@ -36,11 +36,6 @@ from bert_tf.models import BertTokenClassifier
 from bert_tf.models.bert_task_model import LOGITS
 
 
-def build_task(options, tokenizer, flag_values) -> "TaggingTask":
-    """The `TaggingTask` for run_ner.py (it has no flags of its own)."""
-    return TaggingTask(options, tokenizer)
-
-
 class TaggingTask(FineTuningTask):
     """Words -> one tag each, from the first sub-token; long sentences in overlapping windows."""
 
