@@ -28,10 +28,14 @@ from absl import logging
 from bert_tf import io_utils
 from bert_tf.bert_config import CONFIG_FILE, BertConfig, ConfigError
 from bert_tf.checkpoints.bert_tf_checkpoint import TF1_ROLES
+from bert_tf.checkpoints.checkpoint_weights import named_setting
 from bert_tf.checkpoints.formats import CheckpointFormat
 from bert_tf.checkpoints.hub_saved_model import hub_vocab_file
 from bert_tf.checkpoints.loader import LoadReport, load_checkpoint
-from bert_tf.checkpoints.starting_checkpoint import resolve_bert_config
+from bert_tf.checkpoints.starting_checkpoint import (
+    resolve_bert_config,
+    resolve_starting_checkpoint,
+)
 from bert_tf.checkpoints.task_heads import checkpoint_heads
 from bert_tf.checkpoints.tf1_checkpoint import write_tf1_checkpoint
 from bert_tf.checkpoints.tf1_names import tf1_variables
@@ -109,15 +113,17 @@ def convert(
     (`_check_output_dir`), as is a TF1 output whose `hidden_act` google-research/bert cannot
     compute (see `tf1_config`), both before writing anything.
     """
-    config = resolve_bert_config(bert_config_file, input_checkpoint, setting="input_checkpoint")
+    with named_setting("input_checkpoint"):
+        checkpoint = resolve_starting_checkpoint(input_checkpoint)
+    config = resolve_bert_config(bert_config_file, checkpoint, setting="input_checkpoint")
     pretrainer = BertPretrainer(BertEncoder.from_bert_config(config))
-    report = load_checkpoint(input_checkpoint, pretrainer)
+    report = load_checkpoint(checkpoint, pretrainer)
     missing_heads = {name.split("/")[1] for name in report.missing if name.startswith("cls/")}
     if missing_heads == {"seq_relationship"}:  # pretrained without next-sentence prediction
         pretrainer = BertPretrainer(
             BertEncoder.from_bert_config(config), next_sentence_prediction=False
         )
-        report = load_checkpoint(input_checkpoint, pretrainer)
+        report = load_checkpoint(checkpoint, pretrainer)
     if to == "tf1":
         config = tf1_config(config, report.format)
     elif config.hidden_act == "gelu" and report.format in _GOOGLE_FORMATS:

@@ -106,7 +106,19 @@ def checkpoint_files(path: str | os.PathLike) -> list[str]:
     Raises:
         CheckpointError: none at `path`, several, no index file, or no BERT encoder.
     """
-    checkpoint_format, location = detect_format(path)
+    return files_of(*detect_format(path))
+
+
+def files_of(checkpoint_format: CheckpointFormat, location: str) -> list[str]:
+    """`checkpoint_files` of a checkpoint already found.
+
+    Args:
+        checkpoint_format: its format, as `detect_format` returns it.
+        location: its file, prefix or directory, as `detect_format` returns it.
+
+    Returns:
+        The files that reading it may read, those that exist, sorted.
+    """
     directory = os.path.dirname(location)
     if checkpoint_format is CheckpointFormat.TF_HUB:
         patterns = (SAVED_MODEL_FILE, "variables/variables.*", "assets/vocab.txt")

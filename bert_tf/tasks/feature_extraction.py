@@ -34,7 +34,13 @@ from absl import logging
 from tqdm import tqdm
 
 from bert_tf import io_utils, text_files
-from bert_tf.checkpoints import checkpoint_files, load_init_checkpoint, resolve_bert_config
+from bert_tf.checkpoints import (
+    load_init_checkpoint,
+    resolve_bert_config,
+    resolve_starting_checkpoint,
+)
+from bert_tf.checkpoints.checkpoint_weights import named_setting
+from bert_tf.checkpoints.formats import files_of
 from bert_tf.data import corpus
 from bert_tf.errors import UserInputError
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
@@ -243,22 +249,24 @@ def run(options: FeatureExtractionOptions) -> int:
         else None
     )
     corpus.check_output_directory(options.output_file)
+    with named_setting("init_checkpoint"):
+        checkpoint = resolve_starting_checkpoint(options.init_checkpoint)
     corpus.check_output_files(
         [options.output_file],
         [input_file],
         vocab_file=vocab_file,
         bert_config_file=config_file,
-        init_checkpoint=checkpoint_files(options.init_checkpoint),
+        init_checkpoint=files_of(checkpoint.format, checkpoint.location),
     )
     texts = read_texts(input_file)
     check_pairs_fit(texts, options.max_seq_length, input_file)
-    config = resolve_bert_config(config_file, options.init_checkpoint)
+    config = resolve_bert_config(config_file, checkpoint)
     layers = parse_layers(options.layers, config.num_hidden_layers)
     config.check_seq_length(options.max_seq_length)
     tokenizer = BertTokenizer(vocab_file, options.do_lower_case)
     config.check_vocab_size(len(tokenizer.vocab), vocab_file)
     encoder = BertEncoder.from_bert_config(config)
-    load_init_checkpoint(options.init_checkpoint, encoder)
+    load_init_checkpoint(checkpoint, encoder)
     extractor = FeatureExtractor(
         encoder, tokenizer, layers, options.max_seq_length, options.pooling
     )
