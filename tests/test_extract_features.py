@@ -13,13 +13,14 @@ import tensorflow as tf
 from absl import flags
 
 from bert_test_utils import REPO, write_tiny_config, write_word_vocab
-from bert_tf.cli_errors import flag_wording
+from bert_tf.cli_errors import USER_ERRORS, flag_wording
 from bert_tf.models import BertEncoder
 from bert_tf.tasks import feature_extraction
 from bert_tf.tasks.feature_extraction import (
     FeatureExtractionOptions,
     FeatureExtractor,
     parse_layers,
+    read_texts,
 )
 from bert_tf.tasks.flags import define_feature_extraction_flags
 from bert_tf.tokenization import BertTokenizer
@@ -143,6 +144,13 @@ def test_layers_are_checked():
         parse_layers("-1,x", 2)
     with pytest.raises(ValueError, match=r"layer -3 is outside -2\.\.1 \(the model has 2 layers\)"):
         parse_layers("-3", 2)
+
+
+def test_an_input_that_is_not_utf8_is_a_user_error(tmp_path):
+    """One line and exit status 1 from the script, not an internal error."""
+    (tmp_path / "latin1.txt").write_bytes("caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(USER_ERRORS, match=r"latin1\.txt:1: not UTF-8"):
+        read_texts(str(tmp_path / "latin1.txt"))
 
 
 def parsed_flags(*argv):

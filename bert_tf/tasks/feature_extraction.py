@@ -92,9 +92,9 @@ def parse_layers(spec: str, num_layers: int) -> list[int]:
 def read_texts(path: str) -> list[tuple[str, str | None]]:
     """`(text_a, text_b)` per line of the UTF-8 file `path`; `text_b` is None without ` ||| `.
 
-    Raises ValueError naming `<path>:<line>` where the file is not UTF-8.
+    Raises `UserInputError` naming `<path>:<line>` where the file is not UTF-8.
     """
-    lines = text_files.read_utf8(path, ValueError).split("\n")
+    lines = text_files.read_utf8(path, UserInputError).split("\n")
     if lines[-1] == "":  # after the last newline, or an empty file
         lines.pop()
     texts = []
