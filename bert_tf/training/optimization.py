@@ -161,14 +161,20 @@ def create_finetuning_optimizer(
 ) -> keras.optimizers.Optimizer:
     """The fine-tuning AdamW (`bert_optimizer`), with optional per-layer learning rates.
 
-    By default ε is 1e-8 and the decay starts from the peak at the end of warmup, as in
-    transformers: google-research/bert's ε 1e-6 (`google_bert`) is of the order of the lower
-    layers' gradients and shrinks their steps, and its decay (`warmup_linear_decay`) lowers
-    the learning rate throughout. `LayerwiseAdamW`'s layer-wise decay and gradual unfreezing
+    By default ε is 1e-8, added after Adam's bias correction, and the decay starts from the
+    peak at the end of warmup, as in PyTorch and transformers: google-research/bert's ε 1e-6
+    (`google_bert`), added before it as Keras does, is of the order of the lower layers'
+    gradients and shrinks their steps, and its decay (`warmup_linear_decay`) lowers the
+    learning rate throughout. `LayerwiseAdamW`'s layer-wise decay and gradual unfreezing
     are both off by default.
     """
     layerwise_adamw = functools.partial(
-        LayerwiseAdamW, variable_depths, num_layers, layerwise_lr_decay, unfreeze_every_steps
+        LayerwiseAdamW,
+        variable_depths,
+        num_layers,
+        layerwise_lr_decay,
+        unfreeze_every_steps,
+        epsilon_after_bias_correction=not google_bert,
     )
     epsilon = BERT_EPSILON if google_bert else FINETUNING_EPSILON
     return bert_optimizer(
