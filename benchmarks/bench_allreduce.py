@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 
-from benchmarks.pretraining_batch import SEQ, random_batch  # noqa: E402
+from benchmarks.pretraining_batch import SEQ, benchmark_options, random_batch  # noqa: E402
 from bert_tf.bert_config import BertConfig  # noqa: E402
 from bert_tf.pretraining.loops import PretrainingRunner  # noqa: E402
 
@@ -63,17 +63,9 @@ class TwoAllReducesRunner(PretrainingRunner):
 
 def peer(runner_class, strategy, config: BertConfig, batch: dict, initial):
     """A callable running n train steps of `runner_class` from weights `initial`; and the model."""
-    from bert_tf.pretraining.driver import PretrainingOptions, build_model
+    from bert_tf.pretraining.driver import build_model
 
-    options = PretrainingOptions(
-        bert_config_file="",
-        input_file="",
-        output_dir="",
-        learning_rate=1e-4,
-        num_train_steps=10_000,
-        num_warmup_steps=100,
-        verbose=False,
-    )
+    options = benchmark_options()
     model, optimizer = build_model(config, options, strategy)
     if initial is not None:
         for variable, value in zip(model.weights, initial):

@@ -27,7 +27,7 @@ import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 
 from benchmarks import model_garden_peer  # noqa: E402
-from benchmarks.pretraining_batch import PREDICTIONS, SEQ, random_batch  # noqa: E402
+from benchmarks.pretraining_batch import PREDICTIONS, SEQ, benchmark_options, random_batch  # noqa: E402
 from bert_tf.bert_config import BertConfig  # noqa: E402
 
 flags.DEFINE_list("configs", ["small", "base"], "configs/<name>/bert_config.json to run.")
@@ -81,20 +81,12 @@ def executed_flops_per_step(config: BertConfig, batch: int) -> float:
 
 def ours(config: BertConfig, batch, jit_compile: bool):
     """Returns a callable running n train steps of bert_tf's PretrainingRunner."""
-    from bert_tf.pretraining.driver import PretrainingOptions, build_model
+    from bert_tf.pretraining.driver import build_model
     from bert_tf.pretraining.loops import PretrainingRunner
     from bert_tf.training import distribution
 
     distribution.set_precision(FLAGS.dtype)
-    options = PretrainingOptions(
-        bert_config_file="",
-        input_file="",
-        output_dir="",
-        learning_rate=1e-4,
-        num_train_steps=10_000,
-        num_warmup_steps=100,
-        verbose=False,
-    )
+    options = benchmark_options()
     strategy = tf.distribute.get_strategy()
     model, optimizer = build_model(config, options, strategy)
     runner = PretrainingRunner(

@@ -1,10 +1,12 @@
-"""A fixed random pretraining batch for the train-step benchmarks, with every schema feature."""
+"""What the train-step benchmarks share: a fixed random pretraining batch with every schema
+feature, and the pretraining options their peers build bert_tf's model and optimizer from."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from bert_tf.bert_config import BertConfig
+from bert_tf.pretraining.driver import PretrainingOptions
 
 SEQ, PREDICTIONS = 128, 20
 
@@ -25,3 +27,16 @@ def random_batch(config: BertConfig, batch: int) -> dict[str, np.ndarray]:
         "masked_lm_weights": np.ones((batch, PREDICTIONS), "float32"),
         "next_sentence_labels": rng.integers(0, 2, batch).astype("int32"),
     }
+
+
+def benchmark_options() -> PretrainingOptions:
+    """AdamW at 1e-4 after 100 warm-up steps, of a schedule longer than any run; no files."""
+    return PretrainingOptions(
+        bert_config_file="",
+        input_file="",
+        output_dir="",
+        learning_rate=1e-4,
+        num_train_steps=10_000,
+        num_warmup_steps=100,
+        verbose=False,
+    )
