@@ -4,8 +4,10 @@ import keras
 import numpy as np
 import pytest
 
-from bert_test_utils import TINY, random_encoder_inputs, tiny_encoder
+from bert_test_utils import TINY, random_encoder_inputs, tiny_encoder, write_word_vocab
 from bert_tf.checkpoints import load_checkpoint
+from bert_tf.errors import UserInputError
+from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.models import (
     BertClassifier,
     BertMultipleChoice,
@@ -13,6 +15,8 @@ from bert_tf.models import (
     BertSpanLabeler,
     BertTokenClassifier,
 )
+from bert_tf.tasks.tagging import TaggingTask
+from bert_tf.tokenization import BertTokenizer
 
 BATCH, SEQ = 3, 12
 
@@ -84,3 +88,34 @@ def test_a_pretrained_encoder_loads_into_a_task_model(tmp_path):
         pretrainer.encoder(inputs)["pooled_output"],
         atol=1e-6,
     )
+
+
+@pytest.mark.parametrize(
+    "head_initializer, std_ratio, within_two_std",
+    [("normal", 1.0, False), ("truncated_normal", 0.88, True)],
+)
+def test_the_task_head_starts_from_its_initializer(
+    head_initializer, std_ratio, within_two_std, tmp_path
+):
+    # Hugging Face's normal(initializer_range) by default; google-research/bert's truncated normal
+    # keeps values within two standard deviations, so its heads start 0.88x as wide.
+    (tmp_path / "train.txt").write_text("".join(f"word T{i}\n\n" for i in range(96)))
+    options = FineTuningOptions(
+        data_dir=str(tmp_path),
+        vocab_file=write_word_vocab(tmp_path / "vocab.txt", ["word"]),
+        output_dir=str(tmp_path / "out"),
+        head_initializer=head_initializer,
+    )
+    task = TaggingTask(options, BertTokenizer(options.vocab_file))
+    model = task.build_model(tiny_encoder())
+    model.build_with_dummy_inputs()
+    kernel = keras.ops.convert_to_numpy(model.token_classifier.kernel)  # [64, 96]
+    assert kernel.std() == pytest.approx(std_ratio * 0.02, rel=0.05)  # initializer_range 0.02
+    assert (np.abs(kernel).max() <= 2 * 0.02) == within_two_std
+    copy = BertTokenClassifier.from_config(model.get_config())
+    assert copy.head_initializer == head_initializer
+
+
+def test_an_unknown_head_initializer_is_refused():
+    with pytest.raises(UserInputError, match="^`head_initializer`='zeros': must be one of"):
+        BertClassifier(tiny_encoder(), num_classes=2, head_initializer="zeros")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from absl import flags
 
+from bert_tf.head_initializers import HEAD_INITIALIZERS
 from bert_tf.shared_flags import define_shared_flags
 from bert_tf.training import runtime_flags
 
@@ -56,6 +57,14 @@ def define_finetuning_flags(**defaults) -> None:
         "a line from the peak at step 0, so that warmup ends below the peak. "
         "Default: epsilon 1e-8 and a decay from the peak at the end of warmup, as in "
         "Hugging Face transformers, which learn faster.",
+    )
+    flags.DEFINE_enum(
+        "head_initializer",
+        "normal",
+        HEAD_INITIALIZERS,
+        "The task head's initial weights: normal with the config's initializer_range as its "
+        "standard deviation, as in Hugging Face transformers, or truncated_normal, "
+        "google-research/bert's, which spreads 0.88x as wide and learns more slowly at first.",
     )
     flags.DEFINE_float(
         "layerwise_lr_decay",

@@ -29,6 +29,7 @@ class FineTuningOptions:
         num_train_epochs: the training epochs (may be fractional).
         warmup_proportion: the share of the training steps with linear warmup.
         google_bert_optimizer: google-research/bert's AdamW epsilon and learning-rate decay.
+        head_initializer: the task head's initializer, one of `HEAD_INITIALIZERS`.
         layerwise_lr_decay: each layer below the top gets this factor on its rate (1: off).
         label_smoothing: the classification losses' label smoothing.
         gradual_unfreezing: unfreeze the layers top down over the first epoch (ULMFiT).
@@ -59,6 +60,7 @@ class FineTuningOptions:
     num_train_epochs: float = 3.0
     warmup_proportion: float = 0.1
     google_bert_optimizer: bool = False
+    head_initializer: str = "normal"
     layerwise_lr_decay: float = 1.0
     label_smoothing: float = 0.0
     gradual_unfreezing: bool = False

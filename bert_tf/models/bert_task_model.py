@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 
 from bert_tf.layers.dropout import Dropout
-from bert_tf.layers.initializers import bert_initializer
+from bert_tf.layers.initializers import task_head_initializer
 from bert_tf.models.bert_encoder import ENCODER_INPUTS, BertEncoder
 from bert_tf.models.train_step import GlobalClippingTrainStep
 
@@ -25,18 +25,29 @@ class BertTaskModel(GlobalClippingTrainStep, keras.Model):
     Args:
         encoder: the `BertEncoder`; the model and its head take its dtype policy.
         dropout_rate: the dropout rate before the head.
+        head_initializer: the head kernel's initializer, one of `HEAD_INITIALIZERS`:
+            "normal" (Hugging Face's) or "truncated_normal" (google-research/bert's).
         **kwargs: `keras.Model` arguments, such as `name`.
 
     Raises:
-        UserInputError: a `dropout_rate` outside [0, 1).
+        UserInputError: a `dropout_rate` outside [0, 1), or an unknown `head_initializer`.
     """
 
-    def __init__(self, encoder: BertEncoder, dropout_rate: float = 0.1, **kwargs):
+    def __init__(
+        self,
+        encoder: BertEncoder,
+        dropout_rate: float = 0.1,
+        head_initializer: str = "normal",
+        **kwargs,
+    ):
         # The encoder's policy: `compile` then adds loss scaling to a mixed_float16 model.
         super().__init__(**{"dtype": encoder.dtype_policy, **kwargs})
         self.encoder = encoder
         self.dropout_rate = dropout_rate
         self.dropout = Dropout(dropout_rate, name="dropout")
+        self.head_initializer = head_initializer
+        # Checked here, not when the first head is built.
+        task_head_initializer(head_initializer, encoder.initializer_range)
 
     def output_layer(self, units: int, name: str, use_bias: bool = True) -> keras.layers.Dense:
         """A task head's dense layer, initialised and typed like the encoder's layers.
@@ -52,7 +63,9 @@ class BertTaskModel(GlobalClippingTrainStep, keras.Model):
         return keras.layers.Dense(
             units,
             use_bias=use_bias,
-            kernel_initializer=bert_initializer(self.encoder.initializer_range),
+            kernel_initializer=task_head_initializer(
+                self.head_initializer, self.encoder.initializer_range
+            ),
             dtype=self.encoder.dtype_policy,
             name=name,
         )
@@ -71,6 +84,7 @@ class BertTaskModel(GlobalClippingTrainStep, keras.Model):
             "trainable": self.trainable,
             "encoder": keras.saving.serialize_keras_object(self.encoder),
             "dropout_rate": self.dropout_rate,
+            "head_initializer": self.head_initializer,
         }
 
     @classmethod

@@ -40,7 +40,7 @@ class MultipleChoiceTask(FineTuningTask):
     predict_splits = ("test",)
 
     def build_model(self, encoder) -> keras.Model:
-        return BertMultipleChoice(encoder)
+        return BertMultipleChoice(encoder, head_initializer=self.options.head_initializer)
 
     def loss(self, label_smoothing: float = 0.0):
         """Cross-entropy of the softmax over the choices."""

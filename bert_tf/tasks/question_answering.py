@@ -96,7 +96,7 @@ class SquadTask(FineTuningTask):
         self._postprocessed = None  # (outputs, their SquadPredictions): the last post-processing
 
     def build_model(self, encoder) -> keras.Model:
-        return BertSpanLabeler(encoder)
+        return BertSpanLabeler(encoder, head_initializer=self.options.head_initializer)
 
     def loss(self, label_smoothing: float = 0.0):
         """Half the cross-entropy over the sequence per output: their sum is the mean of the two."""

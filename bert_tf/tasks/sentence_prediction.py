@@ -90,7 +90,9 @@ class SentencePredictionTask(FineTuningTask):
         return 1 if self.processor.is_regression else len(self.label_list)
 
     def build_model(self, encoder) -> keras.Model:
-        return BertClassifier(encoder, self.num_classes)
+        return BertClassifier(
+            encoder, self.num_classes, head_initializer=self.options.head_initializer
+        )
 
     def loss(self, label_smoothing: float = 0.0):
         """Mean squared error for regression; else cross-entropy, optionally smoothed."""

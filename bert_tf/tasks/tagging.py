@@ -72,7 +72,9 @@ class TaggingTask(FineTuningTask):
         return "accuracy" if self.scheme is None else "f1"
 
     def build_model(self, encoder) -> keras.Model:
-        return BertTokenClassifier(encoder, len(self.label_list))
+        return BertTokenClassifier(
+            encoder, len(self.label_list), head_initializer=self.options.head_initializer
+        )
 
     def loss(self, label_smoothing: float = 0.0):
         # mean over the weighted first sub-tokens
