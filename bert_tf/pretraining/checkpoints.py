@@ -7,7 +7,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import output_lock
-from bert_tf.checkpoints import StartingCheckpoint, load_init_checkpoint
+from bert_tf.checkpoints import load_init_checkpoint
 from bert_tf.checkpoints.loader import check_stored_config
 from bert_tf.errors import UserInputError
 from bert_tf.models.bert_pretrainer import BertPretrainer
@@ -74,16 +74,16 @@ def check_resumable(
 def restore_or_initialize(
     manager: tf.train.CheckpointManager,
     model: BertPretrainer,
-    init_checkpoint: str | StartingCheckpoint | None,
+    init_checkpoint: str | None,
     config_source: str = "`bert_config_file`",
     training: bool = True,
 ) -> None:
     """Resumes from the newest checkpoint in the manager's directory; failing that,
-    loads `init_checkpoint` (a path, or the checkpoint as resolved; weights only, any format
-    `bert_tf.checkpoints.load_checkpoint` reads: Google TF1, Model Garden TF2, Hugging Face,
-    bert_tf); failing that, keeps the fresh weights. Not `training` (an eval), only the weights
-    and the step are restored, not the optimizer's state. `config_source` names where the
-    model's config comes from, for the error."""
+    loads `init_checkpoint` (weights only, any format `bert_tf.checkpoints.load_checkpoint`
+    reads: Google TF1, Model Garden TF2, Hugging Face, bert_tf); failing that, keeps the
+    fresh weights. Not `training` (an eval), only the weights and the step are restored,
+    not the optimizer's state. `config_source` names where the model's config comes from,
+    for the error."""
     latest = manager.latest_checkpoint
     if latest:
         optimizer = manager.checkpoint.optimizer

@@ -13,7 +13,7 @@ from absl import logging
 
 from bert_tf import io_utils, output_kinds
 from bert_tf.bert_config import CONFIG_FILE, BertConfig
-from bert_tf.checkpoints import StartingCheckpoint, resolve_bert_config, resolve_init_checkpoint
+from bert_tf.checkpoints import resolve_bert_config
 from bert_tf.data import corpus, dynamic_masking, pretraining_dataset, word_segmentation
 from bert_tf.errors import UserInputError
 from bert_tf.models.bert_encoder import BertEncoder
@@ -138,13 +138,10 @@ def build_model(config: BertConfig, options: PretrainingOptions, strategy):
     return model, optimizer
 
 
-def resolve_config(
-    options: PretrainingOptions, starting: StartingCheckpoint | None
-) -> tuple[BertConfig, str]:
+def resolve_config(options: PretrainingOptions) -> tuple[BertConfig, str]:
     """(config, where it comes from, for errors): --bert_config_file; without it, the
     bert_config.json of the --output_dir being resumed, else the config stored with
-    --init_checkpoint (as the fine-tuning scripts do): `starting`, the checkpoint as resolved,
-    where the run starts from it."""
+    --init_checkpoint (as the fine-tuning scripts do)."""
     if options.bert_config_file:
         return (
             BertConfig.from_json_file(options.bert_config_file),
@@ -161,7 +158,7 @@ def resolve_config(
             "`bert_config_file` is required without `init_checkpoint` or an `output_dir` to resume"
         )
     return (
-        resolve_bert_config(None, starting or options.init_checkpoint),
+        resolve_bert_config(None, options.init_checkpoint),
         f"`init_checkpoint`={options.init_checkpoint}'s config (no `bert_config_file`)",
     )
 
@@ -170,13 +167,7 @@ def run_pretraining(
     options: PretrainingOptions, strategy: tf.distribute.Strategy
 ) -> dict[str, float]:
     """Trains and/or evaluates; returns the eval metrics (or the last train metrics)."""
-    # The checkpoint to start from, resolved once; a resumed run does not read it.
-    starting = (
-        None
-        if tf.train.latest_checkpoint(options.output_dir)
-        else resolve_init_checkpoint(options.init_checkpoint)
-    )
-    config, config_source = resolve_config(options, starting)
+    config, config_source = resolve_config(options)
     config.check_seq_length(options.max_seq_length)
     if options.masked_lm_samples >= config.vocab_size:
         raise UserInputError(
@@ -227,7 +218,7 @@ def run_pretraining(
         _output_dir(options.output_dir) if workers.is_chief(strategy) else contextlib.nullcontext()
     ):
         return _train_and_evaluate(
-            config, config_source, starting, options, strategy, train_files, eval_files
+            config, config_source, options, strategy, train_files, eval_files
         )
 
 
@@ -328,7 +319,6 @@ def _check_one_eval_batch(options: PretrainingOptions, eval_files: list[str]) ->
 def _train_and_evaluate(
     config: BertConfig,
     config_source: str,
-    starting: StartingCheckpoint | None,
     options: PretrainingOptions,
     strategy,
     train_files: list[str],
@@ -348,7 +338,9 @@ def _train_and_evaluate(
         step_counter=optimizer.iterations,
     )
     checkpoints.check_resumable(manager, model, config_source, options.do_train)
-    checkpoints.restore_or_initialize(manager, model, starting, config_source, options.do_train)
+    checkpoints.restore_or_initialize(
+        manager, model, options.init_checkpoint, config_source, options.do_train
+    )
     workers.check_same_resume_step(strategy, int(optimizer.iterations.numpy()), options.output_dir)
     if chief:
         # beside the checkpoints, so that they load with no --bert_config_file (export_model.py,
