@@ -11,30 +11,14 @@ os.environ["KERAS_BACKEND"] = "tensorflow"
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "slow: runs for half a minute or more on 2 cores; scheduled early"
+        "markers", "slow: runs for half a minute or more on 2 cores; scheduled first"
     )
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
-    """The tests that share a module-scoped fixture form one `xdist_group` (`--dist loadgroup`
-    in pyproject.toml): one worker runs them, so the fixture is built once, not once per worker.
-    The `slow` tests first (the order is otherwise kept): with `pytest -n 2`, a long test
+    """The `slow` tests first (the order is otherwise kept): with `pytest -n 2`, a long test
     started last would leave the other worker idle until it ends."""
-    for item in items:
-        if _uses_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
-def _uses_a_module_fixture(item) -> bool:
-    """Whether `item` uses a module-scoped fixture, itself or through another fixture."""
-    definitions = getattr(item, "_fixtureinfo", None)
-    return definitions is not None and any(
-        definition.scope == "module"
-        for name in item.fixturenames
-        for definition in definitions.name2fixturedefs.get(name, ())
-    )
 
 
 @pytest.fixture(scope="session")
