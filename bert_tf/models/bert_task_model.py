@@ -46,8 +46,6 @@ class BertTaskModel(GlobalClippingTrainStep, keras.Model):
         self.dropout_rate = dropout_rate
         self.dropout = Dropout(dropout_rate, name="dropout")
         self.head_initializer = head_initializer
-        # Checked here, not when the first head is built.
-        task_head_initializer(head_initializer, encoder.initializer_range)
 
     def output_layer(self, units: int, name: str, use_bias: bool = True) -> keras.layers.Dense:
         """A task head's dense layer, initialised and typed like the encoder's layers.
