@@ -212,16 +212,18 @@ def test_version_2_null_answer(trained):
 
 
 def run_squad_predictions(model, tokenizer, question, context, **options):
-    """run_squad.py's post-processing of `model` on a `question` and a one-window `context`."""
+    """run_squad.py's post-processing of `model` on a `question` and a one-window `context`,
+    packed without padding."""
     q, pieces = len(tokenizer.tokenize(question)) + 2, len(tokenizer.tokenize(context))
+    length = q + pieces + 1
     logits = model(
         tokenizer.pack_inputs(
-            [tokenizer.tokenize([question]), tokenizer.tokenize([context])], SEQ_LENGTH
+            [tokenizer.tokenize([question]), tokenizer.tokenize([context])], length
         )
     )
     _, starts, ends = tokenizer.tokenize_with_offsets([context], unit="UTF8_CHAR")
     # [windows, seq]
-    char_start, char_end = np.full([1, SEQ_LENGTH], -1), np.full([1, SEQ_LENGTH], -1)
+    char_start, char_end = np.full([1, length], -1), np.full([1, length], -1)
     char_start[0, q : q + pieces], char_end[0, q : q + pieces] = starts[0], ends[0]
     features = SimpleNamespace(
         example_index=np.array([0]),
@@ -240,13 +242,18 @@ def run_squad_predictions(model, tokenizer, question, context, **options):
 
 
 def test_n_best_size_limits_the_spans_as_run_squad(trained):
-    """run_squad.py pairs only each window's top --n_best_size starts and ends; so does export."""
+    """run_squad.py pairs only each window's top --n_best_size starts and ends; so does export.
+
+    The export gets the three contexts in one request with a longer one, so they are padded;
+    run_squad.py gets each alone, unpadded. Equal answers show that padding takes no top place.
+    """
     model, tokenizer, _, _ = trained
     pairs = [
         ("who built it ?", "Ada built the bridge ."),
         ("who ?", "the old town sits by a slow river ."),
         (QUESTION, "many small boats pass under its arches every day ."),
     ]
+    padded_by = (QUESTION, CONTEXT)
     answers = {}
     for n_best_size in (1, 2, 3, SEQ_LENGTH):
         module = SpanExport(
@@ -254,9 +261,10 @@ def test_n_best_size_limits_the_spans_as_run_squad(trained):
         )
         # Eagerly, the signature's ops without tracing them four times.
         out = module.answer_text(
-            tf.constant([q for q, _ in pairs]), tf.constant([c for _, c in pairs])
+            tf.constant([q for q, _ in [*pairs, padded_by]]),
+            tf.constant([c for _, c in [*pairs, padded_by]]),
         )
-        answers[n_best_size] = [a.decode() for a in out["answer"].numpy()]
+        answers[n_best_size] = [a.decode() for a in out["answer"].numpy()[: len(pairs)]]
         expected = [
             run_squad_predictions(model, tokenizer, q, c, n_best_size=n_best_size).predictions["q"]
             for q, c in pairs

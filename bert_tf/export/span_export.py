@@ -26,7 +26,8 @@ class SpanExport(TaskExport):
     tokens, a long context is split into doc-stride windows, an answer starts in the
     window where its first token has the most context, and the best span has
     start <= end and at most `max_answer_length` tokens, among each window's top
-    `n_best_size` start and end tokens, over all windows. No answer (with
+    `n_best_size` start and end tokens, over all windows. Padding never takes one of those
+    places, so an answer does not depend on the other rows of its request. No answer (with
     `version_2_with_negative`, when the `[CLS]` null score exceeds the best span's score by
     more than `null_score_diff_threshold`, as run_squad.py decides; or when no span fits,
     where run_squad.py's SQuAD 1.1 predictions say "empty") is `answer` "", offsets -1 and
@@ -99,8 +100,10 @@ class SpanExport(TaskExport):
         doc = windows.doc_tokens.with_flat_values(
             tf.gather(context_ids.flat_values, windows.doc_tokens.flat_values)
         )
-        logits = self._shared.serve(self._pack([tf.gather(question_ids, windows.example), doc]))
+        inputs = self._pack([tf.gather(question_ids, windows.example), doc])
+        logits = self._shared.serve(inputs)
         start_logits, end_logits = logits["start_logits"], logits["end_logits"]  # [windows, seq]
+        is_token = inputs["input_mask"] > 0  # [windows, seq]
 
         # Each window's context tokens sit after [CLS] question [SEP].
         window = windows.doc_tokens.value_rowids()
@@ -114,9 +117,9 @@ class SpanExport(TaskExport):
         flat_token = tf.scatter_nd(at, windows.doc_tokens.flat_values, shape)  # [windows, seq]
         can_start = (
             tf.scatter_nd(at, tf.cast(windows.is_max_context.flat_values, tf.int32), shape) > 0
-        ) & self._in_top_n(start_logits)
+        ) & self._in_top_n(start_logits, is_token)
         can_end = (tf.scatter_nd(at, tf.ones_like(window, tf.int32), shape) > 0) & self._in_top_n(
-            end_logits
+            end_logits, is_token
         )
         # [seq(start), seq(end)]
         length = tf.range(shape[1])[None, :] - tf.range(shape[1])[:, None] + 1
@@ -161,10 +164,14 @@ class SpanExport(TaskExport):
             "end_char": end_char,
         }
 
-    def _in_top_n(self, logits):
-        """bool `[windows, seq]`: the `n_best_size` highest logits of each window (the lower index
-        first among equals, as run_squad.py's stable sort)."""
+    def _in_top_n(self, logits, is_token):
+        """bool `[windows, seq]`: the `n_best_size` highest logits of each window's tokens (the
+        lower index first among equals, as run_squad.py's stable sort).
+
+        Padding is left out: a row is padded to the longest row of its request, so its padding
+        would let the rest of the request change its answer."""
         columns = tf.shape(logits)[1]
+        logits = tf.where(is_token, logits, -float("inf"))
         top = tf.math.top_k(logits, tf.minimum(self.n_best_size, columns)).indices  # [windows, n]
         return tf.reduce_max(tf.one_hot(top, columns), axis=1) > 0
 
