@@ -99,6 +99,8 @@ def test_demo_runs_the_whole_job(tmp_path):
             "--iterations_per_loop=2",
             "--log_every=2",
             "--max_eval_steps=2",
+            # XLA training is tested in test_pretraining_run; here it would compile each phase.
+            "--nojit_compile",
         ],
         cwd=tmp_path,
         capture_output=True,
