@@ -168,9 +168,7 @@ def compare(work_dir: str) -> None:
         }
         print(f"{name}: {results[name]}", flush=True)
 
-    baseline = demo.majority_baselines(
-        options.eval_file, options.max_seq_length, options.max_predictions_per_seq
-    )
+    baseline = demo.majority_baselines(heldout)
     print(
         f"\nmachine: {os.cpu_count()} CPUs; tiny config, batch {options.train_batch_size}, "
         f"{options.num_train_steps} steps, learning rate {options.learning_rate}, "

@@ -41,12 +41,28 @@ def test_split_corpus_holds_out_every_tenth_article(tmp_path):
     assert len(train.read_text().strip().split("\n\n")) == 23
 
 
-def test_majority_baselines_by_hand(tmp_path):
+def eval_options(records, tmp_path, **kwargs) -> PretrainingOptions:
+    return PretrainingOptions(
+        bert_config_file=None,
+        input_file=None,
+        output_dir=str(tmp_path),
+        eval_file=str(records),
+        max_seq_length=16,
+        max_predictions_per_seq=4,
+        **kwargs,
+    )
+
+
+@pytest.mark.parametrize("max_eval_steps, examples", [(1000, 32), (1, 16)])
+def test_majority_baselines_by_hand_on_the_evaluated_batches(tmp_path, max_eval_steps, examples):
+    """40 records in batches of 16: the evaluation scores 2 (the remainder dropped), or 1."""
     records = write_pretraining_records(tmp_path / "records.tfrecord", 40, 16, 4, 97, seed=5)
     batch = random_pretraining_batch(40, 16, 4, 97, seed=5)
+    batch = {name: value[:examples] for name, value in batch.items()}
     counts = np.bincount(batch["masked_lm_ids"][batch["masked_lm_weights"] > 0], minlength=97)
     random_next = batch["next_sentence_labels"].mean()
-    baselines = majority_baselines(records, 16, 4)
+    options = eval_options(records, tmp_path, eval_batch_size=16, max_eval_steps=max_eval_steps)
+    baselines = majority_baselines(demo.evaluated_batches(options))
     assert counts[baselines["masked_lm_token"]] == counts.max()
     np.testing.assert_allclose(baselines["masked_lm_accuracy"], counts.max() / counts.sum())
     np.testing.assert_allclose(
@@ -77,7 +93,8 @@ def test_accuracy_at_mask_inputs_counts_only_the_predictions_that_see_mask(tmp_p
     batch["masked_lm_ids"][:, [0, 2]] = best[:, [0, 2]]
     records = write_pretraining_batch(tmp_path / "records.tfrecord", batch)
     labels = batch["masked_lm_ids"][:, :2]
-    result = demo.accuracy_at_mask_inputs(model, records, 16, 4, mask_id)
+    batches = demo.evaluated_batches(eval_options(records, tmp_path, eval_batch_size=8))
+    result = demo.accuracy_at_mask_inputs(model, batches, mask_id)
     np.testing.assert_allclose(result["masked_lm_accuracy"], (best[:, :2] == labels).mean())
     # slot 0 right, slot 1 mostly not, slot 2 not counted
     assert 0.5 <= result["masked_lm_accuracy"] < 0.6

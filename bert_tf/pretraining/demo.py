@@ -40,8 +40,8 @@ from bert_tf.corpora import (
     fetch_uncased_vocab,
     fetch_wikipedia_sample,
 )
-from bert_tf.data import pretraining_features
 from bert_tf.data.pretraining_data_generator import PretrainingDataOptions, create_pretraining_data
+from bert_tf.data.pretraining_dataset import pretraining_dataset
 from bert_tf.data.word_segmentation import segmenter
 from bert_tf.errors import UserInputError
 from bert_tf.export import export_hub_pair
@@ -144,29 +144,24 @@ def split_corpus(
     return paths[0], paths[1]
 
 
-def _parsed_records(
-    record_file: str, max_seq_length: int, max_predictions_per_seq: int, batch_size: int
-):
-    """The records' features, with `next_sentence_labels` where the records have them."""
-    first = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(record_file))).numpy())
-    labelled = "next_sentence_labels" in first.features.feature
-    return (
-        tf.data.TFRecordDataset(record_file)
-        .batch(batch_size)
-        .map(
-            lambda r: pretraining_features.parse_examples(
-                r, max_seq_length, max_predictions_per_seq, labelled
-            )
-        )
-    )
+def evaluated_batches(options: PretrainingOptions) -> tf.data.Dataset:
+    """The batches the held-out evaluation scores: `eval_file` in order, `eval_batch_size` each
+    (the remainder dropped), at most `max_eval_steps` of them."""
+    return pretraining_dataset(
+        [options.eval_file],
+        options.eval_batch_size,
+        options.max_seq_length,
+        options.max_predictions_per_seq,
+        is_training=False,
+        next_sentence_prediction=options.next_sentence_prediction,
+    ).take(options.max_eval_steps)
 
 
-def majority_baselines(record_file: str, max_seq_length: int, max_predictions_per_seq: int) -> dict:
-    """Accuracy of always predicting the most frequent masked token, and the majority NSP label
-    (where the records have labels)."""
+def majority_baselines(batches: tf.data.Dataset) -> dict:
+    """Accuracy of always predicting the most frequent masked token of `batches`, and their
+    majority NSP label (where they have labels)."""
     counts, nsp = collections.Counter(), []
-    records = _parsed_records(record_file, max_seq_length, max_predictions_per_seq, 1024)
-    for features in records.as_numpy_iterator():
+    for features in batches.as_numpy_iterator():
         real = features["masked_lm_weights"] > 0
         counts.update(features["masked_lm_ids"][real].tolist())
         nsp.extend(features.get("next_sentence_labels", []).tolist())
@@ -177,22 +172,23 @@ def majority_baselines(record_file: str, max_seq_length: int, max_predictions_pe
     return baselines
 
 
-def accuracy_at_mask_inputs(
-    model, record_file: str, max_seq_length: int, max_predictions_per_seq: int, mask_id: int
-) -> dict:
-    """The masked LM's accuracy on the predictions whose input token is `[MASK]`, next to always
-    predicting their most frequent token. Of the other predictions, half show the token itself,
-    which a model can copy, and half a random token."""
+def accuracy_at_mask_inputs(model, batches: tf.data.Dataset, mask_id: int) -> dict:
+    """The masked LM's accuracy on the predictions of `batches` whose input token is `[MASK]`,
+    next to always predicting their most frequent token. Of the other predictions, half show the
+    token itself, which a model can copy, and half a random token."""
+
+    @tf.function
+    def predict(features):  # [batch, preds]
+        logits = model(features, training=False)["masked_lm_logits"]
+        return tf.argmax(logits, axis=-1, output_type=tf.int32)
+
     right, counts = 0, collections.Counter()
-    for features in _parsed_records(record_file, max_seq_length, max_predictions_per_seq, 64):
+    for features in batches:
         # [batch, preds]
         inputs = tf.gather(features["input_ids"], features["masked_lm_positions"], batch_dims=1)
         at_mask = ((features["masked_lm_weights"] > 0) & (inputs == mask_id)).numpy()
-        best = tf.argmax(
-            model(features, training=False)["masked_lm_logits"], axis=-1, output_type=tf.int32
-        )
         labels = features["masked_lm_ids"].numpy()[at_mask]
-        right += int((best.numpy()[at_mask] == labels).sum())
+        right += int((predict(features).numpy()[at_mask] == labels).sum())
         counts.update(labels.tolist())
     total = sum(counts.values())
     return {
@@ -268,18 +264,10 @@ def run_demo(
         print(note)
     results = run_pretraining(options, strategy)
 
-    baseline = majority_baselines(
-        options.eval_file, options.max_seq_length, options.max_predictions_per_seq
-    )
+    baseline = majority_baselines(evaluated_batches(options))
     model = _restore_model(options)
     tokenizer = BertTokenizer(vocab_file, options.do_lower_case)
-    at_mask = accuracy_at_mask_inputs(
-        model,
-        options.eval_file,
-        options.max_seq_length,
-        options.max_predictions_per_seq,
-        tokenizer.vocab.mask_id,
-    )
+    at_mask = accuracy_at_mask_inputs(model, evaluated_batches(options), tokenizer.vocab.mask_id)
     print("\nHeld-out accuracy (articles never trained on):")
     print(
         f"  masked LM          {results['masked_lm_accuracy']:.3f}   (always predicting the most "
