@@ -260,9 +260,9 @@ def test_n_best_size_limits_the_spans_as_run_squad(trained):
             model, tokenizer, SEQ_LENGTH, 5, STRIDE, MAX_QUERY, n_best_size=n_best_size
         )
         # Eagerly, the signature's ops without tracing them four times.
+        request = [*pairs, padded_by]
         out = module.answer_text(
-            tf.constant([q for q, _ in [*pairs, padded_by]]),
-            tf.constant([c for _, c in [*pairs, padded_by]]),
+            tf.constant([q for q, _ in request]), tf.constant([c for _, c in request])
         )
         answers[n_best_size] = [a.decode() for a in out["answer"].numpy()[: len(pairs)]]
         expected = [

@@ -178,8 +178,8 @@ def accuracy_at_mask_inputs(model, batches: tf.data.Dataset, mask_id: int) -> di
     token itself, which a model can copy, and half a random token."""
 
     @tf.function
-    def predict(features):  # [batch, preds]
-        logits = model(features, training=False)["masked_lm_logits"]
+    def predict(features):
+        logits = model(features, training=False)["masked_lm_logits"]  # [batch, preds, vocab]
         return tf.argmax(logits, axis=-1, output_type=tf.int32)
 
     right, counts = 0, collections.Counter()
@@ -264,10 +264,11 @@ def run_demo(
         print(note)
     results = run_pretraining(options, strategy)
 
-    baseline = majority_baselines(evaluated_batches(options))
+    heldout_batches = evaluated_batches(options)
+    baseline = majority_baselines(heldout_batches)
     model = _restore_model(options)
     tokenizer = BertTokenizer(vocab_file, options.do_lower_case)
-    at_mask = accuracy_at_mask_inputs(model, evaluated_batches(options), tokenizer.vocab.mask_id)
+    at_mask = accuracy_at_mask_inputs(model, heldout_batches, tokenizer.vocab.mask_id)
     print("\nHeld-out accuracy (articles never trained on):")
     print(
         f"  masked LM          {results['masked_lm_accuracy']:.3f}   (always predicting the most "
